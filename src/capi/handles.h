@@ -23,7 +23,8 @@ struct Slot {
   std::atomic<uint64_t> tag{0};  // the live handle's word, 0 when free
   std::atomic<uint32_t> pins{0};
   std::shared_ptr<void> object;
-  uint32_t next_free = 0;
+  uint32_t next_free = 0;   // free-list link (slot index + 1) while the slot is free
+  uint32_t generation = 0;  // the generation the slot's next handle gets
 };
 
 // Stores `object` and returns its handle word (0 on out of memory, with the error set).

@@ -1,0 +1,131 @@
+#include "capi/handles.h"
+
+#include <mutex>
+#include <new>
+#include <thread>
+
+#include "core/error.h"
+
+namespace rig::capi {
+namespace {
+
+constexpr uint32_t kChunkSlots = 4096;
+constexpr uint32_t kChunks = 1024;  // 4 Mi live handles at most
+
+struct Table {
+  std::atomic<Slot *> chunks[kChunks] = {};
+  std::mutex lock;  // guards growth, the free list and generations (insert and remove, never pin)
+  uint32_t used = 0;
+  uint32_t free_head = 0;  // slot index + 1; 0 when empty
+};
+
+Table &table() {
+  static Table *t = new Table;  // leaked on purpose: handles stay checkable during static destruction
+  return *t;
+}
+
+Slot *slot_at(Table &t, uint32_t index) {
+  Slot *chunk = t.chunks[index / kChunkSlots].load(std::memory_order_acquire);
+  return chunk ? &chunk[index % kChunkSlots] : nullptr;
+}
+
+uint64_t make_word(Kind kind, uint32_t generation, uint32_t index) {
+  return (uint64_t(kind) << 56) | (uint64_t(generation & 0xffffffu) << 32) | uint64_t(index + 1);
+}
+
+}  // namespace
+
+const char *kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::device: return "device";
+    case Kind::buffer: return "buffer";
+    case Kind::submission: return "submission";
+    case Kind::run: return "run";
+    case Kind::module: return "module";
+    case Kind::verdict: return "verdict";
+  }
+  return "handle";
+}
+
+uint64_t insert(Kind kind, std::shared_ptr<void> object) {
+  Table &t = table();
+  std::lock_guard g(t.lock);
+  uint32_t index;
+  if (t.free_head) {
+    index = t.free_head - 1;
+    t.free_head = slot_at(t, index)->next_free;
+  } else {
+    index = t.used;
+    if (index / kChunkSlots >= kChunks) {
+      fail(RIG_OUT_OF_MEMORY, "handle table full (%u handles)", kChunks * kChunkSlots);
+      return 0;
+    }
+    if (!t.chunks[index / kChunkSlots].load(std::memory_order_relaxed)) {
+      Slot *chunk = new (std::nothrow) Slot[kChunkSlots];
+      if (!chunk) {
+        fail(RIG_OUT_OF_MEMORY, "handle table: out of memory");
+        return 0;
+      }
+      t.chunks[index / kChunkSlots].store(chunk, std::memory_order_release);
+    }
+    ++t.used;
+  }
+  Slot *s = slot_at(t, index);
+  // Each reuse of a slot gets a new generation, so stale handles of it never match again (until 2^24
+  // reuses of one slot).
+  s->object = std::move(object);
+  uint64_t word = make_word(kind, s->generation, index);
+  s->tag.store(word, std::memory_order_release);
+  return word;
+}
+
+Slot *pin(uint64_t word, Kind kind, const char *what) {
+  uint32_t index = uint32_t(word & 0xffffffffu);
+  if (!word || index == 0 || Kind(word >> 56) != kind) {
+    fail(RIG_INVALID_HANDLE, "%s: %s is not a %s handle", what, word ? "the handle" : "a null handle",
+         kind_name(kind));
+    return nullptr;
+  }
+  Table &t = table();
+  if (index - 1 >= kChunks * kChunkSlots) {
+    fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
+    return nullptr;
+  }
+  Slot *s = slot_at(t, index - 1);
+  if (!s) {
+    fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
+    return nullptr;
+  }
+  // seq_cst on both sides of the pin/retire handshake: release must see our pin or we must see its retire.
+  s->pins.fetch_add(1, std::memory_order_seq_cst);
+  if (s->tag.load(std::memory_order_seq_cst) != word) {
+    s->pins.fetch_sub(1, std::memory_order_release);
+    fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
+    return nullptr;
+  }
+  return s;
+}
+
+rig_status remove(uint64_t word, Kind kind, const char *what) {
+  Slot *s = pin(word, kind, what);
+  if (!s) return RIG_INVALID_HANDLE;
+  uint64_t expected = word;
+  bool retired = s->tag.compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
+  unpin(s);
+  if (!retired) return fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
+  // Wait out callers that pinned the slot before it was retired; they hold it for one call.
+  while (s->pins.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  std::shared_ptr<void> object = std::move(s->object);
+  Table &t = table();
+  {
+    std::lock_guard g(t.lock);
+    uint32_t index = uint32_t(word & 0xffffffffu) - 1;
+    s->generation = (uint32_t(word >> 32) + 1) & 0xffffffu;
+    s->next_free = t.free_head;
+    t.free_head = index + 1;
+  }
+  object.reset();  // may wait for devices (a buffer's last release): outside every lock
+  return RIG_OK;
+}
+
+}  // namespace rig::capi

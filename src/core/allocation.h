@@ -1,0 +1,64 @@
+// An allocation: one backing region, its stamps, and the mappings other devices made of it by borrowing.
+// Every buffer over it (the original, views, borrows) holds it; the last one to go returns the memory, after
+// every use of it is reached (rule 6).
+#pragma once
+
+#include <rig.h>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+
+#include "core/device.h"
+#include "core/driver.h"
+#include "core/stamps.h"
+
+namespace rig {
+
+class Allocation {
+ public:
+  // Memory `base` of `owner` (the host for wraps); `owned`: the owner's driver frees it at the end.
+  Allocation(Device &owner, const Memory &base, size_t length, bool read_only, bool owned);
+  // Wrapped caller memory: `release` (nullable) is called at the end instead of a free.
+  Allocation(Device &host, void *data, size_t length, bool read_only, rig_release_fn release, void *user);
+  Allocation(const Allocation &) = delete;
+  Allocation &operator=(const Allocation &) = delete;
+  ~Allocation();
+
+  Device &owner() const { return owner_; }
+  const Memory &base() const { return base_; }
+  size_t length() const { return length_; }
+  bool read_only() const { return read_only_; }
+  Stamps &stamps() { return stamps_; }
+
+  // The memory `device` uses for this allocation: the base for its owner, else the device's mapping,
+  // made at the first borrow (map_host or map_peer). RIG_UNMAPPABLE where the device cannot map it.
+  rig_status memory_for(Device &device, const Memory **out);
+
+  // Waits (host, no lock) until every device's use is reached (rule 6). Returns LOST if a use can never be.
+  rig_status wait_all_uses();
+  // Waits for the last write (rule 5).
+  rig_status wait_last_write();
+
+ private:
+  struct Mapping {
+    Device *device;
+    Memory memory;
+  };
+
+  Device &owner_;
+  Memory base_;
+  size_t length_;
+  bool read_only_;
+  bool owned_;
+  rig_release_fn release_ = nullptr;
+  void *release_user_ = nullptr;
+  Stamps stamps_;
+  std::mutex lock_;              // guards mappings_ (borrow only, never the submit path)
+  std::list<Mapping> mappings_;  // a list: buffers keep pointers to their Memory
+};
+
+// Waits on the host for a stamp's point (0: nothing). OK, TIMEOUT, INTERRUPTED, LOST.
+rig_status wait_stamp(uint64_t point, Deadline deadline);
+
+}  // namespace rig

@@ -1,0 +1,29 @@
+#include "core/error.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "core/deadline.h"
+
+namespace rig {
+
+std::atomic<bool> interrupt_waits{false};
+
+namespace {
+// One message per thread: rig_last_error() is thread-local by contract.
+thread_local char message[512];
+}  // namespace
+
+rig_status fail(rig_status status, const char *format, ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  return status;
+}
+
+void clear_error() noexcept { message[0] = '\0'; }
+
+const char *last_error() noexcept { return message; }
+
+}  // namespace rig

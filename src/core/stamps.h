@@ -1,0 +1,79 @@
+// An allocation's stamps: the point of its last write and one last-use word per device that has a buffer
+// over it. Words are added when a device first gets a buffer over the allocation (create, borrow), never on
+// the submit path, and live in chunks that are never moved, so a submit reads and raises them with plain
+// atomics and no lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/point.h"
+
+namespace rig {
+
+class Stamps {
+ public:
+  static constexpr int kChunk = 8;
+
+  Stamps() = default;
+  Stamps(const Stamps &) = delete;
+  Stamps &operator=(const Stamps &) = delete;
+  ~Stamps();
+
+  uint64_t last_write() const {
+    // acquire: a point read here names a value whose device already counts it submitted (submit stores
+    // `submitted` before raising stamps with release).
+    return last_write_.load(std::memory_order_acquire);
+  }
+
+  // The use word of device `index`, made on first request. Not on the submit path (takes a lock).
+  std::atomic<uint64_t> *use_word(uint32_t index);
+
+  // Calls f(point) for every device's last use (0 words skipped).
+  template <class F>
+  void for_each_use(F &&f) const {
+    for (const Chunk *c = &first_; c; c = c->next.load(std::memory_order_acquire)) {
+      int n = c->used.load(std::memory_order_acquire);
+      for (int i = 0; i < n; ++i) {
+        uint64_t p = c->words[i].load(std::memory_order_acquire);
+        if (p) f(p);
+      }
+    }
+  }
+
+  // Raises a device's use word to `point` (a value of that device): concurrent raises keep the maximum.
+  static void raise_use(std::atomic<uint64_t> *word, uint64_t point) {
+    uint64_t old = word->load(std::memory_order_relaxed);
+    while (old < point && !word->compare_exchange_weak(old, point, std::memory_order_release,
+                                                       std::memory_order_relaxed)) {
+    }
+  }
+
+  // Makes `point` the last write. Two devices writing at once are unordered by the program's own fault
+  // (Domains); for one device, concurrent raises keep the higher value.
+  void raise_write(uint64_t point) {
+    uint64_t old = last_write_.load(std::memory_order_relaxed);
+    while (!(point_device(old) == point_device(point) && old >= point) &&
+           !last_write_.compare_exchange_weak(old, point, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+  }
+
+ private:
+  struct Chunk {
+    std::atomic<uint64_t> words[kChunk] = {};
+    std::atomic<int> used{0};
+    std::atomic<Chunk *> next{nullptr};
+  };
+
+  std::atomic<uint64_t> last_write_{0};
+  Chunk first_;
+  std::mutex grow_;                                                  // guards owners_ and appending words
+  std::vector<std::pair<uint32_t, std::atomic<uint64_t> *>> owners_;  // device index -> its word
+  std::vector<std::unique_ptr<Chunk>> more_;                          // chunks after the first
+};
+
+}  // namespace rig

@@ -1,0 +1,173 @@
+#include "core/submission.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/error.h"
+
+namespace rig {
+namespace {
+
+constexpr size_t kMaxSlots = 256;
+constexpr size_t kMaxScalars = 4096;
+
+bool reads(rig_access a) { return a & RIG_ACCESS_READ; }
+bool writes(rig_access a) { return a & RIG_ACCESS_WRITE; }
+
+rig_status check_slot(uint32_t slot, size_t slot_count, size_t i, const char *role) {
+  if (slot >= slot_count)
+    return fail(RIG_INVALID_ARGUMENT, "submission: part %zu names %s slot %u of %zu", i, role, slot, slot_count);
+  return RIG_OK;
+}
+
+}  // namespace
+
+rig_status submission_make(Device &device, const rig_part *parts, size_t part_count, const rig_access *access,
+                           size_t slot_count, std::vector<std::shared_ptr<Module>> modules,
+                           std::shared_ptr<Submission> *out) {
+  if (device.is_host()) return fail(RIG_UNSUPPORTED, "submission: the host runs no work");
+  if (part_count && !parts) return fail(RIG_INVALID_ARGUMENT, "submission: null parts for %zu parts", part_count);
+  if (slot_count && !access) return fail(RIG_INVALID_ARGUMENT, "submission: null slot accesses for %zu slots", slot_count);
+  if (slot_count > kMaxSlots) return fail(RIG_INVALID_ARGUMENT, "submission: %zu slots (at most %zu)", slot_count, kMaxSlots);
+  auto sub = std::make_shared<Submission>();
+  sub->device = &device;
+  sub->modules = std::move(modules);
+  for (size_t i = 0; i < slot_count; ++i) {
+    if (access[i] != RIG_ACCESS_READ && access[i] != RIG_ACCESS_WRITE && access[i] != RIG_ACCESS_READ_WRITE)
+      return fail(RIG_INVALID_ARGUMENT, "submission: slot %zu has unknown access %d", i, static_cast<int>(access[i]));
+    sub->access.push_back(access[i]);
+  }
+  size_t module_i = 0;
+  for (size_t i = 0; i < part_count; ++i) {
+    const rig_part &p = parts[i];
+    if (p.size < offsetof(rig_part, slot_count) + sizeof p.slot_count)
+      return fail(RIG_INVALID_ARGUMENT, "submission: part %zu has size %zu (set it to sizeof(rig_part))", i, p.size);
+    Part q;
+    q.kind = p.kind;
+    switch (p.kind) {
+      case RIG_PART_COPY:
+        if (rig_status s = check_slot(p.src_slot, slot_count, i, "source"); s != RIG_OK) return s;
+        if (rig_status s = check_slot(p.dst_slot, slot_count, i, "destination"); s != RIG_OK) return s;
+        if (!reads(access[p.src_slot]))
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu copies from slot %u, which is not read", i, p.src_slot);
+        if (!writes(access[p.dst_slot]))
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu copies into slot %u, which is not written", i, p.dst_slot);
+        if (p.length != RIG_WHOLE && (p.src_offset + p.length < p.src_offset || p.dst_offset + p.length < p.dst_offset))
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu: offset + length overflows", i);
+        q.src_slot = p.src_slot, q.dst_slot = p.dst_slot, q.src_offset = p.src_offset, q.dst_offset = p.dst_offset;
+        q.length = p.length;
+        break;
+      case RIG_PART_FILL:
+        if (rig_status s = check_slot(p.dst_slot, slot_count, i, "destination"); s != RIG_OK) return s;
+        if (!writes(access[p.dst_slot]))
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu fills slot %u, which is not written", i, p.dst_slot);
+        if (p.length != RIG_WHOLE && p.dst_offset + p.length < p.dst_offset)
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu: offset + length overflows", i);
+        q.dst_slot = p.dst_slot, q.dst_offset = p.dst_offset, q.length = p.length, q.byte = p.byte;
+        break;
+      case RIG_PART_HOST_KERNEL:
+        if (!p.fn) return fail(RIG_INVALID_ARGUMENT, "submission: part %zu is a host kernel with no function", i);
+        q.fn = p.fn, q.user = p.user;
+        break;
+      case RIG_PART_LAUNCH: {
+        if (module_i >= sub->modules.size() || !p.function)
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu is a launch with no module or function", i);
+        Module &m = *sub->modules[module_i++];
+        if (m.device != &device)
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu launches a module loaded on %s, not %s", i,
+                      m.device->info().name.c_str(), device.info().name.c_str());
+        if (p.slot_count && !p.slots) return fail(RIG_INVALID_ARGUMENT, "submission: part %zu: null slots", i);
+        for (uint32_t k = 0; k < p.slot_count; ++k)
+          if (rig_status s = check_slot(p.slots[k], slot_count, i, "argument"); s != RIG_OK) return s;
+        for (int k = 0; k < 3; ++k)
+          if (!p.grid[k] || !p.block[k])
+            return fail(RIG_INVALID_ARGUMENT, "submission: part %zu: a grid or block size is 0", i);
+        q.module = m.driver_module.get();
+        if (rig_status s = q.module->find(p.function, &q.function); s != RIG_OK) return s;
+        std::memcpy(q.grid, p.grid, sizeof q.grid);
+        std::memcpy(q.block, p.block, sizeof q.block);
+        q.shared_bytes = p.shared_bytes;
+        q.slots.assign(p.slots, p.slots + p.slot_count);
+        break;
+      }
+      default:
+        return fail(RIG_INVALID_ARGUMENT, "submission: part %zu has unknown kind %d", i, static_cast<int>(p.kind));
+    }
+    if (rig_status s = device.driver().check_part(q); s != RIG_OK) return s;
+    sub->parts.push_back(std::move(q));
+  }
+  *out = std::move(sub);
+  return RIG_OK;
+}
+
+Run::Run(std::shared_ptr<Submission> submission)
+    : submission_(std::move(submission)),
+      buffers_(submission_->access.size()),
+      bindings_(submission_->access.size()),
+      parts_(submission_->parts) {
+  resolve();
+}
+
+rig_status Run::set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer) {
+  const Submission &s = *submission_;
+  if (slot >= buffers_.size())
+    return fail(RIG_INVALID_ARGUMENT, "run: slot %u of a submission with %zu slots", slot, buffers_.size());
+  if (buffer->device != s.device)
+    return fail(RIG_INVALID_ARGUMENT,
+                "run: slot %u: the buffer is on %s, not %s (borrow it onto %s to use another device's memory)", slot,
+                buffer->device->info().name.c_str(), s.device->info().name.c_str(), s.device->info().name.c_str());
+  if (writes(s.access[slot]) && buffer->allocation->read_only())
+    return fail(RIG_INVALID_ARGUMENT, "run: slot %u is written but the buffer wraps read-only memory", slot);
+  bindings_[slot] = buffer->binding(s.access[slot]);
+  buffers_[slot] = std::move(buffer);
+  resolve();
+  return RIG_OK;
+}
+
+rig_status Run::set_scalars(const void *bytes, size_t length) {
+  if (length > kMaxScalars) return fail(RIG_INVALID_ARGUMENT, "run: %zu scalar bytes (at most %zu)", length, kMaxScalars);
+  if (length && !bytes) return fail(RIG_INVALID_ARGUMENT, "run: null scalars");
+  auto *b = static_cast<const std::byte *>(bytes);
+  scalars_.assign(b, b + length);
+  return RIG_OK;
+}
+
+void Run::resolve() {
+  not_ready_.clear();
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    if (!buffers_[i]) {
+      not_ready_ = "submit: slot " + std::to_string(i) + " has no buffer";
+      return;
+    }
+  const auto &src = submission_->parts;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const Part &p = src[i];
+    Part &q = parts_[i];
+    auto range = [&](uint32_t slot, size_t offset, size_t length) {
+      size_t size = buffers_[slot]->length;
+      if (in_range(size, offset, length)) return true;
+      not_ready_ = "submit: part " + std::to_string(i) + ": [" + std::to_string(offset) + ", +" +
+                   std::to_string(length) + ") leaves slot " + std::to_string(slot) + "'s buffer of " +
+                   std::to_string(size) + " bytes";
+      return false;
+    };
+    if (p.kind == RIG_PART_COPY) {
+      size_t n = p.length;
+      if (n == RIG_WHOLE) n = buffers_[p.src_slot]->length >= p.src_offset ? buffers_[p.src_slot]->length - p.src_offset : 0;
+      q.length = n;
+      if (!range(p.src_slot, p.src_offset, n) || !range(p.dst_slot, p.dst_offset, n)) return;
+    } else if (p.kind == RIG_PART_FILL) {
+      size_t n = p.length;
+      if (n == RIG_WHOLE) n = buffers_[p.dst_slot]->length >= p.dst_offset ? buffers_[p.dst_slot]->length - p.dst_offset : 0;
+      q.length = n;
+      if (!range(p.dst_slot, p.dst_offset, n)) return;
+    }
+  }
+}
+
+rig_status Run::check_ready() const {
+  if (!not_ready_.empty()) return fail(RIG_INVALID_ARGUMENT, "%s", not_ready_.c_str());
+  return RIG_OK;
+}
+
+}  // namespace rig

@@ -1,0 +1,60 @@
+// Submissions (parts + slot accesses, checked once) and runs (a submission with a buffer table). The
+// checks that depend on the buffers happen when a buffer is set, so a submit only reads prepared bindings.
+#pragma once
+
+#include <rig.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/driver.h"
+
+namespace rig {
+
+struct Module {
+  Device *device = nullptr;
+  std::unique_ptr<DriverModule> driver_module;
+};
+
+struct Submission {
+  Device *device = nullptr;
+  std::vector<Part> parts;
+  std::vector<rig_access> access;                 // per slot
+  std::vector<std::shared_ptr<Module>> modules;   // kept alive while the submission lives
+};
+
+rig_status submission_make(Device &device, const rig_part *parts, size_t part_count, const rig_access *access,
+                           size_t slot_count, std::vector<std::shared_ptr<Module>> modules,
+                           std::shared_ptr<Submission> *out);
+
+class Run {
+ public:
+  explicit Run(std::shared_ptr<Submission> submission);
+
+  const Submission &submission() const { return *submission_; }
+  rig_status set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer);
+  rig_status set_scalars(const void *bytes, size_t length);
+
+  // Ready to submit: every slot set and every part's range inside its buffers.
+  rig_status check_ready() const;
+  const std::vector<std::shared_ptr<Buffer>> &buffers() const { return buffers_; }
+  Work work() const { return {parts_, bindings_, scalars_}; }
+
+ private:
+  void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
+
+  std::shared_ptr<Submission> submission_;
+  std::vector<std::shared_ptr<Buffer>> buffers_;
+  std::vector<Binding> bindings_;
+  std::vector<Part> parts_;
+  std::vector<std::byte> scalars_;
+  std::string not_ready_;  // empty when ready
+};
+
+// The submit algorithm (core/submit.cpp): ordering-model.md, "What a submit does".
+rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
+
+}  // namespace rig

@@ -1,0 +1,146 @@
+// What a submit does (ordering-model.md): check, collect, commit and wait, take the turn, hand over, raise.
+// Nothing here allocates on the heap unless it waits on the host or a submit names more than kInline
+// foreign devices.
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+#include "core/registry.h"
+#include "core/submission.h"
+#include "core/testing.h"
+
+namespace rig {
+
+namespace testing {
+Observer collect_observer;
+void set_collect_observer(CollectObserver observer, void *user) {
+  collect_observer.user.store(user, std::memory_order_relaxed);
+  collect_observer.fn.store(observer, std::memory_order_release);
+}
+}  // namespace testing
+
+namespace {
+
+// The highest point per other device, kept in place: a handful of devices is the common case.
+class Collected {
+ public:
+  static constexpr size_t kInline = 32;
+
+  explicit Collected(uint32_t self) : self_(self) {}
+
+  void add(uint64_t p) {
+    if (!p) return;
+    uint32_t d = point_device(p);
+    if (d == self_) return;  // rule 1: a device never waits on its own work
+    uint64_t *items = data();
+    for (size_t i = 0; i < size_; ++i)
+      if (point_device(items[i]) == d) {
+        if (p > items[i]) items[i] = p;
+        return;
+      }
+    if (size_ == kInline && spill_.empty()) spill_.assign(inline_, inline_ + kInline);
+    if (size_ >= kInline)
+      spill_.push_back(p);
+    else
+      inline_[size_] = p;
+    ++size_;
+  }
+  const uint64_t *data() const { return spill_.empty() ? inline_ : spill_.data(); }
+  uint64_t *data() { return spill_.empty() ? inline_ : spill_.data(); }
+  size_t size() const { return size_; }
+
+ private:
+  uint32_t self_;
+  size_t size_ = 0;
+  uint64_t inline_[kInline];
+  std::vector<uint64_t> spill_;
+};
+
+rig_status lost_status(const Device &d) {
+  return fail(RIG_LOST, "%s lost: %s", d.info().name.c_str(), d.lost_reason());
+}
+
+}  // namespace
+
+rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
+  Device &self = *run.submission().device;
+  if (self.released()) return fail(RIG_LOST, "%s was released", self.info().name.c_str());
+  if (self.lost()) return lost_status(self);
+
+  // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer).
+  if (rig_status s = run.check_ready(); s != RIG_OK) return s;
+  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
+
+  // 2. Collect: the last write of what it reads (rule 3), every other use of what it writes (rule 4), and
+  // its explicit waits (rule 2).
+  Collected collected(self.index());
+  const auto &access = run.submission().access;
+  const auto &buffers = run.buffers();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    Stamps &stamps = buffers[i]->allocation->stamps();
+    if (access[i] & RIG_ACCESS_READ) collected.add(stamps.last_write());
+    if (access[i] & RIG_ACCESS_WRITE) stamps.for_each_use([&](uint64_t p) { collected.add(p); });
+  }
+  for (size_t i = 0; i < wait_count; ++i) {
+    uint64_t w = waits[i];
+    if (!w) continue;
+    Device *d = device_at(point_device(w));
+    if (!d) return fail(RIG_INVALID_ARGUMENT, "submit: wait %zu names device index %u, which no device has", i, point_device(w));
+    if (point_value(w) > d->submitted())
+      return fail(RIG_INVALID_ARGUMENT, "submit: wait %zu is %s:%llu, past its submitted value %llu", i,
+                  d->info().name.c_str(), static_cast<unsigned long long>(point_value(w)),
+                  static_cast<unsigned long long>(d->submitted()));
+    collected.add(w);
+  }
+  if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire))
+    observe(testing::collect_observer.user.load(std::memory_order_relaxed), self.index(), collected.data(),
+            collected.size());
+
+  // 3. For each point not yet reached: commit its device, then wait for it in this device's queue where
+  // the driver can, else on the host with no lock held.
+  QueueWait in_queue[Collected::kInline];
+  std::vector<QueueWait> in_queue_spill;
+  size_t queued = 0;
+  DriverDevice &driver = self.driver();
+  for (size_t i = 0; i < collected.size(); ++i) {
+    uint64_t p = collected.data()[i];
+    Device &d = *device_at(point_device(p));
+    uint64_t v = point_value(p);
+    if (d.reached(v)) continue;
+    if (d.lost()) return lost_status(d);
+    if (driver.can_wait_in_queue(d.driver())) {
+      if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
+      if (queued < Collected::kInline)
+        in_queue[queued++] = {&d.driver(), v};
+      else
+        in_queue_spill.push_back({&d.driver(), v});
+    } else if (rig_status s = d.wait(v, Deadline::forever()); s != RIG_OK) {
+      return s;
+    }
+  }
+  if (!in_queue_spill.empty()) in_queue_spill.insert(in_queue_spill.begin(), in_queue, in_queue + queued);
+  std::span<const QueueWait> queue_waits =
+      in_queue_spill.empty() ? std::span<const QueueWait>(in_queue, queued) : std::span<const QueueWait>(in_queue_spill);
+
+  // 4. The turn: assign the value, hand over, raise the stamps. From here the work is handed over or the
+  // device is lost; nothing fails silently.
+  std::lock_guard turn(self.turn());
+  if (self.lost()) return lost_status(self);
+  uint64_t value = self.submitted() + 1;
+  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
+  if (rig_status s = driver.hand_over(run.work(), value, queue_waits); s != RIG_OK) {
+    self.lose(last_error());
+    return lost_status(self);
+  }
+  self.assign(value);
+  uint64_t here = self.point(value);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    Stamps::raise_use(buffers[i]->use, here);
+    if (access[i] & RIG_ACCESS_WRITE) buffers[i]->allocation->stamps().raise_write(here);
+  }
+  if (point) *point = here;
+  return RIG_OK;
+}
+
+}  // namespace rig

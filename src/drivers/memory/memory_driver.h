@@ -1,0 +1,44 @@
+// Memory devices and the host: host memory, work run inline at hand-over (so the value is reached before
+// rig_submit returns). The host uses the same driver but runs no work.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "core/driver.h"
+
+namespace rig {
+
+class MemoryDriver final : public DriverDevice {
+ public:
+  MemoryDriver(std::string name, rig_device_kind kind);
+  const DriverInfo &info() const override { return info_; }
+
+  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
+  void free(const Memory &memory) noexcept override;
+  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
+  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
+  void unmap(const Memory &) noexcept override {}
+  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
+  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
+  rig_status load_module(rig_module_format format, const void *, size_t, std::unique_ptr<DriverModule> *) override;
+  rig_status check_part(const Part &part) override;
+  bool can_wait_in_queue(const DriverDevice &) const override { return false; }
+  rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  rig_status commit() override { return RIG_OK; }
+  uint64_t signaled() const override { return signaled_.load(std::memory_order_acquire); }
+  rig_status wait(uint64_t value, Deadline deadline) override;
+
+  // The tests' fault: the device is lost with its last value unreached (the fault hit that work).
+  void fault(const char *why);
+
+ private:
+  DriverInfo info_;
+  std::atomic<uint64_t> signaled_{0};
+};
+
+// Runs a part over host-addressed bindings: shared by every driver whose memory the host addresses.
+void run_host_part(const Part &part, std::span<const Binding> slots);
+
+}  // namespace rig
