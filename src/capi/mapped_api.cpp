@@ -1,0 +1,356 @@
+// The extern "C" layer of mapped registration: handle checks, argument checks and translation only; the
+// logic is in src/mapped. Verdicts and opened probe ops share the handle kind `verdict`, told apart by a
+// tag, so that both are generation-checked: a forged ops->user or a stale verdict is RIG_INVALID_HANDLE.
+#include <rig.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "capi/api.h"
+#include "capi/handles.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "mapped/device_ops.h"
+#include "mapped/probe.h"
+#include "mapped/range_table.h"
+#include "mapped/static_table.h"
+#include "mapped/verdict.h"
+
+using rig::capi::Kind;
+using rig::capi::Pinned;
+
+namespace {
+
+struct Entry {
+  enum class Tag { verdict, ops } tag;
+  rig::mapped::Verdict verdict;
+  std::string text;  // verdict.to_string(), made once so that the returned pointer stays valid
+  std::unique_ptr<rig::mapped::DeviceOps> ops;
+};
+
+rig_status new_verdict(rig::mapped::Verdict v, rig_verdict *out) {
+  auto e = std::make_shared<Entry>();
+  e->tag = Entry::Tag::verdict;
+  e->text = v.to_string();
+  e->verdict = std::move(v);
+  uint64_t word = rig::capi::insert(Kind::verdict, std::move(e));
+  if (!word) return RIG_OUT_OF_MEMORY;
+  *out = rig::capi::handle_of<rig_verdict>(word);
+  return RIG_OK;
+}
+
+// A pinned verdict, or null with RIG_INVALID_HANDLE's message set.
+Pinned<Entry> pin_verdict(rig_verdict v) {
+  Pinned<Entry> p(rig::capi::word_of(v), Kind::verdict, "verdict");
+  if (p && p->tag != Entry::Tag::verdict) {
+    rig::fail(RIG_INVALID_HANDLE, "verdict: the handle names opened probe ops, not a verdict");
+    return {};
+  }
+  return p;
+}
+
+Pinned<Entry> pin_ops(void *user) {
+  Pinned<Entry> p(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(user)), Kind::verdict, "probe ops");
+  if (p && p->tag != Entry::Tag::ops) {
+    rig::fail(RIG_INVALID_HANDLE, "probe ops: ops->user names a verdict, not opened probe ops");
+    return {};
+  }
+  return p;
+}
+
+rig_status read_options(const rig_probe_options *o, rig::mapped::ProbeOptions *out) {
+  if (!o) return RIG_OK;
+  constexpr size_t need = offsetof(rig_probe_options, min_relative_speed) + sizeof(double);
+  if (o->size < need)
+    return rig::fail(RIG_INVALID_ARGUMENT, "probe: options->size %zu is below %zu: set it to sizeof(rig_probe_options)",
+                     o->size, need);
+  double m = o->min_relative_speed;
+  if (std::isnan(m) || std::isinf(m) || m < 0)
+    return rig::fail(RIG_INVALID_ARGUMENT, "probe: min_relative_speed %g is not a finite fraction >= 0", m);
+  if (m > 0) out->min_relative_speed = m;
+  if (o->size >= offsetof(rig_probe_options, log_user) + sizeof(void *) && o->log) {
+    auto fn = o->log;
+    void *user = o->log_user;
+    out->log = [fn, user](const std::string &msg) { fn(user, msg.c_str()); };
+  }
+  return RIG_OK;
+}
+
+rig_status check_region(const void *map, const void *reference, rig_verdict *out) {
+  if (!map || !reference || !out) return rig::fail(RIG_INVALID_ARGUMENT, "probe: map, reference and out must not be null");
+  if (reinterpret_cast<uintptr_t>(map) % 4096 != 0)
+    return rig::fail(RIG_INVALID_ARGUMENT,
+                     "probe: map %p does not start on a 4 KiB page boundary (a mapping from mmap does)", map);
+  return RIG_OK;
+}
+
+rig_status run_probe(const rig_probe_ops &ops, const void *map, const void *reference, size_t length,
+                     const rig::mapped::ProbeOptions &options, rig_verdict *out) {
+  rig::mapped::Verdict v;
+  if (rig_status s = rig::mapped::probe_with(ops, map, reference, length, options, &v)) return s;
+  return new_verdict(std::move(v), out);
+}
+
+// The callbacks of device-backed ops: translation from ops->user to the opened state.
+rig_status ops_register(void *user, void *host, size_t length) {
+  return rig::capi::entry("register", [&] {
+    auto p = pin_ops(user);
+    return p ? p->ops->register_host(host, length) : RIG_INVALID_HANDLE;
+  });
+}
+rig_status ops_unregister(void *user, void *host, size_t length) {
+  return rig::capi::entry("unregister", [&] {
+    auto p = pin_ops(user);
+    return p ? p->ops->unregister_host(host, length) : RIG_INVALID_HANDLE;
+  });
+}
+rig_status ops_alloc_host(void *user, size_t length, void **host) {
+  return rig::capi::entry("alloc_host", [&] {
+    if (!host) return rig::fail(RIG_INVALID_ARGUMENT, "alloc_host: null out pointer");
+    auto p = pin_ops(user);
+    return p ? p->ops->alloc_host(length, host) : RIG_INVALID_HANDLE;
+  });
+}
+rig_status ops_free_host(void *user, void *host, size_t length) {
+  return rig::capi::entry("free_host", [&] {
+    auto p = pin_ops(user);
+    return p ? p->ops->free_host(host, length) : RIG_INVALID_HANDLE;
+  });
+}
+rig_status ops_round_trip(void *user, const void *host, void *into, size_t length) {
+  return rig::capi::entry("round trip", [&] {
+    auto p = pin_ops(user);
+    return p ? p->ops->round_trip(host, into, length) : RIG_INVALID_HANDLE;
+  });
+}
+rig_status ops_upload(void *user, const void *host, size_t length) {
+  return rig::capi::entry("upload", [&] {
+    auto p = pin_ops(user);
+    return p ? p->ops->upload(host, length) : RIG_INVALID_HANDLE;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+RIG_API rig_status rig_verdict_get_kind(rig_verdict verdict, rig_verdict_kind *kind) {
+  return rig::capi::entry("verdict", [&] {
+    if (!kind) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *kind = p->verdict.kind;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_refusal(rig_verdict verdict, rig_refusal *refusal) {
+  return rig::capi::entry("verdict", [&] {
+    if (!refusal) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *refusal = p->verdict.refusal;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_reason(rig_verdict verdict, const char **reason) {
+  return rig::capi::entry("verdict", [&] {
+    if (!reason) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *reason = p->verdict.reason.c_str();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_cacheable(rig_verdict verdict, int *cacheable) {
+  return rig::capi::entry("verdict", [&] {
+    if (!cacheable) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *cacheable = p->verdict.cacheable() ? 1 : 0;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_to_string(rig_verdict verdict, const char **text) {
+  return rig::capi::entry("verdict", [&] {
+    if (!text) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *text = p->text.c_str();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_speeds(rig_verdict verdict, double *registered, double *staged) {
+  return rig::capi::entry("verdict", [&] {
+    if (!registered || !staged) return rig::fail(RIG_INVALID_ARGUMENT, "verdict: null out pointer");
+    auto p = pin_verdict(verdict);
+    if (!p) return RIG_INVALID_HANDLE;
+    *registered = p->verdict.registered_bps;
+    *staged = p->verdict.staged_bps;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_verdict_release(rig_verdict verdict) {
+  return rig::capi::entry("verdict release", [&] {
+    {
+      auto p = pin_verdict(verdict);
+      if (!p) return RIG_INVALID_HANDLE;
+    }
+    return rig::capi::remove(rig::capi::word_of(verdict), Kind::verdict, "verdict");
+  });
+}
+
+RIG_API const char *rig_verdict_kind_name(rig_verdict_kind kind) { return rig::mapped::kind_name(kind); }
+RIG_API const char *rig_refusal_name(rig_refusal refusal) { return rig::mapped::refusal_name(refusal); }
+
+RIG_API rig_status rig_static_verdict(rig_device device, rig_verdict *decided) {
+  return rig::capi::entry("static verdict", [&] {
+    if (!decided) return rig::fail(RIG_INVALID_ARGUMENT, "static verdict: null out pointer");
+    Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
+    if (!d) return RIG_INVALID_HANDLE;
+    auto v = rig::mapped::static_verdict_of(*d);
+    if (!v) {
+      *decided = nullptr;
+      return RIG_OK;
+    }
+    return new_verdict(std::move(*v), decided);
+  });
+}
+
+RIG_API rig_status rig_static_verdict_for(const char *framework, rig_device_kind kind, rig_device_fact_fn facts,
+                                          void *user, rig_verdict *decided) {
+  return rig::capi::entry("static verdict", [&] {
+    if (!decided) return rig::fail(RIG_INVALID_ARGUMENT, "static verdict: null out pointer");
+    if (!framework || !*framework) return rig::fail(RIG_INVALID_ARGUMENT, "static verdict: null or empty framework name");
+    rig::mapped::FactQuery query;
+    if (facts) query = [facts, user](rig_device_fact f) { return facts(user, f); };
+    auto v = rig::mapped::static_verdict(framework, kind, query);
+    if (!v) {
+      *decided = nullptr;
+      return RIG_OK;
+    }
+    return new_verdict(std::move(*v), decided);
+  });
+}
+
+RIG_API rig_status rig_probe_with(const rig_probe_ops *ops, const void *map, const void *reference, size_t length,
+                                  const rig_probe_options *options, rig_verdict *out) {
+  return rig::capi::entry("probe", [&] {
+    if (!ops) return rig::fail(RIG_INVALID_ARGUMENT, "probe: null ops");
+    if (ops->size < offsetof(rig_probe_ops, now_ns))
+      return rig::fail(RIG_INVALID_ARGUMENT, "probe: ops->size %zu is below the six callbacks: set it to sizeof(rig_probe_ops)",
+                       ops->size);
+    if (!ops->register_host || !ops->unregister_host || !ops->alloc_host || !ops->free_host || !ops->round_trip ||
+        !ops->upload)
+      return rig::fail(RIG_INVALID_ARGUMENT, "probe: every callback of ops but now_ns must be set");
+    if (rig_status s = check_region(map, reference, out)) return s;
+    rig::mapped::ProbeOptions opt;
+    if (rig_status s = read_options(options, &opt)) return s;
+    rig_probe_ops copy{};
+    // Fields past the caller's size are not read: an older caller's table ends before them.
+    std::memcpy(&copy, ops, ops->size < sizeof copy ? ops->size : sizeof copy);
+    copy.size = sizeof copy;
+    return run_probe(copy, map, reference, length, opt, out);
+  });
+}
+
+RIG_API rig_status rig_probe(rig_device device, const void *map, const void *reference, size_t length,
+                             const rig_probe_options *options, rig_verdict *out) {
+  return rig::capi::entry("probe", [&] {
+    Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
+    if (!d) return RIG_INVALID_HANDLE;
+    if (rig_status s = check_region(map, reference, out)) return s;
+    rig::mapped::ProbeOptions opt;
+    if (rig_status s = read_options(options, &opt)) return s;
+    if (auto decided = rig::mapped::static_verdict_of(*d)) return new_verdict(std::move(*decided), out);
+    size_t w = rig::mapped::window_length(length);
+    if (w == 0) {
+      rig_probe_ops none{};  // never called: the probe answers a region this small before any callback
+      return run_probe(none, map, reference, length, opt, out);
+    }
+    rig_probe_ops ops{};
+    if (rig_status s = rig_probe_ops_open(device, w, &ops)) return s;
+    rig_status s = run_probe(ops, map, reference, length, opt, out);
+    std::string kept = rig::last_error();
+    rig_probe_ops_close(&ops);  // a failure to free the device buffer is not the probe's answer
+    if (s != RIG_OK) rig::fail(s, "%s", kept.c_str());
+    else rig::clear_error();
+    return s;
+  });
+}
+
+RIG_API rig_status rig_probe_ops_open(rig_device device, size_t bytes, rig_probe_ops *ops) {
+  return rig::capi::entry("probe ops", [&] {
+    if (!ops) return rig::fail(RIG_INVALID_ARGUMENT, "probe ops: null ops");
+    Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
+    if (!d) return RIG_INVALID_HANDLE;
+    auto e = std::make_shared<Entry>();
+    e->tag = Entry::Tag::ops;
+    if (rig_status s = rig::mapped::DeviceOps::open(*d, bytes, &e->ops)) return s;
+    uint64_t word = rig::capi::insert(Kind::verdict, std::move(e));
+    if (!word) return RIG_OUT_OF_MEMORY;
+    *ops = rig_probe_ops{};
+    ops->size = sizeof *ops;
+    ops->user = reinterpret_cast<void *>(static_cast<uintptr_t>(word));
+    ops->register_host = ops_register;
+    ops->unregister_host = ops_unregister;
+    ops->alloc_host = ops_alloc_host;
+    ops->free_host = ops_free_host;
+    ops->round_trip = ops_round_trip;
+    ops->upload = ops_upload;
+    ops->now_ns = nullptr;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_probe_ops_close(rig_probe_ops *ops) {
+  return rig::capi::entry("probe ops close", [&] {
+    if (!ops) return rig::fail(RIG_INVALID_ARGUMENT, "probe ops: null ops");
+    {
+      auto p = pin_ops(ops->user);
+      if (!p) return RIG_INVALID_HANDLE;
+    }
+    // remove waits for callbacks in flight (their pins) before the device buffer is freed.
+    return rig::capi::remove(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ops->user)), Kind::verdict, "probe ops");
+  });
+}
+
+RIG_API rig_status rig_host_register(rig_device device, void *host, size_t length, rig_access access) {
+  return rig::capi::entry("register", [&] {
+    if (!host || length == 0) return rig::fail(RIG_INVALID_ARGUMENT, "register: null host pointer or length 0");
+    if (access != RIG_ACCESS_READ && access != RIG_ACCESS_WRITE && access != RIG_ACCESS_READ_WRITE)
+      return rig::fail(RIG_INVALID_ARGUMENT, "register: access %d is not a rig_access", static_cast<int>(access));
+    Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
+    if (!d) return RIG_INVALID_HANDLE;
+    return rig::mapped::host_register(*d, host, length, access);
+  });
+}
+
+RIG_API rig_status rig_host_unregister(rig_device device, void *host) {
+  return rig::capi::entry("unregister", [&] {
+    if (!host) return rig::fail(RIG_INVALID_ARGUMENT, "unregister: null host pointer");
+    Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
+    if (!d) return RIG_INVALID_HANDLE;
+    return rig::mapped::host_unregister(*d, host);
+  });
+}
+
+RIG_API rig_status rig_host_is_registered(const void *host, size_t length, int *registered) {
+  return rig::capi::entry("is registered", [&] {
+    if (!host || !registered) return rig::fail(RIG_INVALID_ARGUMENT, "is registered: null pointer");
+    *registered = rig::mapped::table_is_registered(host, length) ? 1 : 0;
+    return RIG_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,112 @@
+#include "mapped/device_ops.h"
+
+#include "core/device.h"
+#include "core/error.h"
+#include "mapped/range_table.h"
+#include "mapped/static_table.h"
+
+namespace rig::mapped {
+namespace {
+
+// Refuses what the static table refuses, so no path of this module registers on a refused device (Vulkan
+// above all), and a driver without host registration.
+rig_status registering_driver(Device &device, const char *what, HostRegistration **out) {
+  if (device.lost()) return fail(RIG_LOST, "%s: device %s is lost", what, device.info().name.c_str());
+  auto decided = static_verdict_of(device);
+  if (decided && decided->kind == RIG_VERDICT_REFUSED)
+    return fail(RIG_UNSUPPORTED, "%s: device %s is refused: %s", what, device.info().name.c_str(),
+                decided->to_string().c_str());
+  HostRegistration *hr = device.driver().host_registration();
+  if (!hr)
+    return fail(RIG_UNSUPPORTED, "%s: the %s driver of %s registers no host memory", what,
+                device.info().framework.c_str(), device.info().name.c_str());
+  *out = hr;
+  return RIG_OK;
+}
+
+rig_status register_with(Device &device, HostRegistration &hr, void *host, size_t length, bool read_only) {
+  // The read-only flag only where the device supports it: where it does not (attribute 113 reported 0 on a
+  // B300), registering with it fails (801). A PROT_READ mapping then fails to register: the caller sees
+  // the driver's status.
+  bool flag = read_only && hr.read_only_supported() == 1;
+  return table_register(host, length, &device, [&] { return hr.register_range(host, length, flag); });
+}
+
+}  // namespace
+
+std::optional<Verdict> static_verdict_of(Device &device) {
+  const DriverInfo &info = device.info();
+  DriverDevice &driver = device.driver();
+  return static_verdict(info.framework, device.kind(), [&](rig_device_fact fact) -> int {
+    HostRegistration *hr = driver.host_registration();
+    switch (fact) {
+      case RIG_FACT_INTEGRATED: return hr ? hr->integrated() : info.integrated;
+      case RIG_FACT_PAGEABLE_USES_HOST_PAGE_TABLES: return hr ? hr->pageable_uses_host_page_tables() : -1;
+    }
+    return -1;
+  });
+}
+
+rig_status host_register(Device &device, void *host, size_t length, rig_access access) {
+  HostRegistration *hr = nullptr;
+  if (rig_status s = registering_driver(device, "register", &hr)) return s;
+  return register_with(device, *hr, host, length, access == RIG_ACCESS_READ);
+}
+
+rig_status host_unregister(Device &device, void *host) {
+  HostRegistration *hr = device.driver().host_registration();
+  if (!hr) return fail(RIG_UNSUPPORTED, "unregister: device %s registers no host memory", device.info().name.c_str());
+  return table_unregister(host, &device, [&] { return hr->unregister_range(host); });
+}
+
+rig_status DeviceOps::open(Device &device, size_t bytes, std::unique_ptr<DeviceOps> *out) {
+  HostRegistration *hr = nullptr;
+  if (rig_status s = registering_driver(device, "probe ops", &hr)) return s;
+  if (bytes == 0) return fail(RIG_INVALID_ARGUMENT, "probe ops: a device buffer of 0 bytes");
+  Memory buffer;
+  if (rig_status s = device.driver().allocate(bytes, RIG_MEMORY_DEVICE, &buffer)) return s;
+  out->reset(new DeviceOps(device, *hr, buffer));
+  return RIG_OK;
+}
+
+DeviceOps::~DeviceOps() { device_.driver().free(buffer_); }
+
+rig_status DeviceOps::usable(const char *what, size_t length) const {
+  if (device_.lost()) return fail(RIG_LOST, "%s: device %s is lost", what, device_.info().name.c_str());
+  if (length > buffer_.length)
+    return fail(RIG_INVALID_ARGUMENT, "%s: %zu bytes exceed the ops' device buffer of %zu", what, length,
+                buffer_.length);
+  return RIG_OK;
+}
+
+// The probe only reads the windows (host to device), so they are registered read-only where the device
+// can: a PROT_READ shared file mapping registers only that way on CUDA.
+rig_status DeviceOps::register_host(void *host, size_t length) {
+  if (rig_status s = usable("register", 0)) return s;
+  return register_with(device_, hr_, host, length, true);
+}
+
+rig_status DeviceOps::unregister_host(void *host, size_t) {
+  if (rig_status s = usable("unregister", 0)) return s;
+  return table_unregister(host, &device_, [&] { return hr_.unregister_range(host); });
+}
+
+rig_status DeviceOps::alloc_host(size_t length, void **host) {
+  if (rig_status s = usable("alloc_host", 0)) return s;
+  return hr_.alloc_pinned(length, host);
+}
+
+rig_status DeviceOps::free_host(void *host, size_t) { return hr_.free_pinned(host); }
+
+rig_status DeviceOps::round_trip(const void *host, void *into, size_t length) {
+  if (rig_status s = usable("round trip", length)) return s;
+  if (rig_status s = hr_.upload(host, buffer_, 0, length)) return s;
+  return hr_.download(buffer_, 0, into, length);
+}
+
+rig_status DeviceOps::upload(const void *host, size_t length) {
+  if (rig_status s = usable("upload", length)) return s;
+  return hr_.upload(host, buffer_, 0, length);
+}
+
+}  // namespace rig::mapped
