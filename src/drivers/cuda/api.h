@@ -1,0 +1,44 @@
+// Loads the CUDA driver library at run time (dlopen "libcuda.so.1", or the file RIG_CUDA_LIBRARY names:
+// how the tests load their fake) and holds its entry points for the life of the process.
+#pragma once
+
+#include <rig.h>
+
+#include "drivers/cuda/cu.h"
+
+namespace rig::cuda {
+
+struct Api {
+  // The macro's parameter lists name these types unqualified.
+  using Result = cu::Result;
+  using Device = cu::Device;
+  using DevicePtr = cu::DevicePtr;
+  using Context = cu::Context;
+  using Stream = cu::Stream;
+  using Event = cu::Event;
+  using Module = cu::Module;
+  using Function = cu::Function;
+
+#define RIG_CU_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
+  RIG_CU_ENTRY_POINTS(RIG_CU_MEMBER)
+  RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_CU_MEMBER)
+#undef RIG_CU_MEMBER
+  int driver_version = 0;
+};
+
+// The loaded driver, initialised (cuInit done); null when it cannot be loaded, with the reason set by
+// rig::fail (RIG_NOT_FOUND). Loads once per process; the library is never unloaded (contexts and the
+// timeline pool live until exit).
+const Api *api();
+
+// The driver's name for a result ("CUDA_ERROR_ILLEGAL_ADDRESS"), or "CUDA_ERROR_<n>" if it has none.
+const char *error_name(cu::Result result);
+
+// True for the errors after which a context can do nothing more (CUDA calls them sticky): the device's
+// work is gone, so rig loses the device.
+bool is_sticky(cu::Result result);
+
+// The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.
+rig_status status_of(cu::Result result);
+
+}  // namespace rig::cuda

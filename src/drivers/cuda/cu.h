@@ -1,0 +1,153 @@
+// The subset of the CUDA driver API that rig calls, declared here so rig builds with no CUDA SDK.
+// Values are the driver's ABI (stable across CUDA 11..13); names follow cuda.h so a reader can look
+// each one up. The tests' fake libcuda (tests/doubles/fake_cuda) implements exactly these entry points.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rig::cu {
+
+using Result = int;  // CUresult
+using Device = int;  // CUdevice
+using DevicePtr = unsigned long long;  // CUdeviceptr (64-bit)
+using Context = struct CUctx_st *;
+using Stream = struct CUstream_st *;
+using Event = struct CUevent_st *;
+using Module = struct CUmod_st *;
+using Function = struct CUfunc_st *;
+
+// CUresult values rig tells apart.
+enum : Result {
+  SUCCESS = 0,
+  ERROR_INVALID_VALUE = 1,
+  ERROR_OUT_OF_MEMORY = 2,
+  ERROR_NOT_INITIALIZED = 3,
+  ERROR_DEINITIALIZED = 4,
+  ERROR_DEVICE_UNAVAILABLE = 46,
+  ERROR_NO_DEVICE = 100,
+  ERROR_INVALID_DEVICE = 101,
+  ERROR_INVALID_IMAGE = 200,
+  ERROR_INVALID_CONTEXT = 201,
+  ERROR_NO_BINARY_FOR_GPU = 209,
+  ERROR_ECC_UNCORRECTABLE = 214,
+  ERROR_PEER_ACCESS_UNSUPPORTED = 217,
+  ERROR_INVALID_PTX = 218,
+  ERROR_NVLINK_UNCORRECTABLE = 220,
+  ERROR_UNSUPPORTED_PTX_VERSION = 222,
+  ERROR_CONTAINED = 226,
+  ERROR_INVALID_HANDLE = 400,
+  ERROR_NOT_FOUND = 500,
+  ERROR_NOT_READY = 600,
+  ERROR_ILLEGAL_ADDRESS = 700,
+  ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  ERROR_LAUNCH_TIMEOUT = 702,
+  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  ERROR_CONTEXT_IS_DESTROYED = 709,
+  ERROR_ASSERT = 710,
+  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+  ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+  ERROR_HARDWARE_STACK_ERROR = 714,
+  ERROR_ILLEGAL_INSTRUCTION = 715,
+  ERROR_MISALIGNED_ADDRESS = 716,
+  ERROR_INVALID_ADDRESS_SPACE = 717,
+  ERROR_INVALID_PC = 718,
+  ERROR_LAUNCH_FAILED = 719,
+  ERROR_TENSOR_MEMORY_LEAK = 721,
+  ERROR_NOT_PERMITTED = 800,
+  ERROR_NOT_SUPPORTED = 801,
+  ERROR_UNKNOWN = 999,
+};
+
+// CUdevice_attribute values rig reads.
+enum Attribute : int {
+  ATTR_MAX_THREADS_PER_BLOCK = 1,
+  ATTR_MAX_BLOCK_DIM_X = 2,
+  ATTR_MAX_BLOCK_DIM_Y = 3,
+  ATTR_MAX_BLOCK_DIM_Z = 4,
+  ATTR_MAX_GRID_DIM_X = 5,
+  ATTR_MAX_GRID_DIM_Y = 6,
+  ATTR_MAX_GRID_DIM_Z = 7,
+  ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+  ATTR_INTEGRATED = 18,
+  ATTR_CAN_MAP_HOST_MEMORY = 19,
+  ATTR_UNIFIED_ADDRESSING = 41,
+  ATTR_PAGEABLE_MEMORY_ACCESS = 88,
+  ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  ATTR_HOST_REGISTER_SUPPORTED = 99,
+  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100,
+  ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED = 113,
+  ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
+};
+
+// Flags.
+constexpr unsigned STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
+constexpr unsigned MEMHOSTALLOC_PORTABLE = 0x01;
+constexpr unsigned MEMHOSTALLOC_DEVICEMAP = 0x02;
+constexpr unsigned MEMHOSTREGISTER_PORTABLE = 0x01;
+constexpr unsigned MEMHOSTREGISTER_DEVICEMAP = 0x02;
+constexpr unsigned MEMHOSTREGISTER_READ_ONLY = 0x08;
+constexpr unsigned STREAM_WAIT_VALUE_GEQ = 0x0;  // (int64_t)(*addr - value) >= 0
+constexpr unsigned STREAM_WRITE_VALUE_DEFAULT = 0x0;  // a memory fence before the write
+constexpr int JIT_ERROR_LOG_BUFFER = 5;
+constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+// The entry points, by the exact symbol rig loads (the _v2 names where cuda.h maps a name onto one).
+#define RIG_CU_ENTRY_POINTS(X)                                                                                 \
+  X(cuInit, "cuInit", Result, (unsigned flags))                                                              \
+  X(cuDriverGetVersion, "cuDriverGetVersion", Result, (int *version))                                        \
+  X(cuGetErrorName, "cuGetErrorName", Result, (Result error, const char **name))                             \
+  X(cuGetErrorString, "cuGetErrorString", Result, (Result error, const char **text))                         \
+  X(cuDeviceGetCount, "cuDeviceGetCount", Result, (int *count))                                              \
+  X(cuDeviceGet, "cuDeviceGet", Result, (Device * device, int ordinal))                                      \
+  X(cuDeviceGetName, "cuDeviceGetName", Result, (char *name, int length, Device device))                     \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", Result, (size_t * bytes, Device device))                        \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", Result, (int *value, int attribute, Device device))        \
+  X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", Result, (int *can, Device device, Device peer))          \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", Result, (Context * context, Device device))        \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", Result, (Device device))                      \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", Result, (Context * context))                                         \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", Result, (Context context))                                           \
+  X(cuCtxSynchronize, "cuCtxSynchronize", Result, (void))                                                    \
+  X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", Result, (Context peer, unsigned flags))                  \
+  X(cuStreamCreate, "cuStreamCreate", Result, (Stream * stream, unsigned flags))                             \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", Result, (Stream stream))                                          \
+  X(cuStreamQuery, "cuStreamQuery", Result, (Stream stream))                                                 \
+  X(cuStreamSynchronize, "cuStreamSynchronize", Result, (Stream stream))                                     \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", Result, (Stream stream, Event event, unsigned flags))            \
+  X(cuEventCreate, "cuEventCreate", Result, (Event * event, unsigned flags))                                 \
+  X(cuEventDestroy, "cuEventDestroy_v2", Result, (Event event))                                              \
+  X(cuEventRecord, "cuEventRecord", Result, (Event event, Stream stream))                                    \
+  X(cuEventQuery, "cuEventQuery", Result, (Event event))                                                     \
+  X(cuEventSynchronize, "cuEventSynchronize", Result, (Event event))                                         \
+  X(cuMemAlloc, "cuMemAlloc_v2", Result, (DevicePtr * ptr, size_t bytes))                                    \
+  X(cuMemFree, "cuMemFree_v2", Result, (DevicePtr ptr))                                                      \
+  X(cuMemHostAlloc, "cuMemHostAlloc", Result, (void **ptr, size_t bytes, unsigned flags))                    \
+  X(cuMemFreeHost, "cuMemFreeHost", Result, (void *ptr))                                                     \
+  X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", Result,                                       \
+    (DevicePtr * ptr, void *host, unsigned flags))                                                           \
+  X(cuMemHostRegister, "cuMemHostRegister_v2", Result, (void *ptr, size_t bytes, unsigned flags))            \
+  X(cuMemHostUnregister, "cuMemHostUnregister", Result, (void *ptr))                                         \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", Result, (DevicePtr dst, const void *src, size_t bytes))                 \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", Result, (void *dst, DevicePtr src, size_t bytes))                       \
+  X(cuMemcpyAsync, "cuMemcpyAsync", Result, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream))     \
+  X(cuMemsetD8Async, "cuMemsetD8Async", Result,                                                              \
+    (DevicePtr dst, unsigned char value, size_t count, Stream stream))                                       \
+  X(cuModuleLoadDataEx, "cuModuleLoadDataEx", Result,                                                        \
+    (Module * module, const void *image, unsigned count, int *options, void **values))                       \
+  X(cuModuleUnload, "cuModuleUnload", Result, (Module module))                                               \
+  X(cuModuleGetFunction, "cuModuleGetFunction", Result, (Function * function, Module module, const char *name)) \
+  X(cuLaunchKernel, "cuLaunchKernel", Result,                                                                \
+    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,               \
+     unsigned shared, Stream stream, void **params, void **extra))
+
+// Optional: 64-bit stream memory operations (CUDA 11.7+ exports the _v2 names; rig falls back to events
+// where they are missing or the device says it cannot use them).
+#define RIG_CU_OPTIONAL_ENTRY_POINTS(X)                                                                        \
+  X(cuStreamWriteValue64, "cuStreamWriteValue64_v2", Result,                                                 \
+    (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))                                         \
+  X(cuStreamWaitValue64, "cuStreamWaitValue64_v2", Result,                                                   \
+    (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))
+
+}  // namespace rig::cu

@@ -1,0 +1,124 @@
+// One rig device over a CUDA GPU: its own stream and timeline on the GPU's primary context. Opening
+// "cuda:0" twice gives two such devices, ordered against each other only by rig (stamps and waits).
+//
+// Commits: CUDA runs work as soon as it is enqueued, so every value is committed at hand-over
+// (DriverInfo::commits_at_hand_over) and commit() only reports a loss.
+// Loss: a sticky error (the context can run nothing more: illegal address, launch failure, ...) or any
+// failure to enqueue handed-over work loses the device; its timeline freezes and later waits past the
+// frozen value answer RIG_LOST. Work of other devices that waited on it in their queues is lost with it.
+#pragma once
+
+#include <rig.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/driver.h"
+#include "drivers/cuda/api.h"
+#include "drivers/cuda/context.h"
+#include "drivers/cuda/timeline.h"
+
+namespace rig::cuda {
+
+// What Memory::handle says about memory this driver made or mapped (the engine passes it back to free()
+// and unmap()).
+enum class MemoryTag : uintptr_t {
+  none = 0,         // length 0: nothing allocated
+  device = 1,       // cuMemAlloc
+  pinned = 2,       // cuMemHostAlloc, host-addressable and device-mapped
+  host_mapping = 3, // host memory registered with cuMemHostRegister (map_host)
+  peer_mapping = 4, // another device's memory used in place (map_peer)
+};
+
+class CudaDevice final : public DriverDevice, public HostRegistration {
+ public:
+  // Opens a device on `gpu` with its own stream and timeline; RIG_* with a message on failure.
+  static rig_status open(const Api &api, const Gpu &gpu, std::unique_ptr<DriverDevice> *out);
+  ~CudaDevice() override;
+
+  const DriverInfo &info() const override { return info_; }
+
+  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
+  void free(const Memory &memory) noexcept override;
+  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
+  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
+  void unmap(const Memory &mapping) noexcept override;
+  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
+  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
+
+  rig_status load_module(rig_module_format format, const void *bytes, size_t length,
+                         std::unique_ptr<DriverModule> *out) override;
+  rig_status check_part(const Part &part) override;
+
+  bool can_wait_in_queue(const DriverDevice &producer) const override;
+  rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  rig_status commit() override;
+  uint64_t signaled() const override { return timeline_->signaled(); }
+  rig_status wait(uint64_t value, Deadline deadline) override;
+
+  HostRegistration *host_registration() override { return this; }
+
+  // HostRegistration (mapped registration's view of this driver).
+  int integrated() override { return attribute(cu::ATTR_INTEGRATED); }
+  int pageable_uses_host_page_tables() override {
+    return attribute(cu::ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
+  }
+  int read_only_supported() override { return attribute(cu::ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED); }
+  rig_status register_range(void *host, size_t length, bool read_only) override;
+  rig_status unregister_range(void *host) override;
+  rig_status alloc_pinned(size_t length, void **out) override;
+  rig_status free_pinned(void *host) override;
+  rig_status upload(const void *host, const Memory &device, size_t offset, size_t length) override;
+  rig_status download(const Memory &device, size_t offset, void *host, size_t length) override;
+
+  const Gpu &gpu() const { return gpu_; }
+  const Api &api() const { return api_; }
+  Timeline &timeline() const { return *timeline_; }
+
+ private:
+  CudaDevice(const Api &api, const Gpu &gpu) : api_(api), gpu_(gpu) {}
+
+  // The device attribute, or -1 where the query fails.
+  int attribute(int which) const;
+  // Loses the device (once): freezes the timeline, tells the engine. Returns RIG_LOST with `why` set.
+  rig_status lose(const char *why) noexcept;
+  // A failed driver call: loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER
+  // or RIG_OUT_OF_MEMORY; the message names the call and the driver's error.
+  rig_status fault(const char *call, cu::Result result, bool always_lose);
+  // The stream's sticky error, if any (cuStreamQuery): loses the device and answers RIG_LOST.
+  rig_status check_stream();
+  // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it.
+  rig_status check_producers(uint64_t up_to);
+  cu::Result enqueue_part(const Part &part, const Work &work);
+
+  const Api &api_;
+  const Gpu &gpu_;
+  DriverInfo info_;
+  cu::Stream stream_ = nullptr;
+  std::unique_ptr<Timeline> timeline_;
+  int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes (opt-in)
+
+  // Launch argument storage reused by every hand-over (called holding the turn): no allocation per submit
+  // once it has grown to the largest launch.
+  std::vector<cu::DevicePtr> launch_addresses_;
+  std::vector<void *> launch_params_;
+
+  // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
+  // value that waits). Pruned as our timeline passes them.
+  struct QueuedWait {
+    TimelineSlot *producer;
+    uint64_t producer_value;
+    uint64_t value;
+  };
+  std::mutex queued_lock_;
+  std::vector<QueuedWait> queued_;
+
+  std::mutex loss_lock_;
+  bool loss_reported_ = false;
+  std::string lost_why_;  // written once, before loss_reported_ is seen true by others (under the lock)
+};
+
+}  // namespace rig::cuda
