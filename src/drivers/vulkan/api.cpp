@@ -1,0 +1,103 @@
+// Loading the Vulkan loader with dlopen. The handle is never closed: the instance made from it lives until
+// the process exits (see instance.cpp), and layers may keep threads running in it until then.
+#include "drivers/vulkan/api.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace rig::vulkan {
+
+rig_status load_library(Library *out) {
+  const char *path = std::getenv("RIG_VULKAN_LIBRARY");
+  if (!path || !*path) path = "libvulkan.so.1";
+  // RTLD_LOCAL: the loader's symbols stay out of the global namespace, so a program that links its own
+  // libvulkan is not affected by ours.
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    return fail(RIG_NOT_FOUND, "Vulkan: cannot load %s: %s", path, why ? why : "unknown error");
+  }
+  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle, "vkGetInstanceProcAddr"));
+  if (!gipa) {
+    dlclose(handle);
+    return fail(RIG_NOT_FOUND, "Vulkan: %s has no vkGetInstanceProcAddr", path);
+  }
+  Library lib;
+  lib.handle = handle;
+  lib.vkGetInstanceProcAddr = gipa;
+#define RIG_VK_LOAD_GLOBAL(name) lib.name = reinterpret_cast<PFN_##name>(gipa(VK_NULL_HANDLE, #name));
+  RIG_VK_GLOBAL_FUNCTIONS(RIG_VK_LOAD_GLOBAL)
+#undef RIG_VK_LOAD_GLOBAL
+  // vkEnumerateInstanceVersion is absent from 1.0 loaders; rig needs 1.2 (timeline semaphores).
+  if (!lib.vkCreateInstance || !lib.vkEnumerateInstanceVersion || !lib.vkEnumerateInstanceLayerProperties ||
+      !lib.vkEnumerateInstanceExtensionProperties) {
+    dlclose(handle);
+    return fail(RIG_NOT_FOUND, "Vulkan: %s is a loader older than Vulkan 1.1", path);
+  }
+  *out = lib;
+  return RIG_OK;
+}
+
+rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils) {
+#define RIG_VK_LOAD_INSTANCE(name)                                                            \
+  lib.name = reinterpret_cast<PFN_##name>(lib.vkGetInstanceProcAddr(instance, #name));        \
+  if (!lib.name) return fail(RIG_NOT_FOUND, "Vulkan: the instance has no %s", #name);
+  RIG_VK_INSTANCE_FUNCTIONS(RIG_VK_LOAD_INSTANCE)
+  if (debug_utils) {
+    RIG_VK_DEBUG_FUNCTIONS(RIG_VK_LOAD_INSTANCE)
+  }
+#undef RIG_VK_LOAD_INSTANCE
+  return RIG_OK;
+}
+
+rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, DeviceFunctions *out) {
+  DeviceFunctions f;
+#define RIG_VK_LOAD_DEVICE(name)                                                       \
+  f.name = reinterpret_cast<PFN_##name>(lib.vkGetDeviceProcAddr(device, #name));       \
+  if (!f.name) return fail(RIG_NOT_FOUND, "Vulkan: the device has no %s", #name);
+  RIG_VK_DEVICE_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+  if (host_import) {
+    RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+  }
+#undef RIG_VK_LOAD_DEVICE
+  *out = f;
+  return RIG_OK;
+}
+
+const char *result_name(VkResult result) {
+  switch (result) {
+#define RIG_VK_CASE(r) \
+  case r:              \
+    return #r;
+    RIG_VK_CASE(VK_SUCCESS)
+    RIG_VK_CASE(VK_NOT_READY)
+    RIG_VK_CASE(VK_TIMEOUT)
+    RIG_VK_CASE(VK_INCOMPLETE)
+    RIG_VK_CASE(VK_ERROR_OUT_OF_HOST_MEMORY)
+    RIG_VK_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    RIG_VK_CASE(VK_ERROR_INITIALIZATION_FAILED)
+    RIG_VK_CASE(VK_ERROR_DEVICE_LOST)
+    RIG_VK_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    RIG_VK_CASE(VK_ERROR_LAYER_NOT_PRESENT)
+    RIG_VK_CASE(VK_ERROR_EXTENSION_NOT_PRESENT)
+    RIG_VK_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    RIG_VK_CASE(VK_ERROR_INCOMPATIBLE_DRIVER)
+    RIG_VK_CASE(VK_ERROR_TOO_MANY_OBJECTS)
+    RIG_VK_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    RIG_VK_CASE(VK_ERROR_FRAGMENTED_POOL)
+    RIG_VK_CASE(VK_ERROR_UNKNOWN)
+    RIG_VK_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    RIG_VK_CASE(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    RIG_VK_CASE(VK_ERROR_FRAGMENTATION)
+    RIG_VK_CASE(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
+    RIG_VK_CASE(VK_ERROR_INVALID_SHADER_NV)
+#undef RIG_VK_CASE
+    default:
+      return "VkResult(unknown)";
+  }
+}
+
+}  // namespace rig::vulkan

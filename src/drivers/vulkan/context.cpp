@@ -1,0 +1,147 @@
+#include "drivers/vulkan/context.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace rig::vulkan {
+
+rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std::shared_ptr<Context> *out) {
+  std::shared_ptr<Context> ctx(new Context(instance, physical));
+  const Library &lib = instance.lib();
+
+  std::vector<float> priorities(physical.queue_count, 1.0f);
+  VkDeviceQueueCreateInfo queue_info{};
+  queue_info.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue_info.queueFamilyIndex = physical.queue_family;
+  queue_info.queueCount = physical.queue_count;
+  queue_info.pQueuePriorities = priorities.data();
+
+  VkPhysicalDeviceVulkan12Features f12{};
+  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  f12.timelineSemaphore = VK_TRUE;
+
+  // Host import only on explicit opt-in: registering host memory is known to harm some machines (see the
+  // mapped-registration spec), so rig never asks for it by default.
+  std::vector<const char *> extensions;
+  ctx->host_import_ = instance.host_import_opted_in() && physical.has_host_import;
+  if (ctx->host_import_) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &f12;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  VkResult r = lib.vkCreateDevice(physical.handle, &info, nullptr, &ctx->device_);
+  if (r != VK_SUCCESS) {
+    ctx->device_ = VK_NULL_HANDLE;
+    return fail(r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? RIG_OUT_OF_MEMORY
+                                                                                       : RIG_NOT_FOUND,
+                "Vulkan: vkCreateDevice on %s (%s) failed: %s", physical.name.c_str(),
+                physical.properties.deviceName, result_name(r));
+  }
+  if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, &ctx->fn_); s != RIG_OK)
+    return s;
+
+  for (uint32_t i = 0; i < physical.queue_count; ++i) {
+    auto q = std::make_unique<Queue>();
+    ctx->fn_.vkGetDeviceQueue(ctx->device_, physical.queue_family, i, &q->handle);
+    ctx->queues_.push_back(std::move(q));
+  }
+
+  const VkPhysicalDeviceLimits &lim = physical.properties.limits;
+  ctx->push_bytes_ = std::min<uint32_t>(lim.maxPushConstantsSize, 4096) & ~3u;
+  ctx->max_bindings_ = std::min({kMaxBindings, lim.maxPerStageDescriptorStorageBuffers,
+                                 lim.maxDescriptorSetStorageBuffers, lim.maxPerStageResources});
+  *out = std::move(ctx);
+  return RIG_OK;
+}
+
+Context::~Context() {
+  if (device_ == VK_NULL_HANDLE) return;
+  for (Layout &l : layouts_) {
+    if (l.pipeline) fn_.vkDestroyPipelineLayout(device_, l.pipeline, nullptr);
+    if (l.set) fn_.vkDestroyDescriptorSetLayout(device_, l.set, nullptr);
+  }
+  // Every rig device on this context waited for its work before it went (device.cpp), and every object
+  // holding the context (pipelines, timelines) is gone, so the device is idle here.
+  fn_.vkDestroyDevice(device_, nullptr);
+}
+
+Queue &Context::next_queue() {
+  // relaxed: only spreads devices over queues; any interleaving is correct.
+  uint32_t i = next_queue_.fetch_add(1, std::memory_order_relaxed);
+  return *queues_[i % queues_.size()];
+}
+
+rig_status Context::layout(uint32_t bindings, const Layout **out) {
+  if (bindings > max_bindings_)
+    return fail(RIG_UNSUPPORTED, "Vulkan: a launch binds %u slots; %s allows at most %u", bindings,
+                physical_.name.c_str(), max_bindings_);
+  std::lock_guard<std::mutex> lock(layouts_mutex_);
+  Layout &l = layouts_[bindings];
+  if (l.pipeline) {
+    *out = &l;
+    return RIG_OK;
+  }
+  std::array<VkDescriptorSetLayoutBinding, kMaxBindings> b{};
+  for (uint32_t i = 0; i < bindings; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  si.bindingCount = bindings;
+  si.pBindings = b.data();
+  VkDescriptorSetLayout set = VK_NULL_HANDLE;
+  VkResult r = fn_.vkCreateDescriptorSetLayout(device_, &si, nullptr, &set);
+  if (r != VK_SUCCESS) return fail(RIG_DRIVER, "Vulkan: vkCreateDescriptorSetLayout failed: %s", result_name(r));
+
+  VkPushConstantRange range{};
+  range.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  range.offset = 0;
+  range.size = push_bytes_;
+  VkPipelineLayoutCreateInfo pi{};
+  pi.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  pi.setLayoutCount = 1;
+  pi.pSetLayouts = &set;
+  pi.pushConstantRangeCount = push_bytes_ ? 1 : 0;
+  pi.pPushConstantRanges = &range;
+  VkPipelineLayout pipeline = VK_NULL_HANDLE;
+  r = fn_.vkCreatePipelineLayout(device_, &pi, nullptr, &pipeline);
+  if (r != VK_SUCCESS) {
+    fn_.vkDestroyDescriptorSetLayout(device_, set, nullptr);
+    return fail(RIG_DRIVER, "Vulkan: vkCreatePipelineLayout failed: %s", result_name(r));
+  }
+  l.set = set;
+  l.pipeline = pipeline;
+  *out = &l;
+  return RIG_OK;
+}
+
+int Context::memory_type(uint32_t bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                         VkMemoryPropertyFlags avoided) const {
+  const VkPhysicalDeviceMemoryProperties &m = physical_.memory;
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < m.memoryTypeCount; ++i) {
+    if (!(bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = m.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    // Protected and lazily allocated memory cannot back rig's buffers.
+    if (f & (VK_MEMORY_PROPERTY_PROTECTED_BIT | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT)) continue;
+    int score = ((f & preferred) == preferred ? 2 : 0) + ((f & avoided) == 0 ? 1 : 0);
+    if (score > best_score) {
+      best = static_cast<int>(i);
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+void Context::set_lost() { lost_.store(true, std::memory_order_release); }
+
+}  // namespace rig::vulkan

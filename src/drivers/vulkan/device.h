@@ -1,0 +1,157 @@
+// A rig device on Vulkan: one queue, a timeline semaphore as its timeline, and command buffers that hold
+// handed-over work until it is committed.
+//
+// Timeline and commits (ordering-model.md, "Commits"):
+//  - hand_over records value v's parts into the open command buffer (a *batch*); nothing reaches the queue.
+//  - commit() ends the batch and submits it with one signal of the timeline semaphore to the batch's last
+//    value. The engine commits before every wait for one of our values (a host wait, or a wait placed in
+//    another device's queue), and this driver also commits by itself once kCommitEvery values are held,
+//    so held work never waits longer than kCommitEvery values for a commit.
+//  - signaled() is vkGetSemaphoreCounterValue: a pure read, it commits nothing.
+//  - wait(v) is vkWaitSemaphores in slices of at most 1 ms, checking rig::interrupted() and the deadline.
+//  - Device order (rule 1): the device always uses the same VkQueue and records a full memory barrier
+//    before every part, whose first scope is all earlier work submitted to that queue.
+//  - In-queue waits: a producer on the same VkDevice (another rig device on this physical device) is
+//    waited for by the batch's submit, on the producer's timeline semaphore. Producers elsewhere (other
+//    physical devices, memory devices, CUDA) are waited for on the host by the engine.
+//  - Host visibility: every batch ends with a barrier to the host stage, so that after a wait the host
+//    sees the batch's writes in host-visible memory.
+//
+// Memory: RIG_MEMORY_DEVICE is device-local and not host-addressable (host reads and writes are staged);
+// RIG_MEMORY_PINNED is host-visible, coherent host memory (Memory.host set, so export and memory-device
+// borrows work); RIG_MEMORY_MAPPED is device-local and host-visible where the device has such memory
+// (ReBAR, integrated, lavapipe), else PINNED.
+//
+// Borrows: map_peer works between rig devices on the same VkDevice (the same VkBuffer). map_host answers
+// RIG_UNMAPPABLE unless RIG_VULKAN_HOST_IMPORT=1 and the device offers VK_EXT_external_memory_host; then
+// page-aligned writable host memory is imported (read-only memory never: an import cannot say read-only).
+//
+// Fills: vkCmdFillBuffer fills the 4-byte-aligned middle; unaligned head and tail bytes (at most 3 each)
+// are copied from a small pattern buffer (256 values x 4 bytes), so fills take any offset and length.
+#pragma once
+
+#include <rig.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/driver.h"
+#include "drivers/vulkan/context.h"
+#include "drivers/vulkan/module.h"
+#include "drivers/vulkan/staging.h"
+
+namespace rig::vulkan {
+
+// The driver commits by itself once this many values are held (the spec's k).
+constexpr uint64_t kCommitEvery = 8;
+// Batches submitted and not yet reached, at most; a hand-over beyond it waits for the oldest to complete.
+constexpr size_t kMaxBatchesInFlight = 64;
+
+// A device's timeline semaphore. Shared by pointer with every batch of another device that waits on it,
+// so the semaphore outlives those waits even when its device is released first.
+class Timeline {
+ public:
+  Timeline(std::shared_ptr<Context> ctx, VkSemaphore semaphore) : ctx_(std::move(ctx)), semaphore_(semaphore) {}
+  ~Timeline() { ctx_->fn().vkDestroySemaphore(ctx_->device(), semaphore_, nullptr); }
+  Timeline(const Timeline &) = delete;
+  Timeline &operator=(const Timeline &) = delete;
+  VkSemaphore semaphore() const { return semaphore_; }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  VkSemaphore semaphore_;
+};
+
+// One command buffer of held (then submitted) work, and what must live until it completes.
+struct Batch {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  uint64_t last_value = 0;  // the timeline value its submit signals
+  bool recording = false;
+  // In-queue waits: the producers' timelines and the highest value of each.
+  std::vector<std::shared_ptr<Timeline>> wait_timelines;
+  std::vector<uint64_t> wait_values;
+  std::vector<std::shared_ptr<const Pipeline>> pipelines;
+  std::vector<VkDescriptorPool> pools;  // descriptor sets of its launches; reset when the batch is reused
+  size_t pool_cursor = 0;
+  std::vector<Memory> scratch;  // temporary buffers (overlapping copies), freed when the batch is reused
+};
+
+class VulkanDevice final : public DriverDevice {
+ public:
+  static rig_status open(std::shared_ptr<Context> ctx, std::string name, std::unique_ptr<DriverDevice> *out);
+  ~VulkanDevice() override;
+
+  const DriverInfo &info() const override { return info_; }
+
+  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
+  void free(const Memory &memory) noexcept override;
+  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
+  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
+  void unmap(const Memory &mapping) noexcept override;
+  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
+  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
+
+  rig_status load_module(rig_module_format format, const void *bytes, size_t length,
+                         std::unique_ptr<DriverModule> *out) override;
+  rig_status check_part(const Part &part) override;
+
+  bool can_wait_in_queue(const DriverDevice &producer) const override;
+  rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  rig_status commit() override;
+  uint64_t signaled() const override;
+  rig_status wait(uint64_t value, Deadline deadline) override;
+
+  Context &context() const { return *ctx_; }
+  const std::shared_ptr<Timeline> &timeline() const { return timeline_; }
+  // Marks the device lost (and its VkDevice, for a device-lost result), reports it once, and returns the
+  // RIG_LOST failure with `why`.
+  rig_status lose(VkResult result, const char *why);
+  // The status for a Vulkan failure: loss for VK_ERROR_DEVICE_LOST, else `status` with the message.
+  rig_status lost_status() const;
+
+ private:
+  VulkanDevice(std::shared_ptr<Context> ctx, std::string name);
+  rig_status init();
+
+  // All below run holding mutex_.
+  rig_status open_batch(Batch **out);
+  void recycle(Batch &batch);
+  rig_status commit_locked();
+  rig_status check_bindings(const Work &work) const;
+  rig_status record(Batch &batch, const Part &part, const Work &work);
+  rig_status record_copy(Batch &batch, const Part &part, const Work &work);
+  rig_status record_fill(Batch &batch, const Part &part, const Work &work);
+  rig_status record_launch(Batch &batch, const Part &part, const Work &work);
+  rig_status descriptor_set(Batch &batch, const Layout &layout, uint32_t bindings, VkDescriptorSet *out);
+  void barrier(VkCommandBuffer commands, bool to_host) const;
+
+  std::shared_ptr<Context> ctx_;
+  Queue &queue_;
+  DriverInfo info_;
+  std::shared_ptr<Timeline> timeline_;
+  Memory patterns_;  // 256 x 4 bytes, pattern b = four bytes of value b (host-visible, written once)
+  Staging staging_;
+
+  mutable std::mutex mutex_;  // recording state; hand_over and commit also hold the engine's turn
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  std::vector<std::unique_ptr<Batch>> ring_;  // kMaxBatchesInFlight + 1 slots, made on demand
+  size_t first_ = 0;     // oldest submitted batch not yet recycled
+  size_t in_flight_ = 0; // submitted batches from first_ on
+  Batch *open_ = nullptr;
+
+  std::atomic<uint64_t> handed_{0};            // last value handed over
+  std::atomic<uint64_t> committed_{0};         // last value submitted to the queue
+  mutable std::atomic<uint64_t> signaled_{0};  // last value read from the semaphore (a floor)
+  std::atomic<bool> lost_{false};
+  std::string lost_why_;  // written once, before lost_ is set (release)
+
+  std::mutex imports_mutex_;
+  std::vector<Memory> imports_;  // host memory imported through map_host, freed by unmap
+};
+
+}  // namespace rig::vulkan

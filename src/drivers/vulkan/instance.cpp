@@ -1,0 +1,230 @@
+#include "drivers/vulkan/instance.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "core/error.h"
+
+namespace rig::vulkan {
+
+bool env_flag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+namespace {
+
+constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
+constexpr uint32_t kMaxQueues = 8;
+
+Instance *the_instance = nullptr;  // set once by get(); read after call_once, which orders it
+
+// Every validation warning or error is a defect of rig (or of the program's SPIR-V): print and count it.
+VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                VkDebugUtilsMessageTypeFlagsEXT types,
+                                                const VkDebugUtilsMessengerCallbackDataEXT *data, void *) {
+  const bool counted = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT &&
+                       (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT |
+                                 (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT
+                                      ? VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT
+                                      : 0)));
+  if (counted && the_instance) the_instance->count_validation_message();
+  std::fprintf(stderr, "rig vulkan %s: %s\n", counted ? "VALIDATION" : "debug",
+               data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;  // never make the call fail: the count is how the tests see it
+}
+
+// Runs at exit when validation is on: a counted message turns the process's status into a failure, so that
+// any test binary (the engine's ordering suite included) run with RIG_VULKAN_VALIDATION=1 fails on one.
+void validation_exit_check() {
+  if (!the_instance) return;
+  uint64_t n = the_instance->validation_messages();
+  if (n == 0) return;
+  std::fprintf(stderr, "rig vulkan: %llu validation message(s) during this process: failing it\n",
+               static_cast<unsigned long long>(n));
+  std::fflush(stderr);
+  std::fflush(stdout);
+  _exit(3);
+}
+
+bool has_layer(const Library &lib, const char *name) {
+  uint32_t count = 0;
+  if (lib.vkEnumerateInstanceLayerProperties(&count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkLayerProperties> layers(count);
+  if (lib.vkEnumerateInstanceLayerProperties(&count, layers.data()) < 0) return false;
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::strcmp(layers[i].layerName, name) == 0) return true;
+  return false;
+}
+
+bool has_instance_extension(const Library &lib, const char *layer, const char *name) {
+  uint32_t count = 0;
+  if (lib.vkEnumerateInstanceExtensionProperties(layer, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(count);
+  if (lib.vkEnumerateInstanceExtensionProperties(layer, &count, exts.data()) < 0) return false;
+  for (uint32_t i = 0; i < count; ++i)
+    if (std::strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+VkDebugUtilsMessengerCreateInfoEXT messenger_info() {
+  VkDebugUtilsMessengerCreateInfoEXT info{};
+  info.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+  info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  info.pfnUserCallback = on_debug_message;
+  return info;
+}
+
+}  // namespace
+
+Instance *Instance::get() {
+  static std::once_flag once;
+  static Instance instance;  // never destroyed before exit: see instance.h
+  static rig_status status = RIG_OK;
+  static std::string message;
+  std::call_once(once, [] {
+    status = instance.make();
+    if (status == RIG_OK) {
+      the_instance = &instance;
+    } else {
+      message = last_error();
+    }
+  });
+  if (status != RIG_OK) {
+    fail(status, "%s", message.c_str());
+    return nullptr;
+  }
+  return the_instance;
+}
+
+rig_status Instance::make() {
+  if (rig_status s = load_library(&lib_); s != RIG_OK) return s;
+  uint32_t version = 0;
+  if (lib_.vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2)
+    return fail(RIG_NOT_FOUND, "Vulkan: the loader offers Vulkan %u.%u; rig needs 1.2 (timeline semaphores)",
+                VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+
+  host_import_ = env_flag("RIG_VULKAN_HOST_IMPORT");
+  const bool want_validation = env_flag("RIG_VULKAN_VALIDATION");
+  std::vector<const char *> layers, extensions;
+  if (want_validation) {
+    if (has_layer(lib_, kValidationLayer) &&
+        (has_instance_extension(lib_, nullptr, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
+         has_instance_extension(lib_, kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME))) {
+      layers.push_back(kValidationLayer);
+      extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      validation_active_ = true;
+    } else {
+      std::fprintf(stderr, "rig vulkan: RIG_VULKAN_VALIDATION is set but %s (with %s) is not installed\n",
+                   kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+  }
+
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "rig";
+  app.pEngineName = "rig";
+  app.engineVersion = RIG_VERSION_NUMBER;
+  app.apiVersion = version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+
+  // Chained so that messages about vkCreateInstance itself are caught too.
+  VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info();
+  VkInstanceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  info.pNext = validation_active_ ? &debug : nullptr;
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  // Counted messages during creation need the_instance; it is set after make() returns, so point it here.
+  if (validation_active_) the_instance = this;
+  VkResult r = lib_.vkCreateInstance(&info, nullptr, &instance_);
+  if (r != VK_SUCCESS) {
+    the_instance = nullptr;
+    return fail(RIG_NOT_FOUND, "Vulkan: vkCreateInstance failed: %s", result_name(r));
+  }
+  if (rig_status s = load_instance_functions(lib_, instance_, validation_active_); s != RIG_OK) return s;
+  if (validation_active_) {
+    r = lib_.vkCreateDebugUtilsMessengerEXT(instance_, &debug, nullptr, &messenger_);
+    if (r != VK_SUCCESS)
+      return fail(RIG_DRIVER, "Vulkan: vkCreateDebugUtilsMessengerEXT failed: %s", result_name(r));
+    std::atexit(validation_exit_check);
+  }
+  return discover();
+}
+
+rig_status Instance::discover() {
+  uint32_t count = 0;
+  VkResult r = lib_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
+  if (r != VK_SUCCESS) return fail(RIG_DRIVER, "Vulkan: vkEnumeratePhysicalDevices failed: %s", result_name(r));
+  std::vector<VkPhysicalDevice> handles(count);
+  r = lib_.vkEnumeratePhysicalDevices(instance_, &count, handles.data());
+  if (r < 0) return fail(RIG_DRIVER, "Vulkan: vkEnumeratePhysicalDevices failed: %s", result_name(r));
+  handles.resize(count);
+
+  for (VkPhysicalDevice h : handles) {
+    PhysicalDevice pd;
+    pd.handle = h;
+    lib_.vkGetPhysicalDeviceProperties(h, &pd.properties);
+    if (pd.properties.apiVersion < VK_API_VERSION_1_2) continue;
+
+    VkPhysicalDeviceVulkan12Features f12{};
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    VkPhysicalDeviceFeatures2 f2{};
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &f12;
+    lib_.vkGetPhysicalDeviceFeatures2(h, &f2);
+    if (!f12.timelineSemaphore) continue;
+
+    // A compute-only family first: on discrete GPUs it is the asynchronous compute engine, with several
+    // queues, so rig devices opened on one GPU get queues of their own.
+    uint32_t nfam = 0;
+    lib_.vkGetPhysicalDeviceQueueFamilyProperties(h, &nfam, nullptr);
+    std::vector<VkQueueFamilyProperties> fams(nfam);
+    lib_.vkGetPhysicalDeviceQueueFamilyProperties(h, &nfam, fams.data());
+    int chosen = -1;
+    for (uint32_t i = 0; i < nfam && chosen < 0; ++i)
+      if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) &&
+          fams[i].queueCount > 0)
+        chosen = static_cast<int>(i);
+    for (uint32_t i = 0; i < nfam && chosen < 0; ++i)
+      if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && fams[i].queueCount > 0) chosen = static_cast<int>(i);
+    if (chosen < 0) continue;
+    pd.queue_family = static_cast<uint32_t>(chosen);
+    pd.queue_count = fams[chosen].queueCount < kMaxQueues ? fams[chosen].queueCount : kMaxQueues;
+
+    lib_.vkGetPhysicalDeviceMemoryProperties(h, &pd.memory);
+
+    uint32_t next = 0;
+    if (lib_.vkEnumerateDeviceExtensionProperties(h, nullptr, &next, nullptr) == VK_SUCCESS) {
+      std::vector<VkExtensionProperties> exts(next);
+      if (lib_.vkEnumerateDeviceExtensionProperties(h, nullptr, &next, exts.data()) >= 0)
+        for (uint32_t i = 0; i < next; ++i)
+          if (std::strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
+            pd.has_host_import = true;
+    }
+    if (pd.has_host_import) {
+      VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{};
+      hp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+      VkPhysicalDeviceProperties2 p2{};
+      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+      p2.pNext = &hp;
+      lib_.vkGetPhysicalDeviceProperties2(h, &p2);
+      pd.host_import_alignment = hp.minImportedHostPointerAlignment;
+    }
+    pd.name = "vulkan:" + std::to_string(devices_.size());
+    devices_.push_back(std::move(pd));
+  }
+  return RIG_OK;
+}
+
+}  // namespace rig::vulkan

@@ -1,0 +1,73 @@
+// The process's one VkInstance and the physical devices rig offers as "vulkan:N".
+//
+// Made at the first list or open and kept until the process exits (never destroyed: rig devices are never
+// freed before exit either, and destroying an instance under live VkDevices is invalid).
+//
+// Environment, read once when the instance is made:
+//   RIG_VULKAN_LIBRARY=path     load this library instead of libvulkan.so.1 (tests, other loaders)
+//   RIG_VULKAN_VALIDATION=1     enable VK_LAYER_KHRONOS_validation where installed, with a debug-utils
+//                               messenger that prints and counts every warning and error; when the process
+//                               exits having counted any, it exits with status 3 (so every test binary
+//                               run this way fails on a validation message)
+//   RIG_VULKAN_HOST_IMPORT=1    enable VK_EXT_external_memory_host so that borrows of host memory work
+//                               (off by default: see device.h, map_host)
+#pragma once
+
+#include <rig.h>
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "drivers/vulkan/api.h"
+
+namespace rig::vulkan {
+
+// A physical device rig can use: Vulkan 1.2 or later, timeline semaphores, a queue family with compute.
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  uint32_t queue_family = 0;
+  uint32_t queue_count = 0;             // queues rig creates in that family (at most 8)
+  bool has_host_import = false;         // VK_EXT_external_memory_host offered
+  VkDeviceSize host_import_alignment = 0;
+  std::string name;                     // "vulkan:N"
+};
+
+class Instance {
+ public:
+  // The instance, made on the first call. Null (with rig::fail's message set) where Vulkan cannot be
+  // loaded or the instance cannot be made; the failure is remembered and repeated.
+  static Instance *get();
+
+  const Library &lib() const { return lib_; }
+  VkInstance handle() const { return instance_; }
+  std::span<const PhysicalDevice> devices() const { return devices_; }
+  bool host_import_opted_in() const { return host_import_; }
+
+  // Validation (RIG_VULKAN_VALIDATION=1): whether the layer is active, and the messages counted so far.
+  bool validation_active() const { return validation_active_; }
+  uint64_t validation_messages() const { return validation_messages_.load(std::memory_order_relaxed); }
+  void count_validation_message() { validation_messages_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  Instance() = default;
+  rig_status make();
+  rig_status discover();
+
+  Library lib_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  std::vector<PhysicalDevice> devices_;
+  bool host_import_ = false;
+  bool validation_active_ = false;
+  std::atomic<uint64_t> validation_messages_{0};
+};
+
+// True where the environment variable is set to something other than "" or "0".
+bool env_flag(const char *name);
+
+}  // namespace rig::vulkan

@@ -1,0 +1,170 @@
+#include "drivers/vulkan/memory.h"
+
+#include <cstdint>
+
+#include "core/error.h"
+
+namespace rig::vulkan {
+
+namespace {
+
+constexpr VkBufferUsageFlags kUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+rig_status status_of(VkResult r) {
+  return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER;
+}
+
+// Allocates and binds memory of type `type` for `buffer`, mapping it when `map`. Destroys nothing.
+rig_status back(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, bool map, Memory *out) {
+  const DeviceFunctions &fn = ctx.fn();
+  VkMemoryAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = static_cast<uint32_t>(type);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkResult r = fn.vkAllocateMemory(ctx.device(), &ai, nullptr, &memory);
+  if (r != VK_SUCCESS)
+    return fail(status_of(r), "Vulkan: vkAllocateMemory of %llu bytes (type %d) failed: %s",
+                static_cast<unsigned long long>(size), type, result_name(r));
+  r = fn.vkBindBufferMemory(ctx.device(), buffer, memory, 0);
+  if (r != VK_SUCCESS) {
+    fn.vkFreeMemory(ctx.device(), memory, nullptr);
+    return fail(status_of(r), "Vulkan: vkBindBufferMemory failed: %s", result_name(r));
+  }
+  void *host = nullptr;
+  if (map) {
+    r = fn.vkMapMemory(ctx.device(), memory, 0, VK_WHOLE_SIZE, 0, &host);
+    if (r != VK_SUCCESS) {
+      fn.vkFreeMemory(ctx.device(), memory, nullptr);
+      return fail(status_of(r), "Vulkan: vkMapMemory failed: %s", result_name(r));
+    }
+  }
+  out->host = host;
+  out->extra = reinterpret_cast<uintptr_t>(memory);
+  return RIG_OK;
+}
+
+}  // namespace
+
+VkBuffer buffer_of(const Memory &memory) { return reinterpret_cast<VkBuffer>(memory.handle); }
+
+rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out) {
+  if (length > SIZE_MAX - 3) return fail(RIG_OUT_OF_MEMORY, "Vulkan: a buffer of %zu bytes cannot exist", length);
+  VkDeviceSize size = length < 4 ? 4 : (length + 3) & ~static_cast<VkDeviceSize>(3);
+  const DeviceFunctions &fn = ctx.fn();
+
+  VkBufferCreateInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.size = size;
+  bi.usage = kUsage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // every queue rig uses is of one family
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkResult r = fn.vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer);
+  if (r != VK_SUCCESS)
+    return fail(status_of(r), "Vulkan: vkCreateBuffer of %zu bytes failed: %s", length, result_name(r));
+  VkMemoryRequirements req{};
+  fn.vkGetBufferMemoryRequirements(ctx.device(), buffer, &req);
+
+  constexpr VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  constexpr VkMemoryPropertyFlags visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  Memory m;
+  m.handle = reinterpret_cast<uintptr_t>(buffer);
+  m.length = length;
+  rig_status s = RIG_OK;
+  if (kind == BufferKind::device) {
+    // Plain device memory stays off the host-visible (BAR) types, which are small on discrete GPUs.
+    int type = ctx.memory_type(req.memoryTypeBits, local, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+    if (type < 0) type = ctx.memory_type(req.memoryTypeBits, 0, 0, 0);
+    s = type < 0 ? fail(RIG_OUT_OF_MEMORY, "Vulkan: no memory type for a device buffer")
+                 : back(ctx, buffer, req.size, type, false, &m);
+  } else {
+    s = RIG_OUT_OF_MEMORY;
+    if (kind == BufferKind::device_host) {
+      int type = ctx.memory_type(req.memoryTypeBits, local | visible, 0, 0);
+      // Device-local host-visible heaps can be small (a 256 MiB BAR): fall back to host memory when full.
+      if (type >= 0) s = back(ctx, buffer, req.size, type, true, &m);
+    }
+    if (s != RIG_OK) {
+      int type = ctx.memory_type(req.memoryTypeBits, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, local);
+      s = type < 0 ? fail(RIG_OUT_OF_MEMORY, "Vulkan: no host-visible coherent memory type")
+                   : back(ctx, buffer, req.size, type, true, &m);
+    }
+  }
+  if (s != RIG_OK) {
+    fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
+    return s;
+  }
+  *out = m;
+  return RIG_OK;
+}
+
+void destroy_buffer(Context &ctx, const Memory &memory) noexcept {
+  if (!memory.handle) return;
+  ctx.fn().vkDestroyBuffer(ctx.device(), buffer_of(memory), nullptr);
+  // Freeing memory unmaps it.
+  ctx.fn().vkFreeMemory(ctx.device(), reinterpret_cast<VkDeviceMemory>(memory.extra), nullptr);
+}
+
+rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
+  const VkDeviceSize align = ctx.physical().host_import_alignment;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(host);
+  if (align == 0 || at % align != 0 || length == 0 || length % align != 0)
+    return fail(RIG_UNMAPPABLE,
+                "Vulkan: host memory at %p of %zu bytes is not aligned to the device's import alignment %llu "
+                "(VK_EXT_external_memory_host)",
+                host, length, static_cast<unsigned long long>(align));
+  const DeviceFunctions &fn = ctx.fn();
+  constexpr auto handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  VkMemoryHostPointerPropertiesEXT hp{};
+  hp.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;
+  VkResult r = fn.vkGetMemoryHostPointerPropertiesEXT(ctx.device(), handle_type, host, &hp);
+  if (r != VK_SUCCESS || hp.memoryTypeBits == 0)
+    return fail(RIG_UNMAPPABLE, "Vulkan: the device cannot import host memory at %p: %s", host, result_name(r));
+
+  VkExternalMemoryBufferCreateInfo ext{};
+  ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+  ext.handleTypes = handle_type;
+  VkBufferCreateInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.pNext = &ext;
+  bi.size = length;
+  bi.usage = kUsage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  r = fn.vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer);
+  if (r != VK_SUCCESS) return fail(RIG_UNMAPPABLE, "Vulkan: vkCreateBuffer for an import failed: %s", result_name(r));
+  VkMemoryRequirements req{};
+  fn.vkGetBufferMemoryRequirements(ctx.device(), buffer, &req);
+  int type = ctx.memory_type(req.memoryTypeBits & hp.memoryTypeBits, 0, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
+  if (type < 0 || req.size > length) {
+    fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
+    return fail(RIG_UNMAPPABLE, "Vulkan: no memory type can hold a buffer over imported host memory");
+  }
+  VkImportMemoryHostPointerInfoEXT imp{};
+  imp.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+  imp.handleType = handle_type;
+  imp.pHostPointer = host;
+  VkMemoryAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.pNext = &imp;
+  ai.allocationSize = length;
+  ai.memoryTypeIndex = static_cast<uint32_t>(type);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  r = fn.vkAllocateMemory(ctx.device(), &ai, nullptr, &memory);
+  if (r == VK_SUCCESS) r = fn.vkBindBufferMemory(ctx.device(), buffer, memory, 0);
+  if (r != VK_SUCCESS) {
+    if (memory) fn.vkFreeMemory(ctx.device(), memory, nullptr);
+    fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
+    return fail(RIG_UNMAPPABLE, "Vulkan: importing host memory at %p failed: %s", host, result_name(r));
+  }
+  Memory m;
+  m.host = host;
+  m.handle = reinterpret_cast<uintptr_t>(buffer);
+  m.extra = reinterpret_cast<uintptr_t>(memory);
+  m.length = length;
+  *out = m;
+  return RIG_OK;
+}
+
+}  // namespace rig::vulkan

@@ -1,0 +1,31 @@
+// Buffers: one VkBuffer over one dedicated VkDeviceMemory each. Memory.handle is the VkBuffer,
+// Memory.extra the VkDeviceMemory, Memory.host the mapped bytes for host-visible kinds (null for device
+// memory), Memory.address 0 (launches bind buffers by descriptor, not by address).
+#pragma once
+
+#include <rig.h>
+
+#include "core/driver.h"
+#include "drivers/vulkan/context.h"
+
+namespace rig::vulkan {
+
+// Kinds of memory a buffer can be made of (rig_memory, plus what the driver uses internally).
+enum class BufferKind {
+  device,       // device-local, never mapped
+  host,         // host-visible and coherent, mapped; preferring cached, non-device-local memory
+  device_host,  // device-local and host-visible where the device has it, else `host`
+};
+
+// A buffer of at least `length` bytes (rounded up to 4, at least 4: fills and bindings work on words),
+// usable for storage, copy source and copy destination. RIG_OUT_OF_MEMORY where the device has no room.
+rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out);
+void destroy_buffer(Context &ctx, const Memory &memory) noexcept;
+
+// Imports host memory through VK_EXT_external_memory_host (the context must have it enabled): `host` and
+// `length` multiples of the device's import alignment. RIG_UNMAPPABLE with the reason otherwise.
+rig_status import_host(Context &ctx, void *host, size_t length, Memory *out);
+
+VkBuffer buffer_of(const Memory &memory);
+
+}  // namespace rig::vulkan
