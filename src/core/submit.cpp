@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/mutate.h"
 #include "core/registry.h"
 #include "core/submission.h"
 #include "core/testing.h"
@@ -32,7 +33,7 @@ class Collected {
   void add(uint64_t p) {
     if (!p) return;
     uint32_t d = point_device(p);
-    if (d == self_) return;  // rule 1: a device never waits on its own work
+    if (rule_on(1) && d == self_) return;  // rule 1: a device never waits on its own work
     uint64_t *items = data();
     for (size_t i = 0; i < size_; ++i)
       if (point_device(items[i]) == d) {
@@ -79,8 +80,8 @@ rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point
   const auto &buffers = run.buffers();
   for (size_t i = 0; i < buffers.size(); ++i) {
     Stamps &stamps = buffers[i]->allocation->stamps();
-    if (access[i] & RIG_ACCESS_READ) collected.add(stamps.last_write());
-    if (access[i] & RIG_ACCESS_WRITE) stamps.for_each_use([&](uint64_t p) { collected.add(p); });
+    if (rule_on(3) && (access[i] & RIG_ACCESS_READ)) collected.add(stamps.last_write());
+    if (rule_on(4) && (access[i] & RIG_ACCESS_WRITE)) stamps.for_each_use([&](uint64_t p) { collected.add(p); });
   }
   for (size_t i = 0; i < wait_count; ++i) {
     uint64_t w = waits[i];
@@ -91,7 +92,7 @@ rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point
       return fail(RIG_INVALID_ARGUMENT, "submit: wait %zu is %s:%llu, past its submitted value %llu", i,
                   d->info().name.c_str(), static_cast<unsigned long long>(point_value(w)),
                   static_cast<unsigned long long>(d->submitted()));
-    collected.add(w);
+    if (rule_on(2)) collected.add(w);
   }
   if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire))
     observe(testing::collect_observer.user.load(std::memory_order_relaxed), self.index(), collected.data(),

@@ -1,0 +1,155 @@
+#include "rigtest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_driver.h"
+
+void rt_ok(rig_status s, const char *call, const char *file, int line) {
+  if (s == RIG_OK) return;
+  fail_msg("%s:%d: %s returned %s: %s", file, line, call, rig_status_name(s), rig_last_error());
+}
+
+void rt_status(rig_status want, rig_status got, const char *call, const char *file, int line) {
+  if (got != want)
+    fail_msg("%s:%d: %s returned %s (%s), want %s", file, line, call, rig_status_name(got), rig_last_error(),
+             rig_status_name(want));
+  if (want != RIG_OK && rig_last_error()[0] == '\0') fail_msg("%s:%d: %s gave no message", file, line, call);
+}
+
+static rig_status submit_parts(rig_device d, const rig_part *parts, size_t np, const rig_buffer *buffers,
+                               const rig_access *access, size_t n, const rig_point *waits, size_t wc,
+                               rig_point *point) {
+  rig_submission sub;
+  rig_run run;
+  rig_status s = rig_submission_make(d, parts, np, access, n, &sub);
+  if (s != RIG_OK) return s;
+  s = rig_run_take(sub, &run);
+  for (size_t i = 0; s == RIG_OK && i < n; ++i) s = rig_run_set_buffer(run, (uint32_t)i, buffers[i]);
+  if (s == RIG_OK) s = rig_submit(run, waits, wc, point);
+  rig_run_release(run);
+  rig_submission_release(sub);
+  return s;
+}
+
+rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_point *waits, size_t wc,
+                       rig_point *point) {
+  rig_part p = {sizeof p};
+  p.kind = RIG_PART_COPY;
+  p.src_slot = 0;
+  p.dst_slot = 1;
+  p.length = RIG_WHOLE;
+  rig_buffer b[2] = {src, dst};
+  rig_access a[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+  return submit_parts(d, &p, 1, b, a, 2, waits, wc, point);
+}
+
+rig_point rt_copy(rig_device d, rig_buffer src, rig_buffer dst) {
+  rig_point p = 0;
+  OK(rt_try_copy(d, src, dst, NULL, 0, &p));
+  return p;
+}
+
+rig_point rt_fill(rig_device d, rig_buffer dst, uint8_t byte) {
+  rig_part p = {sizeof p};
+  p.kind = RIG_PART_FILL;
+  p.dst_slot = 0;
+  p.length = RIG_WHOLE;
+  p.byte = byte;
+  rig_access a = RIG_ACCESS_WRITE;
+  rig_point pt = 0;
+  OK(submit_parts(d, &p, 1, &dst, &a, 1, NULL, 0, &pt));
+  return pt;
+}
+
+rig_point rt_kernel(rig_device d, rig_host_kernel_fn fn, void *user, const rig_buffer *buffers,
+                    const rig_access *access, size_t n, const rig_point *waits, size_t wc) {
+  rig_part p = {sizeof p};
+  p.kind = RIG_PART_HOST_KERNEL;
+  p.fn = fn;
+  p.user = user;
+  rig_point pt = 0;
+  OK(submit_parts(d, &p, 1, buffers, access, n, waits, wc, &pt));
+  return pt;
+}
+
+rig_buffer rt_borrow(rig_device d, rig_buffer b) {
+  rig_buffer out = NULL;
+  OK(rig_buffer_borrow(d, b, &out));
+  return out;
+}
+
+rig_buffer rt_create(rig_device d, size_t n) {
+  rig_buffer out = NULL;
+  OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &out));
+  return out;
+}
+
+uint64_t rt_submitted(rig_device d) {
+  uint64_t v = 0;
+  OK(rig_device_submitted(d, &v));
+  return v;
+}
+
+uint64_t rt_signaled(rig_device d) {
+  uint64_t v = 0;
+  OK(rig_device_signaled(d, &v));
+  return v;
+}
+
+static char kinds_text[256];
+static const char *kinds[16];
+static size_t kinds_n;
+
+static void parse_kinds(void) {
+  if (kinds_n) return;
+  const char *env = getenv("RIG_TEST_KINDS");
+  snprintf(kinds_text, sizeof kinds_text, "%s", env && *env ? env : "memory+test");
+  for (char *t = strtok(kinds_text, "+, "); t && kinds_n < 16; t = strtok(NULL, "+, ")) kinds[kinds_n++] = t;
+}
+
+size_t rt_kind_count(void) {
+  parse_kinds();
+  return kinds_n;
+}
+
+const char *rt_kind(size_t i) {
+  parse_kinds();
+  return kinds[i % kinds_n];
+}
+
+int rt_required(const char *backend) {
+  const char *req = getenv("RIG_REQUIRE");
+  if (!req) return 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", req);
+  for (char *t = strtok(buf, "+, "); t; t = strtok(NULL, "+, "))
+    if (strcmp(t, backend) == 0) return 1;
+  return 0;
+}
+
+int rt_open_kind(size_t i, const char *name, rig_device *out) {
+  const char *k = rt_kind(i);
+  rig_status s;
+  if (strcmp(k, "memory") == 0) {
+    s = rig_memory_device(name, out);
+  } else if (strcmp(k, "test") == 0) {
+    s = tdrv_open(name, out);
+  } else {
+    char dev[64];
+    snprintf(dev, sizeof dev, "%s:0", k);
+    s = rig_device_open(dev, out);
+  }
+  if (s == RIG_OK) return 1;
+  if (rt_required(k)) fail_msg("RIG_REQUIRE names %s but %s:0 did not open: %s", k, k, rig_last_error());
+  fprintf(stderr, "SKIP: no %s device: %s\n", k, rig_last_error());
+  skip();
+  return 0;
+}
+
+int rt_is_test_driver(rig_device d) {
+  rig_device_info info = {sizeof info};
+  OK(rig_device_get_info(d, &info));
+  return strcmp(info.framework, "test") == 0;
+}
