@@ -1,0 +1,3 @@
+module rig
+
+go 1.19

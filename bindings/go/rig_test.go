@@ -1,0 +1,174 @@
+package rig_test
+
+// The Go binding's test (meson: binding-go): the seed's hello-world ordering program, rig's errors as
+// *rig.Error with rig's message, callbacks written in Go, and probe_with over Go ops of a double.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+
+	"rig"
+)
+
+// must turns a failed call into a test failure (a panic the testing package reports with the error).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestHelloWorld(t *testing.T) {
+	a := must(rig.MemoryDevice("A"))
+	b := must(rig.MemoryDevice("B"))
+	src := must(rig.WrapBytes([]byte("hello, world"), true))
+	x := must(rig.CreateBuffer(a, 12, rig.MemDevice))
+	y := must(rig.CreateBuffer(b, 12, rig.MemDevice))
+	// A's copy writes x; B's copy reads x through a borrow, so it follows A's: no point is named.
+	must(rig.Submit(a, []rig.Part{rig.Copy(0, 1)},
+		[]rig.Slot{{must(src.Borrow(a)), rig.Read}, {x, rig.Write}}))
+	must(rig.Submit(b, []rig.Part{rig.Copy(0, 1)},
+		[]rig.Slot{{must(x.Borrow(b)), rig.Read}, {y, rig.Write}}))
+	out := make([]byte, 12)
+	if err := y.ReadInto(0, out); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(string(out))
+	println(string(out))
+	if string(out) != "hello, world" {
+		t.Fatalf("y holds %q", out)
+	}
+	for _, d := range []*rig.Device{a, b} {
+		if v := must(d.Submitted()); v != 1 {
+			t.Fatalf("device submitted %d values, want 1", v)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	a := must(rig.MemoryDevice("A"))
+	x := must(rig.CreateBuffer(a, 12, rig.MemDevice))
+	_, err := x.View(8, 8)
+	var e *rig.Error
+	if !errors.As(err, &e) || e.Status != rig.InvalidArgument || !strings.Contains(e.Message, "leaves") {
+		t.Fatalf("out-of-range view: %v", err)
+	}
+	t.Logf("out-of-range view: %v", err)
+	if err := x.Release(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.Len()
+	if !errors.Is(err, &rig.Error{Status: rig.InvalidHandle}) || !errors.As(err, &e) || e.Message == "" {
+		t.Fatalf("released buffer: %v", err)
+	}
+	t.Logf("released buffer: %v", err)
+	if rig.Status(rig.RIG_INVALID_HANDLE) != rig.InvalidHandle || rig.Status(rig.RIG_BUSY) != rig.Busy {
+		t.Fatal("the Go status values drifted from rig.h")
+	}
+	ro := must(rig.WrapBytes([]byte("abcd"), true))
+	if err := ro.WriteFrom(0, []byte("z")); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
+		t.Fatalf("write into read-only bytes: %v", err)
+	}
+}
+
+func TestCallbacks(t *testing.T) {
+	a := must(rig.MemoryDevice("A"))
+	buf := must(rig.CreateBuffer(a, 8, rig.MemDevice))
+	if err := buf.Write(func(b []byte) { copy(b, "ABCDEFGH") }); err != nil {
+		t.Fatal(err)
+	}
+	var seen []byte
+	if err := buf.Read(func(b []byte) { seen = append([]byte(nil), b...) }); err != nil {
+		t.Fatal(err)
+	}
+	if string(seen) != "ABCDEFGH" {
+		t.Fatalf("read saw %q", seen)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("a panic in a read callback is raised by Read: got %v", r)
+			}
+		}()
+		buf.Read(func([]byte) { panic("boom") })
+	}()
+
+	src := must(rig.WrapBytes([]byte("abcdefgh"), false))
+	dst := must(rig.CreateBuffer(a, 8, rig.MemDevice))
+	upper := rig.HostKernel{Fn: func(slots [][]byte) { copy(slots[1], bytes.ToUpper(slots[0])) }}
+	must(rig.Submit(a, []rig.Part{upper}, []rig.Slot{{must(src.Borrow(a)), rig.Read}, {dst, rig.Write}}))
+	if got := must(dst.Bytes()); string(got) != "ABCDEFGH" {
+		t.Fatalf("host kernel wrote %q", got)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "kernel" {
+				t.Fatalf("a host kernel's panic is raised by Submit: got %v", r)
+			}
+		}()
+		rig.Submit(a, []rig.Part{rig.HostKernel{Fn: func([][]byte) { panic("kernel") }}}, []rig.Slot{{dst, rig.Write}})
+	}()
+}
+
+// wrongBytes is a device double whose round trip returns one wrong byte.
+type wrongBytes struct{ registered int }
+
+func (w *wrongBytes) RegisterHost([]byte) error   { w.registered++; return nil }
+func (w *wrongBytes) UnregisterHost([]byte) error { w.registered--; return nil }
+func (w *wrongBytes) RoundTrip(host, into []byte) error {
+	copy(into, host)
+	into[0] ^= 0xff
+	return nil
+}
+func (w *wrongBytes) Upload([]byte) error { return nil }
+
+type faithful struct{ wrongBytes }
+
+func (f *faithful) RoundTrip(host, into []byte) error { copy(into, host); return nil }
+
+type refusing struct{ faithful }
+
+func (r *refusing) RegisterHost([]byte) error { return errors.New("driver said no") }
+
+func TestProbeWith(t *testing.T) {
+	const length = 256 << 10
+	m, err := syscall.Mmap(-1, 0, length, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	if _, err := rand.Read(m); err != nil {
+		t.Fatal(err)
+	}
+	reference := append([]byte(nil), m...)
+	var logs []string
+	ops := &wrongBytes{}
+	v := must(rig.ProbeWith(ops, m, reference, &rig.ProbeOptions{Log: func(s string) { logs = append(logs, s) }}))
+	t.Logf("verdict: %v (%d log lines)", v, len(logs))
+	if v.Kind != rig.VerdictRefused || v.Refusal != rig.RefusalWrongBytes || !v.Cacheable {
+		t.Fatalf("wrong-bytes double: %v", v)
+	}
+	if ops.registered != 0 {
+		t.Fatalf("%d windows left registered", ops.registered)
+	}
+	v = must(rig.ProbeWith(&faithful{}, m, reference, nil))
+	if v.Kind == rig.VerdictRefused {
+		t.Fatalf("faithful double refused: %v", v)
+	}
+	logs = nil
+	v = must(rig.ProbeWith(&refusing{}, m, reference, &rig.ProbeOptions{Log: func(s string) { logs = append(logs, s) }}))
+	if v.Kind != rig.VerdictInconclusive || !strings.Contains(strings.Join(logs, "\n"), "driver said no") {
+		t.Fatalf("an op's error: %v, log %q", v, logs)
+	}
+	if _, err := rig.ProbeWith(&wrongBytes{}, m, reference[1:], nil); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
+		t.Fatalf("map and reference of different lengths: %v", err)
+	}
+	sv := must(rig.StaticVerdictFor("Vulkan", 2, func(int) int { return 0 }))
+	if sv == nil || sv.Refusal != rig.RefusalKernelHazard {
+		t.Fatalf("Vulkan: %v", sv)
+	}
+}
