@@ -44,6 +44,7 @@ class Context {
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
+  Instance &instance() const { return instance_; }
   const DeviceFunctions &fn() const { return fn_; }
   VkDevice device() const { return device_; }
   const PhysicalDevice &physical() const { return physical_; }

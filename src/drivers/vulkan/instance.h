@@ -52,6 +52,10 @@ class Instance {
   bool validation_active() const { return validation_active_; }
   uint64_t validation_messages() const { return validation_messages_.load(std::memory_order_relaxed); }
   void count_validation_message() { validation_messages_.fetch_add(1, std::memory_order_relaxed); }
+  // Host-memory imports attempted (each a registration of host memory with the driver), for the tests that
+  // prove no path but an opted-in borrow ever registers.
+  uint64_t host_imports() const { return host_imports_.load(std::memory_order_relaxed); }
+  void count_host_import() { host_imports_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   Instance() = default;
@@ -65,6 +69,7 @@ class Instance {
   bool host_import_ = false;
   bool validation_active_ = false;
   std::atomic<uint64_t> validation_messages_{0};
+  std::atomic<uint64_t> host_imports_{0};
 };
 
 // True where the environment variable is set to something other than "" or "0".

@@ -115,6 +115,7 @@ rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
                 "(VK_EXT_external_memory_host)",
                 host, length, static_cast<unsigned long long>(align));
   const DeviceFunctions &fn = ctx.fn();
+  ctx.instance().count_host_import();
   constexpr auto handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
   VkMemoryHostPointerPropertiesEXT hp{};
   hp.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;

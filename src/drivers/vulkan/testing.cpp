@@ -22,4 +22,10 @@ extern "C" {
 // The driver's commit bound k: it commits by itself once this many values are held.
 [[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_commit_every(void) { return rig::vulkan::kCommitEvery; }
 
+// Host-memory imports attempted through VK_EXT_external_memory_host so far (0 where Vulkan did not load).
+[[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_imports(void) {
+  rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
+  return instance ? instance->host_imports() : 0;
+}
+
 }  // extern "C"
