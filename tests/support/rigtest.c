@@ -6,16 +6,25 @@
 
 #include "test_driver.h"
 
+static const char *message(void);
+
 void rt_ok(rig_status s, const char *call, const char *file, int line) {
   if (s == RIG_OK) return;
-  fail_msg("%s:%d: %s returned %s: %s", file, line, call, rig_status_name(s), rig_last_error());
+  fail_msg("%s:%d: %s returned %s: %s", file, line, call, rig_status_name(s), message());
 }
+
+/* A helper that releases handles after a failed call keeps the failure's message here, since each rig
+ * call starts with a fresh message. */
+static char saved_message[512];
+
+static const char *message(void) { return saved_message[0] ? saved_message : rig_last_error(); }
 
 void rt_status(rig_status want, rig_status got, const char *call, const char *file, int line) {
   if (got != want)
-    fail_msg("%s:%d: %s returned %s (%s), want %s", file, line, call, rig_status_name(got), rig_last_error(),
+    fail_msg("%s:%d: %s returned %s (%s), want %s", file, line, call, rig_status_name(got), message(),
              rig_status_name(want));
-  if (want != RIG_OK && rig_last_error()[0] == '\0') fail_msg("%s:%d: %s gave no message", file, line, call);
+  if (want != RIG_OK && message()[0] == '\0') fail_msg("%s:%d: %s gave no message", file, line, call);
+  saved_message[0] = '\0';
 }
 
 static rig_status submit_parts(rig_device d, const rig_part *parts, size_t np, const rig_buffer *buffers,
@@ -28,6 +37,7 @@ static rig_status submit_parts(rig_device d, const rig_part *parts, size_t np, c
   s = rig_run_take(sub, &run);
   for (size_t i = 0; s == RIG_OK && i < n; ++i) s = rig_run_set_buffer(run, (uint32_t)i, buffers[i]);
   if (s == RIG_OK) s = rig_submit(run, waits, wc, point);
+  snprintf(saved_message, sizeof saved_message, "%s", s == RIG_OK ? "" : rig_last_error());
   rig_run_release(run);
   rig_submission_release(sub);
   return s;
