@@ -1,0 +1,582 @@
+(* rig.ml: OCaml bindings of rig.h through ctypes (libctypes-ocaml-dev), loading librig.so.0 at run time
+   (RIG_LIBRARY names another file).
+
+   Why ctypes and not SWIG's OCaml module: SWIG 4.1 still has -ocaml, but lists it under "Experimental
+   Target Language Options"; its wrappers give every C value the one dynamic type Swig.c_obj (C_int,
+   C_ptr, C_list ...), so no signature is checked by OCaml's type checker, callbacks need C++ directors,
+   and it needs a C stub library compiled for each OCaml version. With ctypes the signatures below are
+   typed OCaml values, callbacks are libffi closures over OCaml functions, bytes are Bigarrays that C sees
+   without a copy, and nothing is compiled in C.
+
+   Rules kept everywhere here:
+   - an exception never unwinds through librig's frames: each callback catches it, answers rig with a
+     status, and the call that ran the callback raises it once rig has returned;
+   - every closure handed to C stays reachable while C may call it (kept alive past the call, or held by
+     the object whose handle reaches it);
+   - memory rig keeps beyond a call is a Bigarray (outside OCaml's moving heap), held until rig lets go. *)
+
+open Ctypes
+open Foreign
+
+let lib =
+  let filename = try Sys.getenv "RIG_LIBRARY" with Not_found -> "librig.so.0" in
+  Dl.dlopen ~filename ~flags:[ Dl.RTLD_NOW ]
+
+let fn name typ = foreign ~from:lib name typ
+
+type host = (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Status and errors                                                                                    *)
+
+type status = int (* rig_status; values pinned by rig.h *)
+
+let ok = 0
+let invalid_argument = 1
+let invalid_handle = 2
+let out_of_memory = 5
+let interrupted = 8
+let driver = 9
+
+exception Error of { status : status; name : string; message : string }
+
+let c_last_error = fn "rig_last_error" (void @-> returning string)
+let status_name = fn "rig_status_name" (int @-> returning string)
+
+(* The message is read right after the failed call, on its thread: OCaml 4 runs one thread at a time and
+   no call here releases the runtime lock, so no other rig call can come in between. *)
+let check st =
+  if st <> ok then
+    let message = c_last_error () in
+    raise (Error { status = st; name = status_name st; message })
+
+let () =
+  Printexc.register_printer (function
+    | Error { name; message; _ } -> Some (Printf.sprintf "Rig.Error(%s: %s)" name message)
+    | _ -> None)
+
+(* A callback's exception, kept until the rig call that ran the callback returns. *)
+type caught = { mutable exn : (exn * Printexc.raw_backtrace) option }
+
+let caught () = { exn = None }
+let keep_exn c e = if c.exn = None then c.exn <- Some (e, Printexc.get_raw_backtrace ())
+
+let reraise c =
+  match c.exn with
+  | Some (e, bt) ->
+      c.exn <- None;
+      Printexc.raise_with_backtrace e bt
+  | None -> ()
+
+(* The callback's exception first (it is why the call failed, if it did), then the status. *)
+let check_after c st =
+  reraise c;
+  check st
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Handles                                                                                              *)
+
+let handle = ptr void
+
+(* A handle released once: by release, or by the GC's finaliser. A released one keeps its stale handle,
+   so a later use reaches rig and raises rig's own invalid-handle error. *)
+type owned = { raw : unit ptr; mutable released : bool; free : unit ptr -> int }
+
+let own free raw =
+  let o = { raw; released = false; free } in
+  Gc.finalise (fun o -> if not o.released then (o.released <- true; ignore (o.free o.raw))) o;
+  o
+
+let release o =
+  if not o.released then begin
+    o.released <- true;
+    check (o.free o.raw)
+  end
+
+let out_handle f =
+  let p = allocate handle null in
+  check (f p);
+  !@p
+
+let size = Unsigned.Size_t.of_int
+let whole = Unsigned.Size_t.max_int
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Raw functions                                                                                        *)
+
+let c_version_string = fn "rig_version_string" (void @-> returning string)
+let c_host = fn "rig_host" (ptr handle @-> returning int)
+let c_memory_device = fn "rig_memory_device" (string @-> ptr handle @-> returning int)
+let c_device_open = fn "rig_device_open" (string @-> ptr handle @-> returning int)
+let c_device_release = fn "rig_device_release" (handle @-> returning int)
+let c_device_submitted = fn "rig_device_submitted" (handle @-> ptr uint64_t @-> returning int)
+let c_device_signaled = fn "rig_device_signaled" (handle @-> ptr uint64_t @-> returning int)
+let c_device_wait = fn "rig_device_wait" (handle @-> uint64_t @-> uint64_t @-> returning int)
+let c_testing_lose = fn "rig_testing_lose_device" (handle @-> string @-> returning int)
+let c_buffer_create = fn "rig_buffer_create" (handle @-> size_t @-> int @-> ptr handle @-> returning int)
+let release_fn = funptr (ptr void @-> returning void)
+
+let c_buffer_wrap =
+  fn "rig_buffer_wrap" (ptr void @-> size_t @-> int @-> release_fn @-> ptr void @-> ptr handle @-> returning int)
+
+let c_buffer_view = fn "rig_buffer_view" (handle @-> size_t @-> size_t @-> ptr handle @-> returning int)
+let c_buffer_borrow = fn "rig_buffer_borrow" (handle @-> handle @-> ptr handle @-> returning int)
+let c_buffer_length = fn "rig_buffer_length" (handle @-> ptr size_t @-> returning int)
+let c_buffer_release = fn "rig_buffer_release" (handle @-> returning int)
+let c_buffer_read_into = fn "rig_buffer_read_into" (handle @-> size_t @-> ptr void @-> size_t @-> returning int)
+let c_buffer_write_from = fn "rig_buffer_write_from" (handle @-> size_t @-> ptr void @-> size_t @-> returning int)
+let access_fn = funptr (ptr void @-> ptr void @-> size_t @-> returning void)
+let c_buffer_read = fn "rig_buffer_read" (handle @-> access_fn @-> ptr void @-> returning int)
+let c_buffer_write = fn "rig_buffer_write" (handle @-> access_fn @-> ptr void @-> returning int)
+
+(* rig_part, laid out as rig.h declares it (ctypes applies the C rules of alignment). *)
+type part
+
+let part : part structure typ = structure "rig_part"
+let p_size = field part "size" size_t
+let p_kind = field part "kind" int
+let p_src_slot = field part "src_slot" uint32_t
+let p_dst_slot = field part "dst_slot" uint32_t
+let p_src_offset = field part "src_offset" size_t
+let p_dst_offset = field part "dst_offset" size_t
+let p_length = field part "length" size_t
+let p_byte = field part "byte" uint8_t
+let p_fn = field part "fn" (ptr void)
+let p_user = field part "user" (ptr void)
+let _p_module = field part "module" (ptr void)
+let _p_function = field part "function" (ptr char)
+let _p_grid = field part "grid" (array 3 uint32_t)
+let _p_block = field part "block" (array 3 uint32_t)
+let _p_shared_bytes = field part "shared_bytes" uint32_t
+let _p_slots = field part "slots" (ptr uint32_t)
+let _p_slot_count = field part "slot_count" uint32_t
+let () = seal part
+
+type span
+
+let span : span structure typ = structure "rig_span"
+let s_data = field span "data" (ptr void)
+let s_length = field span "length" size_t
+let () = seal span
+let kernel_fn = ptr void @-> ptr span @-> size_t @-> returning void
+
+let c_submission_make =
+  fn "rig_submission_make" (handle @-> ptr part @-> size_t @-> ptr int @-> size_t @-> ptr handle @-> returning int)
+
+let c_submission_release = fn "rig_submission_release" (handle @-> returning int)
+let c_run_take = fn "rig_run_take" (handle @-> ptr handle @-> returning int)
+let c_run_set_buffer = fn "rig_run_set_buffer" (handle @-> uint32_t @-> handle @-> returning int)
+let c_submit = fn "rig_submit" (handle @-> ptr uint64_t @-> size_t @-> ptr uint64_t @-> returning int)
+let c_run_release = fn "rig_run_release" (handle @-> returning int)
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Devices                                                                                              *)
+
+let version () = c_version_string ()
+
+module Device = struct
+  type t = owned
+
+  let host () = own (fun _ -> ok) (out_handle c_host)
+  let memory name = own c_device_release (out_handle (c_memory_device name))
+  let open_ name = own c_device_release (out_handle (c_device_open name))
+  let release = release
+
+  let value f d =
+    let v = allocate uint64_t Unsigned.UInt64.zero in
+    check (f d.raw v);
+    Unsigned.UInt64.to_int64 !@v
+
+  let submitted d = value c_device_submitted d
+  let signaled d = value c_device_signaled d
+
+  let wait ?(timeout_ns = Unsigned.UInt64.max_int) d v =
+    check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) timeout_ns)
+
+  let lose d why = check (c_testing_lose d.raw why)
+end
+
+let memory_device = Device.memory
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Buffers                                                                                              *)
+
+(* A Bigarray over C memory rig gives a callback, valid only during it. *)
+let view_of p n : host = bigarray_of_ptr array1 n Bigarray.char (from_voidp char p)
+
+(* Bigarrays rig wraps, held until rig calls the release (keyed by their address). *)
+let wrapped : (nativeint, host) Hashtbl.t = Hashtbl.create 16
+let release_wrapped user = Hashtbl.remove wrapped (raw_address_of_ptr user)
+
+module Buffer = struct
+  type t = owned
+
+  let made h = own c_buffer_release h
+
+  let create ?(memory = 0) device length =
+    made (out_handle (c_buffer_create device.raw (size length) memory))
+
+  (* A host buffer over the Bigarray's bytes, without a copy; read_only as a read-only mapping. *)
+  let of_bigarray ?(read_only = false) (ba : host) =
+    let p = to_voidp (bigarray_start array1 ba) in
+    Hashtbl.add wrapped (raw_address_of_ptr p) ba;
+    let out = allocate handle null in
+    let st = c_buffer_wrap p (size (Bigarray.Array1.dim ba)) (if read_only then 1 else 3) release_wrapped p out in
+    if st <> ok then Hashtbl.remove wrapped (raw_address_of_ptr p);
+    (* rig calls no release for a wrap that failed *)
+    check st;
+    made !@out
+
+  let of_string s =
+    let ba = Bigarray.Array1.create Bigarray.char Bigarray.c_layout (String.length s) in
+    String.iteri (fun i c -> ba.{i} <- c) s;
+    of_bigarray ba
+
+  let view b ~offset ~length = made (out_handle (c_buffer_view b.raw (size offset) (size length)))
+
+  (* None where the device cannot map the buffer's memory (RIG_UNMAPPABLE). *)
+  let borrow device b =
+    try Some (made (out_handle (c_buffer_borrow device.raw b.raw)))
+    with Error { status = 4; _ } -> None
+
+  let length b =
+    let n = allocate size_t Unsigned.Size_t.zero in
+    check (c_buffer_length b.raw n);
+    Unsigned.Size_t.to_int !@n
+
+  let release = release
+
+  (* Bytes are copied through a Bigarray: OCaml's own bytes may move while C holds them. *)
+  let read_into b ~offset (dst : host) =
+    check (c_buffer_read_into b.raw (size offset) (to_voidp (bigarray_start array1 dst)) (size (Bigarray.Array1.dim dst)))
+
+  let write_from b ~offset (src : host) =
+    check (c_buffer_write_from b.raw (size offset) (to_voidp (bigarray_start array1 src)) (size (Bigarray.Array1.dim src)))
+
+  let to_string b =
+    let ba = Bigarray.Array1.create Bigarray.char Bigarray.c_layout (length b) in
+    read_into b ~offset:0 ba;
+    String.init (Bigarray.Array1.dim ba) (fun i -> ba.{i})
+
+  let access c f _user p n = try f (view_of p (Unsigned.Size_t.to_int n)) with e -> keep_exn c e
+
+  (* f sees the bytes after the last write (rule 5); the Bigarray is valid only during f. *)
+  let read b f =
+    let c = caught () in
+    let cb = access c f in
+    let st = c_buffer_read b.raw cb null in
+    let (_ : unit ptr -> unit ptr -> Unsigned.size_t -> unit) = Sys.opaque_identity cb in
+    check_after c st
+
+  (* f's writes land in the buffer, after every use (rule 6). *)
+  let write b f =
+    let c = caught () in
+    let cb = access c f in
+    let st = c_buffer_write b.raw cb null in
+    let (_ : unit ptr -> unit ptr -> Unsigned.size_t -> unit) = Sys.opaque_identity cb in
+    check_after c st
+end
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Submissions                                                                                          *)
+
+module Submission = struct
+  type slot = int
+
+  type part_spec =
+    | Copy of { src : slot; dst : slot; src_offset : int; dst_offset : int; length : int option }
+    | Fill of { dst : slot; offset : int; length : int option; byte : char }
+    | Host_kernel of (host array -> unit)
+        (** runs on a memory device over every slot's bytes (valid only during the call); its exception
+            is raised by the submit that ran it *)
+
+  let copy ?(src_offset = 0) ?(dst_offset = 0) ?length ~src ~dst () = Copy { src; dst; src_offset; dst_offset; length }
+  let fill ?(offset = 0) ?length ~dst byte = Fill { dst; offset; length; byte }
+
+  (* kernels: the closures rig calls, reachable while the submission is *)
+  type t = { o : owned; kernels : (caught * (unit ptr -> span structure ptr -> Unsigned.size_t -> unit)) list }
+
+  let len = function None -> whole | Some n -> size n
+
+  let make device (parts : part_spec list) (access : int list) =
+    let n = List.length parts in
+    let arr = CArray.make part (max n 1) in
+    let kernels = ref [] in
+    List.iteri
+      (fun i spec ->
+        let p = CArray.get arr i in
+        setf p p_size (size (sizeof part));
+        (match spec with
+        | Copy c ->
+            setf p p_kind 1;
+            setf p p_src_slot (Unsigned.UInt32.of_int c.src);
+            setf p p_dst_slot (Unsigned.UInt32.of_int c.dst);
+            setf p p_src_offset (size c.src_offset);
+            setf p p_dst_offset (size c.dst_offset);
+            setf p p_length (len c.length)
+        | Fill f ->
+            setf p p_kind 2;
+            setf p p_dst_slot (Unsigned.UInt32.of_int f.dst);
+            setf p p_dst_offset (size f.offset);
+            setf p p_length (len f.length);
+            setf p p_byte (Unsigned.UInt8.of_int (Char.code f.byte))
+        | Host_kernel f ->
+            let c = caught () in
+            let cb _user spans count =
+              try
+                let count = Unsigned.Size_t.to_int count in
+                let views =
+                  Array.init count (fun i ->
+                      let s = !@(spans +@ i) in
+                      view_of (getf s s_data) (Unsigned.Size_t.to_int (getf s s_length)))
+                in
+                f views
+              with e -> keep_exn c e
+            in
+            kernels := (c, cb) :: !kernels;
+            setf p p_kind 3;
+            setf p p_fn (coerce (funptr kernel_fn) (ptr void) cb);
+            setf p p_user null);
+        CArray.set arr i p)
+      parts;
+    let acc = CArray.of_list int access in
+    let h =
+      out_handle
+        (c_submission_make device.raw (CArray.start arr) (size n) (CArray.start acc) (size (List.length access)))
+    in
+    { o = own c_submission_release h; kernels = !kernels }
+
+  let release s = release s.o
+end
+
+module Run = struct
+  type t = { o : owned; sub : Submission.t (* its kernels outlive this run *) }
+
+  let take (s : Submission.t) = { o = own c_run_release (out_handle (c_run_take s.o.raw)); sub = s }
+  let set_buffer r slot (b : Buffer.t) = check (c_run_set_buffer r.o.raw (Unsigned.UInt32.of_int slot) b.raw)
+
+  (* Returns the run's point. A host kernel's exception is raised in place of it. *)
+  let submit ?(waits = []) r =
+    let w = CArray.of_list uint64_t (List.map Unsigned.UInt64.of_int64 waits) in
+    let point = allocate uint64_t Unsigned.UInt64.zero in
+    let st = c_submit r.o.raw (CArray.start w) (size (List.length waits)) point in
+    List.iter (fun (c, _) -> reraise c) r.sub.kernels;
+    check st;
+    Unsigned.UInt64.to_int64 !@point
+
+  let release r = release r.o
+end
+
+(* Makes, takes and submits in one call; slots are (buffer, access). *)
+let submit device parts (slots : (Buffer.t * int) list) =
+  let sub = Submission.make device parts (List.map snd slots) in
+  let run = Run.take sub in
+  List.iteri (fun i (b, _) -> Run.set_buffer run i b) slots;
+  let point = Run.submit run in
+  Run.release run;
+  Submission.release sub;
+  point
+
+let read = 1
+let write = 2
+let read_write = 3
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Verdicts                                                                                             *)
+
+type refusal =
+  | Integrated_gpu
+  | Device_kind_unknown
+  | Kernel_hazard of string
+  | Not_measured of string
+  | Wrong_bytes
+  | Other_refusal of int  (** a refusal added after this binding *)
+
+type verdict =
+  | Usable
+  | Not_needed of string
+  | Refused of refusal
+  | Too_slow of string
+  | Inconclusive of string
+  | Still_registered of string
+  | Other of int  (** a kind added after this binding *)
+
+let c_verdict_get_kind = fn "rig_verdict_get_kind" (handle @-> ptr int @-> returning int)
+let c_verdict_refusal = fn "rig_verdict_refusal" (handle @-> ptr int @-> returning int)
+let c_verdict_reason = fn "rig_verdict_reason" (handle @-> ptr string_opt @-> returning int)
+let c_verdict_to_string = fn "rig_verdict_to_string" (handle @-> ptr string_opt @-> returning int)
+let c_verdict_cacheable = fn "rig_verdict_cacheable" (handle @-> ptr int @-> returning int)
+let c_verdict_release = fn "rig_verdict_release" (handle @-> returning int)
+
+(* A verdict read whole into OCaml, with its one-line text and whether it may be cached. *)
+type answer = { verdict : verdict; text : string; cacheable : bool }
+
+let take_verdict h =
+  Fun.protect
+    ~finally:(fun () -> ignore (c_verdict_release h))
+    (fun () ->
+      let i f =
+        let p = allocate int 0 in
+        check (f h p);
+        !@p
+      in
+      let s f =
+        let p = allocate string_opt None in
+        check (f h p);
+        Option.value ~default:"" !@p
+      in
+      let kind = i c_verdict_get_kind and refusal = i c_verdict_refusal and reason = s c_verdict_reason in
+      let verdict =
+        match kind with
+        | 1 -> Usable
+        | 2 -> Not_needed reason
+        | 3 ->
+            Refused
+              (match refusal with
+              | 1 -> Integrated_gpu
+              | 2 -> Device_kind_unknown
+              | 3 -> Kernel_hazard reason
+              | 4 -> Not_measured reason
+              | 5 -> Wrong_bytes
+              | r -> Other_refusal r)
+        | 4 -> Too_slow reason
+        | 5 -> Inconclusive reason
+        | 6 -> Still_registered reason
+        | k -> Other k
+      in
+      { verdict; text = s c_verdict_to_string; cacheable = i c_verdict_cacheable <> 0 })
+
+(* The self-test's ways to talk to a device, as the spec's record. *)
+type ops = {
+  register : host -> unit;  (** may raise on a refusal *)
+  unregister : host -> unit;
+  alloc_host : int -> host;
+  free_host : host -> unit;
+  round_trip : host -> into:host -> unit;
+  upload : host -> unit;
+}
+
+type probe_ops
+
+let probe_ops : probe_ops structure typ = structure "rig_probe_ops"
+let o_size = field probe_ops "size" size_t
+let o_user = field probe_ops "user" (ptr void)
+let range_op = funptr (ptr void @-> ptr void @-> size_t @-> returning int)
+let o_register = field probe_ops "register_host" range_op
+let o_unregister = field probe_ops "unregister_host" range_op
+let o_alloc = field probe_ops "alloc_host" (funptr (ptr void @-> size_t @-> ptr (ptr void) @-> returning int))
+let o_free = field probe_ops "free_host" range_op
+let o_round_trip = field probe_ops "round_trip" (funptr (ptr void @-> ptr void @-> ptr void @-> size_t @-> returning int))
+let o_upload = field probe_ops "upload" range_op
+let o_now = field probe_ops "now_ns" (funptr_opt (ptr void @-> returning uint64_t))
+let () = seal probe_ops
+
+type probe_options
+
+let probe_options : probe_options structure typ = structure "rig_probe_options"
+let po_size = field probe_options "size" size_t
+let po_min_speed = field probe_options "min_relative_speed" double
+let po_log = field probe_options "log" (funptr_opt (ptr void @-> string @-> returning void))
+let po_log_user = field probe_options "log_user" (ptr void)
+let () = seal probe_options
+
+let c_probe_with =
+  fn "rig_probe_with"
+    (ptr probe_ops @-> ptr void @-> ptr void @-> size_t @-> ptr probe_options @-> ptr handle @-> returning int)
+
+let c_probe =
+  fn "rig_probe" (handle @-> ptr void @-> ptr void @-> size_t @-> ptr probe_options @-> ptr handle @-> returning int)
+
+let options ?log ~min_relative_speed c =
+  let o = make probe_options in
+  setf o po_size (size (sizeof probe_options));
+  setf o po_min_speed min_relative_speed;
+  let logger = Option.map (fun f _user msg -> try f msg with e -> keep_exn c e) log in
+  setf o po_log logger;
+  setf o po_log_user null;
+  (o, logger)
+
+(* What rig gets for an op's exception, as the spec says: Out_of_memory, Stack_overflow and Sys.Break
+   are raised again by probe_with (rig returns OUT_OF_MEMORY or INTERRUPTED as the probe's own error);
+   every other exception makes the verdict Inconclusive, and its text goes to the log. *)
+let op_status c log name e =
+  match e with
+  | Out_of_memory | Stack_overflow -> keep_exn c e; out_of_memory
+  | Sys.Break -> keep_exn c e; interrupted
+  | Error { status; _ } when status <> out_of_memory && status <> interrupted ->
+      Option.iter (fun f -> try f (name ^ " raised " ^ Printexc.to_string e) with _ -> ()) log;
+      status
+  | e ->
+      Option.iter (fun f -> try f (name ^ " raised " ^ Printexc.to_string e) with _ -> ()) log;
+      driver
+
+let probe_with ?log ?(min_relative_speed = 0.0) (ops : ops) ~(map : host) ~(reference : host) =
+  let c = caught () in
+  let allocs : (nativeint, host) Hashtbl.t = Hashtbl.create 4 in
+  let guard name f = try f (); ok with e -> op_status c log name e in
+  let o = make probe_ops in
+  setf o o_size (size (sizeof probe_ops));
+  setf o o_user null;
+  let register _ p n = guard "register" (fun () -> ops.register (view_of p (Unsigned.Size_t.to_int n))) in
+  let unregister _ p n = guard "unregister" (fun () -> ops.unregister (view_of p (Unsigned.Size_t.to_int n))) in
+  let alloc _ n out =
+    guard "alloc_host" (fun () ->
+        let n = Unsigned.Size_t.to_int n in
+        let ba = ops.alloc_host n in
+        if Bigarray.Array1.dim ba < n then failwith "alloc_host gave too few bytes";
+        let p = to_voidp (bigarray_start array1 ba) in
+        Hashtbl.replace allocs (raw_address_of_ptr p) ba;
+        out <-@ p)
+  in
+  let free _ p _ =
+    guard "free_host" (fun () ->
+        let key = raw_address_of_ptr p in
+        let ba = Hashtbl.find allocs key in
+        Hashtbl.remove allocs key;
+        ops.free_host ba)
+  in
+  let round_trip _ h into n =
+    guard "round_trip" (fun () ->
+        let n = Unsigned.Size_t.to_int n in
+        ops.round_trip (view_of h n) ~into:(view_of into n))
+  in
+  let upload _ p n = guard "upload" (fun () -> ops.upload (view_of p (Unsigned.Size_t.to_int n))) in
+  setf o o_register register;
+  setf o o_unregister unregister;
+  setf o o_alloc alloc;
+  setf o o_free free;
+  setf o o_round_trip round_trip;
+  setf o o_upload upload;
+  setf o o_now None;
+  let opts, logger = options ?log ~min_relative_speed c in
+  if Bigarray.Array1.dim map <> Bigarray.Array1.dim reference then invalid_arg "Rig.probe_with: map and reference lengths differ";
+  let out = allocate handle null in
+  let st =
+    c_probe_with (addr o) (to_voidp (bigarray_start array1 map)) (to_voidp (bigarray_start array1 reference))
+      (size (Bigarray.Array1.dim map)) (addr opts) out
+  in
+  ignore (Sys.opaque_identity (register, unregister, alloc, free, round_trip, upload, logger, o, opts));
+  Hashtbl.iter (fun _ ba -> try ops.free_host ba with _ -> ()) allocs;
+  check_after c st;
+  take_verdict !@out
+
+let probe ?log ?(min_relative_speed = 0.0) (device : Device.t) ~(map : host) ~(reference : host) =
+  let c = caught () in
+  let opts, logger = options ?log ~min_relative_speed c in
+  if Bigarray.Array1.dim map <> Bigarray.Array1.dim reference then invalid_arg "Rig.probe: map and reference lengths differ";
+  let out = allocate handle null in
+  let st =
+    c_probe device.raw (to_voidp (bigarray_start array1 map)) (to_voidp (bigarray_start array1 reference))
+      (size (Bigarray.Array1.dim map)) (addr opts) out
+  in
+  ignore (Sys.opaque_identity (logger, opts));
+  check_after c st;
+  take_verdict !@out
+
+let c_static_verdict = fn "rig_static_verdict" (handle @-> ptr handle @-> returning int)
+
+(* The static verdict, or None when the self-test is required. *)
+let static_verdict (device : Device.t) =
+  let out = allocate handle null in
+  check (c_static_verdict device.raw out);
+  if is_null !@out then None else Some (take_verdict !@out)
