@@ -4,7 +4,8 @@
 //  2. The two windows must differ: a device that served one window's bytes for the other (a stale copy)
 //     could not be told from a good one otherwise.
 //  3. Both windows are registered at once (disjoint, page-aligned at 64 KiB), round-tripped into a buffer
-//     pre-filled with the other window's bytes (so a copy that did nothing shows), and compared. Wrong bytes
+//     whose every page first differs from the expected bytes (so a copy that skipped a page shows), and
+//     compared. Wrong bytes
 //     are the device's fault only if the map still equals the reference (else the file changed under us).
 //  4. Best of 7 registered uploads against best of 7 staged copies (memcpy into alloc_host memory, then
 //     upload), interleaved so that drift in the machine's load hits both sides alike.
@@ -122,7 +123,7 @@ class Run {
       registered_[i] = true;
     }
     for (int i = 0; i < 2; ++i) {
-      std::memcpy(buffer_, ref_[1 - i], w_);
+      poison(buffer_, ref_[i]);
       if (!call(format("round trip of window %d", i), s = ops_.round_trip(ops_.user, win_[i], buffer_, w_)))
         return fatal(s);
       size_t d = first_difference(buffer_, ref_[i], w_);
@@ -153,6 +154,13 @@ class Run {
     // The checked release: its failure is what gives a window its third try.
     for (int i = 1; i >= 0; --i) release_window(i, true);
     return RIG_OK;
+  }
+
+  // Makes every 4 KiB page of the buffer differ from the expected bytes at its first byte, so that a copy
+  // that left any page unwritten shows in the comparison (one byte a page: the probe stays cheap).
+  void poison(void *buffer, const char *expected) {
+    auto *b = static_cast<unsigned char *>(buffer);
+    for (size_t off = 0; off < w_; off += 4096) b[off] = static_cast<unsigned char>(~expected[off]);
   }
 
   // Step 5: runs whatever happened.

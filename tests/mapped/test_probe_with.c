@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "probe_double.h"
@@ -246,6 +247,24 @@ static void unreadable_map_is_inconclusive(void **state) {
   for (int op = 0; op < PD_OPS; ++op) assert_int_equal(f->d.calls[op], 0);
 }
 
+/* A file mapping longer than its file: touching the pages past the end would raise SIGBUS. */
+static void mapping_past_end_of_file_is_inconclusive(void **state) {
+  fx *f = *state;
+  char path[] = "/tmp/rig-mapped-short-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  assert_int_equal(write(fd, f->map, W), (ssize_t)W); /* W bytes: half of what gets mapped */
+  char *m = mmap(NULL, 2 * W, PROT_READ, MAP_SHARED, fd, 0);
+  assert_true(m != MAP_FAILED);
+  rig_probe_ops ops = pd_ops(&f->d);
+  assert_int_equal(rig_probe_with(&ops, m, f->ref, 2 * W, NULL, &f->v), RIG_OK);
+  expect(f, RIG_VERDICT_INCONCLUSIVE, "cannot be read at byte 262144");
+  for (int op = 0; op < PD_OPS; ++op) assert_int_equal(f->d.calls[op], 0);
+  munmap(m, 2 * W);
+  close(fd);
+}
+
 static void clock_without_duration_is_inconclusive(void **state) {
   fx *f = *state;
   f->d.frozen_clock = 1;
@@ -444,6 +463,7 @@ int main(void) {
       T(reference_differs_is_inconclusive_before_registering),
       T(identical_windows_are_inconclusive_before_registering),
       T(unreadable_map_is_inconclusive),
+      T(mapping_past_end_of_file_is_inconclusive),
       T(clock_without_duration_is_inconclusive),
       T(buffer_not_freed_is_inconclusive),
       T(free_failed_once_is_inconclusive),
