@@ -297,7 +297,7 @@ void run_programs(bool threaded) {
   const char *env_seed = std::getenv("RIG_MODEL_SEED");
   seed = env_seed ? std::strtoull(env_seed, nullptr, 10) : static_cast<uint64_t>(std::time(nullptr));
   const char *env_n = std::getenv("RIG_MODEL_PROGRAMS");
-  int programs = env_n ? std::atoi(env_n) : 2000;
+  int programs = env_n ? std::atoi(env_n) : 5000;
   std::printf("model: seed %llu, %d programs%s\n", (unsigned long long)seed, programs, threaded ? ", threaded" : "");
   const char *names[kDevices] = {"M0", "T1", "M2", "T3"};
   for (int d = 0; d < kDevices; ++d) {
