@@ -1,0 +1,161 @@
+//! The Rust binding's test (meson: binding-rust): the seed's hello-world ordering program, rig's errors
+//! as rig::Error with rig's message, callbacks written in Rust, and probe_with over Rust ops.
+use rig::{Access, Buffer, Device, Error, Memory, Part, ProbeOps, ProbeOptions, Refusal, Status, VerdictKind};
+
+#[test]
+fn hello_world() {
+    let a = Device::memory("A").unwrap();
+    let b = Device::memory("B").unwrap();
+    let text = *b"hello, world";
+    let src = Buffer::wrap(&text).unwrap(); // borrowed: `text` outlives every handle over it
+    let x = Buffer::create(&a, 12, Memory::Device).unwrap();
+    let y = Buffer::create(&b, 12, Memory::Device).unwrap();
+    // A's copy writes x; B's copy reads x through a borrow, so it follows A's: no point is named.
+    rig::submit(&a, vec![Part::copy(0, 1)], &[(&src.borrow_on(&a).unwrap(), Access::Read), (&x, Access::Write)]).unwrap();
+    rig::submit(&b, vec![Part::copy(0, 1)], &[(&x.borrow_on(&b).unwrap(), Access::Read), (&y, Access::Write)]).unwrap();
+    let out = y.to_vec().unwrap();
+    println!("{}", String::from_utf8_lossy(&out));
+    assert_eq!(&out, b"hello, world");
+    assert_eq!((a.submitted().unwrap(), b.submitted().unwrap()), (1, 1));
+}
+
+#[test]
+fn errors_carry_rigs_message() {
+    let a = Device::memory("A").unwrap();
+    let x = Buffer::create(&a, 12, Memory::Device).unwrap();
+    let e = x.view(8, 8).err().expect("an out-of-range view fails");
+    println!("out-of-range view: {}", e);
+    assert_eq!(e.status, Status::INVALID_ARGUMENT);
+    assert!(e.message.contains("leaves"), "{}", e.message);
+    // a released handle: the raw handle outlives the Buffer, so rig itself answers
+    let raw = x.as_raw();
+    x.release().unwrap();
+    let mut n = 0usize;
+    let st = unsafe { rig_sys::rig_buffer_length(raw, &mut n) };
+    assert_eq!(Status(st), Status::INVALID_HANDLE);
+    let msg = unsafe { std::ffi::CStr::from_ptr(rig_sys::rig_last_error()) }.to_string_lossy().into_owned();
+    println!("released buffer: {}", msg);
+    assert!(!msg.is_empty());
+    let e = Device::memory("").err().expect("an empty name fails");
+    assert_eq!(e.status, Status::INVALID_ARGUMENT);
+    let ro = Buffer::wrap(b"abcd").unwrap();
+    assert_eq!(ro.write_from(0, b"z").unwrap_err().status, Status::INVALID_ARGUMENT);
+}
+
+#[test]
+fn callbacks() {
+    let a = Device::memory("A").unwrap();
+    let buf = Buffer::create(&a, 8, Memory::Device).unwrap();
+    buf.write(|b| b.copy_from_slice(b"ABCDEFGH")).unwrap();
+    let mut seen = Vec::new();
+    buf.read(|b| seen.extend_from_slice(b)).unwrap();
+    assert_eq!(&seen, b"ABCDEFGH");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| buf.read(|_| panic!("boom"))));
+    assert!(r.is_err(), "a panic in a read callback is resumed by read");
+
+    let mut lent = *b"abcdefgh";
+    {
+        let src = Buffer::wrap_mut(&mut lent).unwrap();
+        let dst = Buffer::create(&a, 8, Memory::Device).unwrap();
+        let upper = Part::host_kernel(|slots| {
+            let up: Vec<u8> = slots[0].to_vec().to_ascii_uppercase();
+            slots[1].copy_from(&up);
+        });
+        rig::submit(&a, vec![upper], &[(&src.borrow_on(&a).unwrap(), Access::Read), (&dst, Access::Write)]).unwrap();
+        assert_eq!(dst.to_vec().unwrap(), b"ABCDEFGH");
+        // rig's writes land in the lent bytes
+        rig::submit(&a, vec![Part::copy(0, 1)], &[(&dst, Access::Read), (&src.borrow_on(&a).unwrap(), Access::Write)]).unwrap();
+        let bad = Part::host_kernel(|slots| slots[0].set(0, 0));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rig::submit(&a, vec![bad], &[(&src.borrow_on(&a).unwrap(), Access::Read)])
+        }));
+        assert!(r.is_err(), "a host kernel writing a read slot panics, resumed by submit");
+    } // the last handle over `lent` drops here, after rig released it
+    assert_eq!(&lent, b"ABCDEFGH");
+}
+
+/// A device double whose round trip returns one wrong byte.
+struct Double {
+    wrong: bool,
+    refuse: bool,
+    registered: i32,
+}
+
+impl ProbeOps for Double {
+    fn register_host(&mut self, _: &[u8]) -> rig::Result<()> {
+        if self.refuse {
+            return Err(Error::new(Status::DRIVER, "driver said no"));
+        }
+        self.registered += 1;
+        Ok(())
+    }
+    fn unregister_host(&mut self, _: &[u8]) -> rig::Result<()> {
+        self.registered -= 1;
+        Ok(())
+    }
+    fn round_trip(&mut self, host: &[u8], into: &mut [u8]) -> rig::Result<()> {
+        into.copy_from_slice(host);
+        if self.wrong {
+            into[0] ^= 0xff;
+        }
+        Ok(())
+    }
+    fn upload(&mut self, _: &[u8]) -> rig::Result<()> {
+        Ok(())
+    }
+}
+
+/// Page-aligned bytes, as a file mapping is (the probe checks the map's alignment).
+struct Aligned {
+    ptr: *mut u8,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let layout = std::alloc::Layout::from_size_align(len, 65536).unwrap();
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null());
+        Aligned { ptr, len, layout }
+    }
+    fn bytes(&mut self) -> &mut [u8] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+#[test]
+fn probe_with_a_wrong_bytes_double() {
+    let mut map = Aligned::new(256 << 10);
+    let mut seed = 0x2545f4914f6cdd1du64; // xorshift: windows that differ, no crate needed
+    for b in map.bytes().iter_mut() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        *b = seed as u8;
+    }
+    let reference = map.bytes().to_vec();
+    let map = map.bytes();
+    let mut lines = Vec::new();
+    let mut log = |l: &str| lines.push(l.to_string());
+    let mut ops = Double { wrong: true, refuse: false, registered: 0 };
+    let v = rig::probe_with(&mut ops, map, &reference, ProbeOptions { min_relative_speed: 0.0, log: Some(&mut log) }).unwrap();
+    println!("verdict: {}", v);
+    assert_eq!((v.kind, v.refusal), (VerdictKind::Refused, Refusal::WrongBytes));
+    assert!(v.cacheable);
+    assert_eq!(ops.registered, 0, "the probe released what it registered");
+    let v = rig::probe_with(&mut Double { wrong: false, refuse: false, registered: 0 }, map, &reference, ProbeOptions::default()).unwrap();
+    assert_ne!(v.kind, VerdictKind::Refused, "{}", v);
+    let mut lines = Vec::new();
+    let mut log = |l: &str| lines.push(l.to_string());
+    let v = rig::probe_with(&mut Double { wrong: false, refuse: true, registered: 0 }, map, &reference,
+        ProbeOptions { min_relative_speed: 0.0, log: Some(&mut log) }).unwrap();
+    assert_eq!(v.kind, VerdictKind::Inconclusive, "{}", v);
+    assert!(lines.iter().any(|l| l.contains("driver said no")), "{:?}", lines);
+    let e = rig::probe_with(&mut Double { wrong: true, refuse: false, registered: 0 }, map, &reference[1..], ProbeOptions::default()).unwrap_err();
+    assert_eq!(e.status, Status::INVALID_ARGUMENT);
+}
