@@ -309,12 +309,13 @@ rig_status VulkanDevice::wait(uint64_t value, Deadline deadline) {
     if (value > committed_.load(std::memory_order_relaxed))
       if (rig_status s = commit_locked(); s != RIG_OK) return s;
   }
+  const uint64_t target = signal_covering(value);
   VkSemaphore sem = timeline_->semaphore();
   VkSemaphoreWaitInfo wi{};
   wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
   wi.semaphoreCount = 1;
   wi.pSemaphores = &sem;
-  wi.pValues = &value;
+  wi.pValues = &target;
   for (;;) {
     uint64_t slice = kSliceNs;
     if (!deadline.is_forever()) {
@@ -323,7 +324,7 @@ rig_status VulkanDevice::wait(uint64_t value, Deadline deadline) {
     }
     VkResult r = ctx_->fn().vkWaitSemaphores(ctx_->device(), &wi, slice);
     if (r == VK_SUCCESS) {
-      raise_to(signaled_, value);
+      raise_to(signaled_, target);
       return RIG_OK;
     }
     if (r != VK_TIMEOUT) return lose(r, "vkWaitSemaphores failed");
@@ -335,6 +336,15 @@ rig_status VulkanDevice::wait(uint64_t value, Deadline deadline) {
       return fail(RIG_TIMEOUT, "Vulkan: %s did not reach value %llu before the deadline", info_.name.c_str(),
                   static_cast<unsigned long long>(value));
   }
+}
+
+uint64_t VulkanDevice::signal_covering(uint64_t value) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < in_flight_; ++i) {
+    const Batch &b = *ring_[(first_ + i) % kRing];
+    if (b.last_value >= value) return b.last_value;
+  }
+  return value;
 }
 
 rig_status VulkanDevice::commit() {
@@ -493,6 +503,19 @@ rig_status VulkanDevice::check_bindings(const Work &work) const {
 }
 
 rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
+  // The producers' exact signal values, asked before taking our own lock: a producer's lock is never
+  // taken while ours is held, so two devices waiting on each other from two threads cannot deadlock.
+  std::array<uint64_t, 16> covering_small;
+  std::vector<uint64_t> covering_big;  // only with more than 16 producers (never in practice)
+  uint64_t *covering = covering_small.data();
+  if (waits.size() > covering_small.size()) {
+    covering_big.resize(waits.size());
+    covering = covering_big.data();
+  }
+  for (size_t i = 0; i < waits.size(); ++i) {
+    auto *p = dynamic_cast<const VulkanDevice *>(waits[i].producer);
+    covering[i] = p ? p->signal_covering(waits[i].value) : waits[i].value;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (lost_.load(std::memory_order_acquire)) return lost_status();
   if (ctx_->lost()) return lose(VK_ERROR_DEVICE_LOST, "its VkDevice was lost (seen by another rig device)");
@@ -505,15 +528,15 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
 
   Batch *b = nullptr;
   if (rig_status s = open_batch(&b); s != RIG_OK) return s;
-  for (const QueueWait &w : waits) {
-    const auto &t = static_cast<const VulkanDevice *>(w.producer)->timeline();
+  for (size_t w = 0; w < waits.size(); ++w) {
+    const auto &t = static_cast<const VulkanDevice *>(waits[w].producer)->timeline();
     size_t i = 0;
     while (i < b->wait_timelines.size() && b->wait_timelines[i] != t) ++i;
     if (i == b->wait_timelines.size()) {
       b->wait_timelines.push_back(t);
-      b->wait_values.push_back(w.value);
-    } else if (b->wait_values[i] < w.value) {
-      b->wait_values[i] = w.value;
+      b->wait_values.push_back(covering[w]);
+    } else if (b->wait_values[i] < covering[w]) {
+      b->wait_values[i] = covering[w];
     }
   }
   for (const Part &part : work.parts)

@@ -106,6 +106,12 @@ class VulkanDevice final : public DriverDevice {
   uint64_t signaled() const override;
   rig_status wait(uint64_t value, Deadline deadline) override;
 
+  // The value the timeline semaphore will take that first covers `value`: the end of the committed batch
+  // holding it (the semaphore is signaled only at batch ends), or `value` once that batch is recycled
+  // (reached). Waiting on it is the same wait as on `value`; waiting on exact signal values keeps
+  // validation layers that track only exact values (1.3.239, Debian 12) from reporting a false timeout.
+  uint64_t signal_covering(uint64_t value) const;
+
   Context &context() const { return *ctx_; }
   const std::shared_ptr<Timeline> &timeline() const { return timeline_; }
   // Marks the device lost (and its VkDevice, for a device-lost result), reports it once, and returns the

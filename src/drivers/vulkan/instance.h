@@ -52,6 +52,8 @@ class Instance {
   bool validation_active() const { return validation_active_; }
   uint64_t validation_messages() const { return validation_messages_.load(std::memory_order_relaxed); }
   void count_validation_message() { validation_messages_.fetch_add(1, std::memory_order_relaxed); }
+  // Takes back messages a test provoked on purpose (testing.cpp).
+  void forgive_validation_messages(uint64_t n) { validation_messages_.fetch_sub(n, std::memory_order_relaxed); }
   // Host-memory imports attempted (each a registration of host memory with the driver), for the tests that
   // prove no path but an opted-in borrow ever registers.
   uint64_t host_imports() const { return host_imports_.load(std::memory_order_relaxed); }

@@ -1,6 +1,9 @@
 // Observation for rig's own Vulkan tests (tests/vulkan link the internal archive): hidden symbols, not part
 // of librig's ABI.
 #include <cstdint>
+#include <memory>
+
+#include "drivers/vulkan/context.h"
 
 #include "drivers/vulkan/device.h"
 #include "drivers/vulkan/instance.h"
@@ -26,6 +29,29 @@ extern "C" {
 [[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_imports(void) {
   rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
   return instance ? instance->host_imports() : 0;
+}
+
+// Makes one deliberate validation error (a zero-sized VkBuffer, VUID-VkBufferCreateInfo-size-00912, on a
+// VkDevice of its own) and returns how many messages it added to the count; the count is then put back,
+// so that the process's exit check sees only the real ones. -1 where Vulkan or a device is missing. This
+// is how the tests prove that the messenger counts at all.
+[[gnu::visibility("hidden")]] int64_t rig_vulkan_testing_provoke_validation(void) {
+  rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
+  if (!instance || instance->devices().empty()) return -1;
+  std::shared_ptr<rig::vulkan::Context> ctx;
+  if (rig::vulkan::Context::make(*instance, instance->devices()[0], &ctx) != RIG_OK) return -1;
+  const uint64_t before = instance->validation_messages();
+  VkBufferCreateInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.size = 0;  // invalid: must be greater than 0
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  if (ctx->fn().vkCreateBuffer(ctx->device(), &bi, nullptr, &buffer) == VK_SUCCESS && buffer)
+    ctx->fn().vkDestroyBuffer(ctx->device(), buffer, nullptr);
+  const uint64_t added = instance->validation_messages() - before;
+  instance->forgive_validation_messages(added);
+  return static_cast<int64_t>(added);
 }
 
 }  // extern "C"
