@@ -67,7 +67,10 @@ rig_status Allocation::memory_for(Device &device, const Memory **out) {
 Allocation::~Allocation() {
   // Rule 6: memory goes back to a driver, or to its owner, only once no work may still use it. A use that
   // can never be reached (a lost device's) keeps the memory for the life of the process.
-  if (wait_all_uses() != RIG_OK) return;
+  if (wait_all_uses() != RIG_OK) {
+    keep_forever(base_);
+    return;
+  }
   for (auto &m : mappings_) m.device->driver().unmap(m.memory);
   if (owned_) owner_.driver().free(base_);
   if (release_) release_(release_user_);

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "capi/handles.h"
 #include "core/device.h"
@@ -20,6 +21,8 @@ struct Registry {
   std::atomic<uint32_t> next_index{1};
   std::mutex names_lock;
   std::map<std::string, std::unique_ptr<std::mutex>> name_locks;
+  std::mutex kept_lock;
+  std::vector<Memory> kept;  // memory a lost device may still use
 
   std::mutex &name_lock(const std::string &name) {
     std::lock_guard g(names_lock);
@@ -55,6 +58,12 @@ rig_status open_device(std::unique_ptr<DriverDevice> driver, rig_device *out) {
   d->set_handle(word);
   *out = capi::handle_of<rig_device>(word);
   return RIG_OK;
+}
+
+void keep_forever(const Memory &memory) {
+  auto &r = registry();
+  std::lock_guard g(r.kept_lock);
+  r.kept.push_back(memory);
 }
 
 std::mutex &device_name_lock(const std::string &name) { return registry().name_lock(name); }

@@ -19,4 +19,7 @@ rig_status open_device(std::unique_ptr<DriverDevice> driver, rig_device *out);
 // the pointer stays valid; a released device answers its points as reached.
 Device *device_at(uint32_t index);
 
+// Keeps memory that a lost device may still use for the life of the process (reachable, never freed).
+void keep_forever(const Memory &memory);
+
 }  // namespace rig

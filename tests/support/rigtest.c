@@ -15,7 +15,7 @@ void rt_ok(rig_status s, const char *call, const char *file, int line) {
 
 /* A helper that releases handles after a failed call keeps the failure's message here, since each rig
  * call starts with a fresh message. */
-static char saved_message[512];
+static __thread char saved_message[512]; /* per thread, as rig_last_error is */
 
 static const char *message(void) { return saved_message[0] ? saved_message : rig_last_error(); }
 

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Every test of rig, as CI runs it: the plain build (all suites, bindings, install and ABI checks),
+# AddressSanitizer+UndefinedBehaviorSanitizer, ThreadSanitizer, and the mutation check of the six rules.
+# Vulkan runs for real on Mesa's lavapipe; CUDA and HIP run against the driver doubles in tests/doubles.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+out=${RIG_TEST_DIR:-build-test}
+status=0
+run() {  # name, build dir, meson options...
+  name=$1 dir=$2
+  shift 2
+  echo "=== $name"
+  if [ -d "$dir" ]; then meson setup --reconfigure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
+  ninja -C "$dir" >/dev/null || { echo "=== $name: BUILD FAILED"; ninja -C "$dir" | tail -40; status=1; return; }
+  if meson test -C "$dir" --print-errorlogs --num-processes 2 $SUITES; then echo "=== $name: passed"; else echo "=== $name: FAILED"; status=1; fi
+}
+SUITES=""
+RIG_REQUIRE=${RIG_REQUIRE:-vulkan} export RIG_REQUIRE
+run plain "$out/plain"
+# Sanitizer builds run the C ABI and ordering suites (bindings run in the plain build).
+SUITES="--no-suite bindings --no-suite install --no-suite bench"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  run asan+ubsan "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
+run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+echo "=== mutation: each rule's code compiled out must fail its rule test"
+if MUTATION_DIR="$out/mutation" tests/core/mutation.sh; then echo "=== mutation: passed"; else echo "=== mutation: FAILED"; status=1; fi
+[ $status = 0 ] && echo "ALL PASSED" || echo "SOME FAILED"
+exit $status
