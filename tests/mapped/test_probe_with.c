@@ -34,7 +34,7 @@ typedef struct fx {
 static void on_log(void *user, const char *message) {
   fx *f = user;
   f->logs++;
-  if (strstr(message, "release")) f->release_logs++;
+  if (strstr(message, "release of window")) f->release_logs++;
 }
 
 static int setup(void **state) {
