@@ -114,6 +114,7 @@ rig_status Instance::make() {
 
   host_import_ = env_flag("RIG_VULKAN_HOST_IMPORT");
   const bool want_validation = env_flag("RIG_VULKAN_VALIDATION");
+  bool sync_validation = false;
   std::vector<const char *> layers, extensions;
   if (want_validation) {
     if (has_layer(lib_, kValidationLayer) &&
@@ -122,6 +123,10 @@ rig_status Instance::make() {
       layers.push_back(kValidationLayer);
       extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
       validation_active_ = true;
+      // Synchronization validation too: on a CPU driver that runs everything in order, a missing barrier
+      // changes no byte, so this is what shows one.
+      sync_validation = has_instance_extension(lib_, kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+      if (sync_validation) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
     } else {
       std::fprintf(stderr, "rig vulkan: RIG_VULKAN_VALIDATION is set but %s (with %s) is not installed\n",
                    kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -137,6 +142,12 @@ rig_status Instance::make() {
 
   // Chained so that messages about vkCreateInstance itself are caught too.
   VkDebugUtilsMessengerCreateInfoEXT debug = messenger_info();
+  const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{};
+  features.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT;
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+  if (sync_validation) debug.pNext = &features;
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   info.pNext = validation_active_ ? &debug : nullptr;
@@ -154,6 +165,7 @@ rig_status Instance::make() {
   }
   if (rig_status s = load_instance_functions(lib_, instance_, validation_active_); s != RIG_OK) return s;
   if (validation_active_) {
+    debug.pNext = nullptr;
     r = lib_.vkCreateDebugUtilsMessengerEXT(instance_, &debug, nullptr, &messenger_);
     if (r != VK_SUCCESS)
       return fail(RIG_DRIVER, "Vulkan: vkCreateDebugUtilsMessengerEXT failed: %s", result_name(r));

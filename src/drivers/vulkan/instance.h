@@ -5,7 +5,8 @@
 //
 // Environment, read once when the instance is made:
 //   RIG_VULKAN_LIBRARY=path     load this library instead of libvulkan.so.1 (tests, other loaders)
-//   RIG_VULKAN_VALIDATION=1     enable VK_LAYER_KHRONOS_validation where installed, with a debug-utils
+//   RIG_VULKAN_VALIDATION=1     enable VK_LAYER_KHRONOS_validation where installed (with synchronization
+//                               validation where the layer offers VK_EXT_validation_features), a debug-utils
 //                               messenger that prints and counts every warning and error; when the process
 //                               exits having counted any, it exits with status 3 (so every test binary
 //                               run this way fails on a validation message)
