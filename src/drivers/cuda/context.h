@@ -5,6 +5,8 @@
 
 #include <rig.h>
 
+#include <atomic>
+
 #include "drivers/cuda/api.h"
 
 namespace rig::cuda {
@@ -17,6 +19,9 @@ struct Gpu {
   unsigned ordinal = 0;
   cu::Device device = 0;
   cu::Context context = nullptr;
+  // Set once a device on this GPU is lost: its stream may never drain again (a sticky error, or a wait on
+  // a lost producer's event), so whole-context synchronisation (module unload) is no longer attempted.
+  mutable std::atomic<bool> had_loss{false};
 };
 
 // The GPU of `ordinal`, retaining its primary context on first use. RIG_NOT_FOUND where there is none.

@@ -70,6 +70,17 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
   std::snprintf(slot->name, sizeof slot->name, "cuda:%u", gpu.ordinal);
   d->timeline_ = std::make_unique<Timeline>(api, d->stream_, slot, use_memory_operations(api, gpu.device));
   if (rig_status s = d->timeline_->init(); s != RIG_OK) return s;
+  {
+    std::lock_guard hold(slot->owner_lock);
+    slot->owner = d.get();
+    slot->probe = [](void *owner) {
+      auto *self = static_cast<CudaDevice *>(owner);
+      if (!self->lost()) {
+        CurrentContext current(self->api_, self->gpu_.context);
+        self->check_stream();
+      }
+    };
+  }
   d->launch_addresses_.reserve(16);
   d->launch_params_.reserve(17);
   d->queued_.reserve(16);
@@ -78,6 +89,11 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
 }
 
 CudaDevice::~CudaDevice() {
+  if (timeline_) {
+    std::lock_guard hold(timeline_->slot()->owner_lock);
+    timeline_->slot()->owner = nullptr;
+    timeline_->slot()->probe = nullptr;
+  }
   CurrentContext current(api_, gpu_.context);
   // The engine waited for every value before releasing; this only drains what a lost device left.
   // A lost device's stream is not waited for: its context may never finish anything again.
@@ -103,6 +119,7 @@ rig_status CudaDevice::lose(const char *why) noexcept {
     }
   }
   if (first) {
+    gpu_.had_loss.store(true, std::memory_order_release);
     timeline_->freeze();
     mark_lost();
     report_loss(lost_why_.c_str());
@@ -124,12 +141,20 @@ rig_status CudaDevice::check_stream() {
   return fault("the stream's work (cuStreamQuery)", r, true);
 }
 
-rig_status CudaDevice::check_producers(uint64_t up_to) {
+rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
   char why[160] = {};
+  TimelineSlot *unsettled[8];
+  size_t n_unsettled = 0;
   {
     std::lock_guard hold(queued_lock_);
     for (const QueuedWait &q : queued_) {
-      if (q.value > up_to || !q.producer->lost.load(std::memory_order_acquire)) continue;
+      if (q.value > up_to) continue;
+      if (!q.producer->lost.load(std::memory_order_acquire)) {
+        bool listed = false;
+        for (size_t i = 0; i < n_unsettled; ++i) listed |= unsettled[i] == q.producer;
+        if (!listed && n_unsettled < 8) unsettled[n_unsettled++] = q.producer;
+        continue;
+      }
       if (q.producer->frozen.load(std::memory_order_relaxed) >= q.producer_value) continue;
       std::snprintf(why, sizeof why, "its queue waited for %s value %llu, which was lost before reaching it",
                     q.producer->name, static_cast<unsigned long long>(q.producer_value));
@@ -137,7 +162,13 @@ rig_status CudaDevice::check_producers(uint64_t up_to) {
     }
   }
   if (why[0]) return lose(why);
-  return RIG_OK;
+  if (!probe || n_unsettled == 0) return RIG_OK;
+  // Producers not known lost: let each look at its own stream (outside our lock; it may lose itself).
+  for (size_t i = 0; i < n_unsettled; ++i) {
+    std::lock_guard hold(unsettled[i]->owner_lock);
+    if (unsettled[i]->probe) unsettled[i]->probe(unsettled[i]->owner);
+  }
+  return check_producers(up_to, false);
 }
 
 bool CudaDevice::can_wait_in_queue(const DriverDevice &producer) const {
@@ -241,7 +272,7 @@ rig_status CudaDevice::commit() {
 rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
   if (timeline_->signaled() >= value) {
     // Reached; but if our queue waited on a producer lost short of its value, the work ran on bad input.
-    return check_producers(value);
+    return check_producers(value, false);
   }
   if (lost()) return lose("");
   CurrentContext current(api_, gpu_.context);
@@ -249,7 +280,7 @@ rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
   auto spin_until = Clock::now() + microseconds(50);  // most chain steps finish within tens of µs
   auto slice = microseconds(5);
   for (;;) {
-    if (timeline_->signaled() >= value) return check_producers(value);
+    if (timeline_->signaled() >= value) return check_producers(value, false);
     if (timeline_->slot()->lost.load(std::memory_order_acquire)) return lose("");
     if (interrupted())
       return fail(RIG_INTERRUPTED, "wait for %s value %llu interrupted", info_.name.c_str(),
@@ -265,7 +296,7 @@ rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
     // Past the spin: look for faults (a sticky error, a lost producer) then sleep a growing slice, never
     // past the deadline and never more than 1 ms (the interrupt check's bound, core/deadline.h).
     if (rig_status s = check_stream(); s != RIG_OK) return s;
-    if (rig_status s = check_producers(value); s != RIG_OK) return s;
+    if (rig_status s = check_producers(value, true); s != RIG_OK) return s;
     auto nap = slice;
     if (!deadline.is_forever()) {
       auto left = duration_cast<microseconds>(deadline.at - Clock::now());

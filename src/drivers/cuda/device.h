@@ -90,8 +90,9 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   rig_status fault(const char *call, cu::Result result, bool always_lose);
   // The stream's sticky error, if any (cuStreamQuery): loses the device and answers RIG_LOST.
   rig_status check_stream();
-  // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it.
-  rig_status check_producers(uint64_t up_to);
+  // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
+  // `probe`, first asks each such device that is not known lost to look for its own fault.
+  rig_status check_producers(uint64_t up_to, bool probe);
   cu::Result enqueue_part(const Part &part, const Work &work);
 
   const Api &api_;

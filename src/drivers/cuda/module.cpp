@@ -51,10 +51,12 @@ rig_status CudaModule::load(const Api &api, const Gpu &gpu, rig_module_format fo
 }
 
 CudaModule::~CudaModule() {
-  CurrentContext current(api_, gpu_.context);
   // The engine drops a module once no submission holds it, but work launched from it may still run:
-  // unloading under a running kernel is undefined, so the context's work finishes first.
-  api_.cuCtxSynchronize();
+  // unloading under a running kernel is undefined, so the context's work finishes first. After a loss on
+  // this GPU that work may never finish: the module is then kept, like a lost device's memory.
+  if (gpu_.had_loss.load(std::memory_order_acquire)) return;
+  CurrentContext current(api_, gpu_.context);
+  if (api_.cuCtxSynchronize() != cu::SUCCESS) return;
   api_.cuModuleUnload(module_);
 }
 

@@ -29,6 +29,13 @@ struct TimelineSlot {
   std::atomic<bool> lost{false};
   std::atomic<uint64_t> frozen{0};  // the last value reached when the device was lost
   char name[32] = {};               // the device's name, for messages of devices that wait on it
+
+  // Lets a device whose queue waits on this timeline look for this device's fault (a sticky error no one
+  // has seen yet would otherwise keep the waiting device's stream, and its waits, blocked for good).
+  // `probe(owner)` runs under `owner_lock`; the owner clears both before it goes away.
+  std::mutex owner_lock;
+  void *owner = nullptr;
+  void (*probe)(void *owner) = nullptr;
 };
 
 // Written into a lost device's word so that streams of other devices waiting on it move on (their

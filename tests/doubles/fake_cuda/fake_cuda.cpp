@@ -1,0 +1,1018 @@
+// A fake libcuda over host memory, so the CUDA driver's logic (timeline, in-queue waits, loss, memory,
+// registration, modules) runs in CI with no GPU. It exports exactly the entry points rig's CUDA driver
+// loads (src/drivers/cuda/cu.h) plus fakecuda_control/fakecuda_query (fake_cuda.h).
+//
+// Model: each context is a GPU; device memory is host memory; each stream runs its queue of operations on
+// a worker thread, in order, so work really runs after the enqueueing call returns (a missing wait shows
+// as wrong bytes, especially with launch_delay_us/copy_delay_us). A failing launch sets the context's
+// sticky error: from then on nothing of that context runs and its calls answer that error, as on a GPU.
+#include "fake_cuda.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "drivers/cuda/cu.h"
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace rig::cu;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ----- switches and counters ------------------------------------------------------------------------------
+
+struct Switches {
+  long long devices = 2, integrated = 0, integrated_query_fails = 0, pageable_host_page_tables = 0,
+            read_only_supported = 1, host_register_supported = 1, memops = 1, peer_access = 1,
+            register_refuse = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
+            pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0, fail_launch_at = 0, launch_delay_us = 0,
+            copy_delay_us = 0;
+};
+
+#define FAKE_SWITCHES(X)                                                                                       \
+  X(devices) X(integrated) X(integrated_query_fails) X(pageable_host_page_tables) X(read_only_supported)       \
+  X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_wrong_bytes)             \
+  X(unregister_fail) X(registered_upload_ns_per_kib) X(pinned_upload_ns_per_kib)                              \
+  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us)
+
+struct Counters {
+  std::atomic<long long> registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
+      wait_values{0}, write_values{0}, event_waits{0}, live_allocations{0}, live_streams{0}, live_modules{0};
+};
+
+// ----- objects ---------------------------------------------------------------------------------------------
+
+struct Ctx {
+  int ordinal = 0;
+  std::atomic<int> sticky{0};
+  int retains = 0;
+  std::set<int> peers;  // ordinals whose memory this context may use in kernels
+};
+
+enum class Kind { device, host, registered, shadow };
+
+struct Region {
+  uintptr_t begin = 0;
+  size_t length = 0;
+  Kind kind = Kind::device;
+  int owner = -1;            // device memory: the owning context's ordinal
+  unsigned flags = 0;        // registered: the registration flags
+  char *shadow = nullptr;    // registered with register_wrong_bytes: what the device sees instead
+};
+
+struct FEvent {
+  Ctx *ctx = nullptr;
+  std::atomic<uint64_t> recorded{0};  // generations: record n completes when done >= n
+  std::atomic<uint64_t> done{0};
+};
+
+struct FStream;
+
+struct FFunction {
+  std::string name;
+  struct FModule *module = nullptr;
+};
+
+struct FModule {
+  Ctx *ctx = nullptr;
+  std::vector<std::unique_ptr<FFunction>> functions;
+};
+
+struct State {
+  std::mutex lock;  // regions, registrations, objects sets
+  Switches sw;
+  Counters count;
+  std::vector<std::unique_ptr<Ctx>> ctxs;
+  std::map<uintptr_t, Region> regions;
+  // Owners: a destroyed stream or event lives on while something still uses it (a queued operation, a
+  // cuCtxSynchronize draining it), as CUDA allows destroying both with work pending.
+  std::map<FStream *, std::shared_ptr<FStream>> streams;
+  std::map<FEvent *, std::shared_ptr<FEvent>> events;
+  std::set<FModule *> modules;
+  long long launches_until_failure = 0;  // counts down from fail_launch_at
+  bool initialized = false;
+};
+
+State &state() {
+  static State &s = *new State;  // never destroyed: streams' workers may outlive static destruction
+  return s;
+}
+
+thread_local Ctx *current = nullptr;
+
+Ctx *ctx_of(int ordinal) {
+  auto &s = state();
+  while (static_cast<int>(s.ctxs.size()) <= ordinal) {
+    s.ctxs.push_back(std::make_unique<Ctx>());
+    s.ctxs.back()->ordinal = static_cast<int>(s.ctxs.size()) - 1;
+  }
+  return s.ctxs[ordinal].get();
+}
+
+void spend(long long ns) {  // a busy wait: sleeps are too coarse for per-KiB costs
+  if (ns <= 0) return;
+  auto until = Clock::now() + std::chrono::nanoseconds(ns);
+  if (ns > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(ns - 100000));
+  while (Clock::now() < until) {
+  }
+}
+
+// The region holding [p, p+n) (whole range), or null. Caller holds the lock.
+Region *find(uintptr_t p, size_t n) {
+  auto &s = state();
+  auto it = s.regions.upper_bound(p);
+  if (it == s.regions.begin()) return nullptr;
+  --it;
+  Region &r = it->second;
+  if (p < r.begin || p - r.begin > r.length || n > r.length - (p - r.begin)) return nullptr;
+  return &r;
+}
+
+// Where the device reads or writes [p, p+n): registered-with-wrong-bytes host ranges map to their
+// shadow. Null where no region holds it. Caller holds the lock.
+char *device_view(uintptr_t p, size_t n) {
+  Region *r = find(p, n);
+  if (!r) return nullptr;
+  if (r->kind == Kind::registered && r->shadow) return r->shadow + (p - r->begin);
+  return reinterpret_cast<char *>(p);
+}
+
+// ----- streams -------------------------------------------------------------------------------------------
+
+struct FStream {
+  Ctx *ctx;
+  std::mutex lock;
+  std::condition_variable changed;
+  std::deque<std::function<void()>> ops;
+  bool running = false;
+  bool stopping = false;
+  std::thread worker;
+
+  explicit FStream(Ctx *c) : ctx(c) { worker = std::thread([this] { run(); }); }
+
+  void push(std::function<void()> op) {
+    {
+      std::lock_guard g(lock);
+      ops.push_back(std::move(op));
+    }
+    changed.notify_all();
+  }
+
+  void run() {
+    std::unique_lock g(lock);
+    for (;;) {
+      changed.wait(g, [&] { return stopping || !ops.empty(); });
+      if (ops.empty()) return;  // stopping, drained
+      auto op = std::move(ops.front());
+      ops.pop_front();
+      running = true;
+      g.unlock();
+      // After a sticky error nothing of the context runs (its work is gone, as on a GPU).
+      if (ctx->sticky.load(std::memory_order_acquire) == 0) op();
+      g.lock();
+      running = false;
+      changed.notify_all();
+    }
+  }
+
+  bool idle() {
+    std::lock_guard g(lock);
+    return ops.empty() && !running;
+  }
+
+  void drain() {
+    std::unique_lock g(lock);
+    changed.wait(g, [&] { return ops.empty() && !running; });
+  }
+
+  ~FStream() {
+    {
+      std::lock_guard g(lock);
+      stopping = true;
+    }
+    changed.notify_all();
+    worker.join();
+  }
+};
+
+// Polls `ready` until true, the context's sticky error, or the stream stopping (a wait that can never be
+// met must not keep cuStreamDestroy from returning).
+void poll_until(FStream *st, const std::function<bool()> &ready) {
+  while (!ready()) {
+    if (st->ctx->sticky.load(std::memory_order_acquire)) return;
+    {
+      std::lock_guard g(st->lock);
+      if (st->stopping) return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+Result sticky_or(Ctx *c, Result r) {
+  int s = c ? c->sticky.load(std::memory_order_acquire) : 0;
+  return s ? s : r;
+}
+
+std::shared_ptr<FStream> get_stream(FStream *st) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  auto it = s.streams.find(st);
+  return it == s.streams.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<FEvent> get_event(FEvent *e) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  auto it = s.events.find(e);
+  return it == s.events.end() ? nullptr : it->second;
+}
+
+// ----- kernels -------------------------------------------------------------------------------------------
+
+struct Launch {
+  Ctx *ctx;
+  unsigned grid[3], block[3];
+  std::vector<std::vector<char>> params;
+};
+
+uint64_t param_u64(const Launch &l, size_t i) {
+  uint64_t v = 0;
+  std::memcpy(&v, l.params[i].data(), std::min<size_t>(8, l.params[i].size()));
+  return v;
+}
+
+struct Scalars32 {
+  uint32_t n, k;
+};
+
+Scalars32 scalars32(const Launch &l, size_t i) {
+  Scalars32 s{};
+  std::memcpy(&s, l.params[i].data(), std::min(sizeof s, l.params[i].size()));
+  return s;
+}
+
+// Checks that a kernel may touch [p, p+n) from its context (its device's memory, a peer's with peer access
+// enabled, mapped host memory) and returns where the bytes are; sets the sticky error (illegal address)
+// otherwise.
+char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  Region *r = find(p, n);
+  bool ok = r != nullptr;
+  if (ok && r->kind == Kind::device && r->owner != ctx->ordinal && !ctx->peers.count(r->owner)) ok = false;
+  if (ok && write && r->kind == Kind::registered && (r->flags & MEMHOSTREGISTER_READ_ONLY)) ok = false;
+  if (!ok) {
+    ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release);
+    return nullptr;
+  }
+  if (r->kind == Kind::registered && r->shadow) return r->shadow + (p - r->begin);
+  return reinterpret_cast<char *>(p);
+}
+
+struct Builtin {
+  const char *name;
+  std::vector<size_t> sizes;  // parameter sizes, for copying kernelParams at launch
+  void (*run)(const Launch &);
+};
+
+// out[i] = in[i] + k for i < n
+void k_add_u32(const Launch &l) {
+  Scalars32 s = scalars32(l, 2);
+  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, false));
+  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 1), s.n * 4ull, true));
+  if (!in || !out) return;
+  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] + s.k;
+}
+
+// out[i] = in[i] * 31 + k + i: order-dependent (steps applied in another order give other numbers)
+void k_chain_step(const Launch &l) {
+  Scalars32 s = scalars32(l, 2);
+  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, false));
+  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 1), s.n * 4ull, true));
+  if (!in || !out) return;
+  // Read everything first: in and out may be the same buffer, as on a GPU where each thread owns one i.
+  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] * 31u + s.k + i;
+}
+
+// out[i] = k for i < n
+void k_fill_u32(const Launch &l) {
+  Scalars32 s = scalars32(l, 1);
+  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, true));
+  if (!out) return;
+  for (uint32_t i = 0; i < s.n; ++i) out[i] = s.k;
+}
+
+// Busy for ns nanoseconds (scalars: one u64)
+void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); }
+
+// Writes through a null pointer: an illegal address, as a faulting kernel on a GPU
+void k_fault(const Launch &l) { l.ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
+
+const std::vector<Builtin> &builtins() {
+  static const std::vector<Builtin> b = {
+      {"rig_add_u32", {8, 8, 8}, k_add_u32},
+      {"rig_chain_step", {8, 8, 8}, k_chain_step},
+      {"rig_fill_u32", {8, 8}, k_fill_u32},
+      {"rig_delay", {8}, k_delay},
+      {"rig_fault", {8}, k_fault},
+  };
+  return b;
+}
+
+const Builtin *builtin(const std::string &name) {
+  for (const auto &b : builtins())
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+void read_env() {
+  auto &sw = state().sw;
+  auto get = [](const char *name, long long &field) {
+    std::string key = "FAKECUDA_";
+    for (const char *c = name; *c; ++c) key += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+    if (const char *v = std::getenv(key.c_str())) field = std::atoll(v);
+  };
+#define FAKE_GET(name) get(#name, sw.name);
+  FAKE_SWITCHES(FAKE_GET)
+#undef FAKE_GET
+  state().launches_until_failure = sw.fail_launch_at;
+}
+
+}  // namespace
+
+// ----- control -------------------------------------------------------------------------------------------
+
+EXPORT int fakecuda_control(const char *name, long long value) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  std::string n = name ? name : "";
+  if (n == "reset") {
+    s.sw = Switches{};
+    s.launches_until_failure = 0;
+    for (auto &c : s.ctxs) c->sticky.store(0);
+    s.count.registers = 0;
+    s.count.unregisters = 0;
+    s.count.last_register_flags = -1;
+    s.count.launches = 0;
+    s.count.copies = 0;
+    s.count.wait_values = 0;
+    s.count.write_values = 0;
+    s.count.event_waits = 0;
+    return 0;
+  }
+#define FAKE_SET(field)            \
+  if (n == #field) {               \
+    s.sw.field = value;            \
+    if (n == "fail_launch_at") s.launches_until_failure = value; \
+    return 0;                      \
+  }
+  FAKE_SWITCHES(FAKE_SET)
+#undef FAKE_SET
+  return -1;
+}
+
+EXPORT long long fakecuda_query(const char *name) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  std::string n = name ? name : "";
+#define FAKE_COUNT(field) \
+  if (n == #field) return s.count.field.load();
+  FAKE_COUNT(registers) FAKE_COUNT(unregisters) FAKE_COUNT(last_register_flags) FAKE_COUNT(launches)
+  FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
+  FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules)
+#undef FAKE_COUNT
+  if (n == "sticky") return ctx_of(0)->sticky.load();
+  if (n == "sticky1") return ctx_of(1)->sticky.load();
+#define FAKE_SWITCH(field) \
+  if (n == #field) return s.sw.field;
+  FAKE_SWITCHES(FAKE_SWITCH)
+#undef FAKE_SWITCH
+  return -1;
+}
+
+// ----- initialisation, errors, devices -------------------------------------------------------------------
+
+EXPORT Result cuInit(unsigned flags) {
+  if (flags != 0) return ERROR_INVALID_VALUE;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  if (!s.initialized) {
+    read_env();
+    s.initialized = true;
+  }
+  return SUCCESS;
+}
+
+EXPORT Result cuDriverGetVersion(int *version) {
+  if (!version) return ERROR_INVALID_VALUE;
+  *version = 13000;
+  return SUCCESS;
+}
+
+EXPORT Result cuGetErrorName(Result error, const char **name) {
+  static const std::map<int, const char *> names = {
+      {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {3, "CUDA_ERROR_NOT_INITIALIZED"}, {100, "CUDA_ERROR_NO_DEVICE"}, {101, "CUDA_ERROR_INVALID_DEVICE"},
+      {200, "CUDA_ERROR_INVALID_IMAGE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"}, {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+      {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"}, {218, "CUDA_ERROR_INVALID_PTX"},
+      {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"}, {600, "CUDA_ERROR_NOT_READY"},
+      {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
+      {712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"}, {713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"},
+      {719, "CUDA_ERROR_LAUNCH_FAILED"}, {800, "CUDA_ERROR_NOT_PERMITTED"}, {801, "CUDA_ERROR_NOT_SUPPORTED"},
+      {999, "CUDA_ERROR_UNKNOWN"}};
+  if (!name) return ERROR_INVALID_VALUE;
+  auto it = names.find(error);
+  if (it == names.end()) {
+    *name = nullptr;
+    return ERROR_INVALID_VALUE;
+  }
+  *name = it->second;
+  return SUCCESS;
+}
+
+EXPORT Result cuGetErrorString(Result error, const char **text) { return cuGetErrorName(error, text); }
+
+static bool valid_device(Device d) { return d >= 0 && d < state().sw.devices; }
+
+EXPORT Result cuDeviceGetCount(int *count) {
+  if (!count) return ERROR_INVALID_VALUE;
+  *count = static_cast<int>(state().sw.devices);
+  return SUCCESS;
+}
+
+EXPORT Result cuDeviceGet(Device *device, int ordinal) {
+  if (!device || !valid_device(ordinal)) return ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return SUCCESS;
+}
+
+EXPORT Result cuDeviceGetName(char *name, int length, Device device) {
+  if (!name || length <= 0 || !valid_device(device)) return ERROR_INVALID_VALUE;
+  std::snprintf(name, static_cast<size_t>(length), "Fake CUDA Device %d", device);
+  return SUCCESS;
+}
+
+EXPORT Result cuDeviceTotalMem_v2(size_t *bytes, Device device) {
+  if (!bytes || !valid_device(device)) return ERROR_INVALID_VALUE;
+  *bytes = size_t{16} << 30;
+  return SUCCESS;
+}
+
+EXPORT Result cuDeviceGetAttribute(int *value, int attribute, Device device) {
+  if (!value || !valid_device(device)) return ERROR_INVALID_VALUE;
+  const Switches &sw = state().sw;
+  switch (attribute) {
+    case ATTR_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+    case ATTR_MAX_BLOCK_DIM_X: case ATTR_MAX_BLOCK_DIM_Y: *value = 1024; break;
+    case ATTR_MAX_BLOCK_DIM_Z: *value = 64; break;
+    case ATTR_MAX_GRID_DIM_X: *value = 2147483647; break;
+    case ATTR_MAX_GRID_DIM_Y: case ATTR_MAX_GRID_DIM_Z: *value = 65535; break;
+    case ATTR_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
+    case ATTR_INTEGRATED:
+      if (sw.integrated_query_fails) return ERROR_INVALID_VALUE;
+      *value = static_cast<int>(sw.integrated);
+      break;
+    case ATTR_CAN_MAP_HOST_MEMORY: case ATTR_UNIFIED_ADDRESSING: *value = 1; break;
+    case ATTR_HOST_REGISTER_SUPPORTED: *value = static_cast<int>(sw.host_register_supported); break;
+    case ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: *value = static_cast<int>(sw.pageable_host_page_tables); break;
+    case ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED: *value = static_cast<int>(sw.read_only_supported); break;
+    case ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS: *value = static_cast<int>(sw.memops); break;
+    default: *value = 0;
+  }
+  return SUCCESS;
+}
+
+EXPORT Result cuDeviceCanAccessPeer(int *can, Device device, Device peer) {
+  if (!can || !valid_device(device) || !valid_device(peer)) return ERROR_INVALID_DEVICE;
+  *can = device != peer && state().sw.peer_access ? 1 : 0;
+  return SUCCESS;
+}
+
+// ----- contexts ------------------------------------------------------------------------------------------
+
+EXPORT Result cuDevicePrimaryCtxRetain(Context *context, Device device) {
+  if (!context || !valid_device(device)) return ERROR_INVALID_DEVICE;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  Ctx *c = ctx_of(device);
+  ++c->retains;
+  *context = reinterpret_cast<Context>(c);
+  return SUCCESS;
+}
+
+EXPORT Result cuDevicePrimaryCtxRelease_v2(Device device) {
+  if (!valid_device(device)) return ERROR_INVALID_DEVICE;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  Ctx *c = ctx_of(device);
+  if (c->retains == 0) return ERROR_INVALID_CONTEXT;
+  --c->retains;
+  return SUCCESS;
+}
+
+EXPORT Result cuCtxGetCurrent(Context *context) {
+  if (!context) return ERROR_INVALID_VALUE;
+  *context = reinterpret_cast<Context>(current);
+  return SUCCESS;
+}
+
+EXPORT Result cuCtxSetCurrent(Context context) {
+  current = reinterpret_cast<Ctx *>(context);
+  return SUCCESS;
+}
+
+EXPORT Result cuCtxSynchronize(void) {
+  if (!current) return ERROR_INVALID_CONTEXT;
+  std::vector<std::shared_ptr<FStream>> mine;
+  {
+    auto &s = state();
+    std::lock_guard g(s.lock);
+    for (auto &[raw, st] : s.streams)
+      if (st->ctx == current) mine.push_back(st);
+  }
+  for (auto &st : mine) st->drain();  // without the state lock: kernels running in workers take it
+  return sticky_or(current, SUCCESS);
+}
+
+EXPORT Result cuCtxEnablePeerAccess(Context peer, unsigned flags) {
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (flags != 0 || !peer) return ERROR_INVALID_VALUE;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  Ctx *p = reinterpret_cast<Ctx *>(peer);
+  if (p == current || !s.sw.peer_access) return ERROR_PEER_ACCESS_UNSUPPORTED;
+  if (current->peers.count(p->ordinal)) return ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  current->peers.insert(p->ordinal);
+  return SUCCESS;
+}
+
+// ----- streams and events --------------------------------------------------------------------------------
+
+EXPORT Result cuStreamCreate(FStream **stream, unsigned flags) {
+  (void)flags;
+  if (!stream) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (int e = current->sticky.load()) return e;
+  auto st = std::make_shared<FStream>(current);
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  s.streams[st.get()] = st;
+  ++s.count.live_streams;
+  *stream = st.get();
+  return SUCCESS;
+}
+
+EXPORT Result cuStreamDestroy_v2(FStream *stream) {
+  std::shared_ptr<FStream> st;
+  auto &s = state();
+  {
+    std::lock_guard g(s.lock);
+    auto it = s.streams.find(stream);
+    if (it == s.streams.end()) return ERROR_INVALID_HANDLE;
+    st = std::move(it->second);
+    s.streams.erase(it);
+    --s.count.live_streams;
+  }
+  st.reset();  // the last owner finishes queued work and joins the worker (waits that cannot be met give up)
+  return SUCCESS;
+}
+
+EXPORT Result cuStreamQuery(FStream *stream) {
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load(std::memory_order_acquire)) return e;
+  return st->idle() ? SUCCESS : ERROR_NOT_READY;
+}
+
+EXPORT Result cuStreamSynchronize(FStream *stream) {
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  st->drain();
+  return sticky_or(st->ctx, SUCCESS);
+}
+
+EXPORT Result cuEventCreate(FEvent **event, unsigned flags) {
+  (void)flags;
+  if (!event) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  auto e = std::make_shared<FEvent>();
+  e->ctx = current;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  s.events[e.get()] = e;
+  *event = e.get();
+  return SUCCESS;
+}
+
+EXPORT Result cuEventDestroy_v2(FEvent *event) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  // Operations already queued hold their own reference.
+  return s.events.erase(event) ? SUCCESS : ERROR_INVALID_HANDLE;
+}
+
+EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
+  auto ev = get_event(event);
+  auto st = get_stream(stream);
+  if (!ev || !st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
+  st->push([ev, gen] {
+    uint64_t d = ev->done.load(std::memory_order_relaxed);
+    while (d < gen && !ev->done.compare_exchange_weak(d, gen, std::memory_order_release)) {
+    }
+  });
+  return SUCCESS;
+}
+
+EXPORT Result cuEventQuery(FEvent *event) {
+  auto ev = get_event(event);
+  if (!ev) return ERROR_INVALID_HANDLE;
+  if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
+  return ev->done.load(std::memory_order_acquire) >= ev->recorded.load(std::memory_order_acquire)
+             ? SUCCESS
+             : ERROR_NOT_READY;
+}
+
+EXPORT Result cuEventSynchronize(FEvent *event) {
+  auto ev = get_event(event);
+  if (!ev) return ERROR_INVALID_HANDLE;
+  uint64_t want = ev->recorded.load(std::memory_order_acquire);
+  while (ev->done.load(std::memory_order_acquire) < want) {
+    if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  return SUCCESS;
+}
+
+EXPORT Result cuStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) {
+  (void)flags;
+  auto ev = get_event(event);
+  auto st = get_stream(stream);
+  if (!ev || !st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  uint64_t gen = ev->recorded.load(std::memory_order_acquire);  // the latest record, as CUDA captures it
+  ++state().count.event_waits;
+  FStream *raw = st.get();  // the worker runs this op, so the stream outlives it
+  st->push([raw, ev, gen] {
+    poll_until(raw, [&] { return ev->done.load(std::memory_order_acquire) >= gen; });
+  });
+  return SUCCESS;
+}
+
+EXPORT Result cuStreamWriteValue64_v2(FStream *stream, DevicePtr addr, uint64_t value, unsigned flags) {
+  (void)flags;
+  if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  {
+    std::lock_guard g(state().lock);
+    if (!find(addr, 8)) return ERROR_INVALID_VALUE;
+  }
+  ++state().count.write_values;
+  auto *word = reinterpret_cast<uint64_t *>(addr);
+  st->push([word, value] { __atomic_store_n(word, value, __ATOMIC_RELEASE); });
+  return SUCCESS;
+}
+
+EXPORT Result cuStreamWaitValue64_v2(FStream *stream, DevicePtr addr, uint64_t value, unsigned flags) {
+  if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (flags != STREAM_WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
+  if (int e = st->ctx->sticky.load()) return e;
+  {
+    std::lock_guard g(state().lock);
+    if (!find(addr, 8)) return ERROR_INVALID_VALUE;
+  }
+  ++state().count.wait_values;
+  auto *word = reinterpret_cast<uint64_t *>(addr);
+  FStream *raw = st.get();
+  st->push([raw, word, value] {
+    poll_until(raw, [&] {
+      return static_cast<int64_t>(__atomic_load_n(word, __ATOMIC_ACQUIRE) - value) >= 0;
+    });
+  });
+  return SUCCESS;
+}
+
+// ----- memory --------------------------------------------------------------------------------------------
+
+static void add_region(const Region &r) {
+  state().regions[r.begin] = r;
+  ++state().count.live_allocations;
+}
+
+EXPORT Result cuMemAlloc_v2(DevicePtr *ptr, size_t bytes) {
+  if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (int e = current->sticky.load()) return e;
+  if (bytes > (size_t{64} << 30)) return ERROR_OUT_OF_MEMORY;
+  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p) return ERROR_OUT_OF_MEMORY;
+  std::memset(p, 0xCD, bytes);  // uninitialised device memory is not zero: tests must not rely on it
+  std::lock_guard g(state().lock);
+  add_region({reinterpret_cast<uintptr_t>(p), bytes, Kind::device, current->ordinal, 0, nullptr});
+  *ptr = reinterpret_cast<uintptr_t>(p);
+  return SUCCESS;
+}
+
+static Result free_region(uintptr_t p, Kind kind) {
+  Region r;
+  {
+    std::lock_guard g(state().lock);
+    auto it = state().regions.find(p);
+    if (it == state().regions.end() || it->second.kind != kind) return ERROR_INVALID_VALUE;
+    r = it->second;
+    state().regions.erase(it);
+    --state().count.live_allocations;
+  }
+  std::free(reinterpret_cast<void *>(p));
+  return SUCCESS;
+}
+
+EXPORT Result cuMemFree_v2(DevicePtr ptr) { return free_region(ptr, Kind::device); }
+
+EXPORT Result cuMemHostAlloc(void **ptr, size_t bytes, unsigned flags) {
+  (void)flags;
+  if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  void *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!p) return ERROR_OUT_OF_MEMORY;
+  std::lock_guard g(state().lock);
+  add_region({reinterpret_cast<uintptr_t>(p), bytes, Kind::host, -1, flags, nullptr});
+  *ptr = p;
+  return SUCCESS;
+}
+
+EXPORT Result cuMemFreeHost(void *ptr) { return free_region(reinterpret_cast<uintptr_t>(ptr), Kind::host); }
+
+EXPORT Result cuMemHostGetDevicePointer_v2(DevicePtr *dptr, void *host, unsigned flags) {
+  if (!dptr || flags != 0) return ERROR_INVALID_VALUE;
+  std::lock_guard g(state().lock);
+  auto p = reinterpret_cast<uintptr_t>(host);
+  Region *r = find(p, 1);
+  if (!r || (r->kind != Kind::host && r->kind != Kind::registered)) return ERROR_INVALID_VALUE;
+  *dptr = r->shadow ? reinterpret_cast<uintptr_t>(r->shadow) + (p - r->begin) : p;
+  return SUCCESS;
+}
+
+EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
+  if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  s.count.last_register_flags = flags;
+  if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
+  if ((flags & MEMHOSTREGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  // Any overlap with a registration (or with memory the driver allocated) is "already registered".
+  auto it = s.regions.lower_bound(p);
+  if (it != s.regions.end() && it->first < p + bytes && it->second.kind != Kind::shadow)
+    return ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  if (it != s.regions.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.kind != Kind::shadow && prev->first + prev->second.length > p)
+      return ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  Region r{p, bytes, Kind::registered, -1, flags, nullptr};
+  if (s.sw.register_wrong_bytes) {
+    // The device sees other bytes than the host wrote: the complement of what was there at registration.
+    r.shadow = static_cast<char *>(std::malloc(bytes));
+    if (!r.shadow) return ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < bytes; ++i) r.shadow[i] = static_cast<char>(~static_cast<const char *>(ptr)[i]);
+    s.regions[reinterpret_cast<uintptr_t>(r.shadow)] = {reinterpret_cast<uintptr_t>(r.shadow), bytes, Kind::shadow,
+                                                        -1, flags, nullptr};
+  }
+  s.regions[p] = r;
+  ++s.count.registers;
+  return SUCCESS;
+}
+
+EXPORT Result cuMemHostUnregister(void *ptr) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  auto it = s.regions.find(p);
+  if (it == s.regions.end() || it->second.kind != Kind::registered) {
+    Region *inside = find(p, 1);
+    return inside && inside->kind == Kind::registered ? ERROR_INVALID_VALUE : ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  if (s.sw.unregister_fail) {
+    if (s.sw.unregister_fail == 1) s.sw.unregister_fail = 0;
+    return ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  if (char *shadow = it->second.shadow) {
+    s.regions.erase(reinterpret_cast<uintptr_t>(shadow));
+    std::free(shadow);
+  }
+  s.regions.erase(p);
+  ++s.count.unregisters;
+  return SUCCESS;
+}
+
+EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t bytes) {
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (int e = current->sticky.load()) return e;
+  if (bytes == 0) return SUCCESS;
+  auto &s = state();
+  const char *from = static_cast<const char *>(src);
+  long long ns_per_kib = 0;
+  char *to;
+  {
+    std::lock_guard g(s.lock);
+    to = device_view(dst, bytes);
+    if (!to) return ERROR_INVALID_VALUE;
+    Region *r = find(reinterpret_cast<uintptr_t>(src), bytes);
+    if (r && r->kind == Kind::registered) {
+      ns_per_kib = s.sw.registered_upload_ns_per_kib;
+      if (r->shadow) from = r->shadow + (reinterpret_cast<uintptr_t>(src) - r->begin);
+    } else if (r && r->kind == Kind::host) {
+      ns_per_kib = s.sw.pinned_upload_ns_per_kib;
+    } else {
+      ns_per_kib = s.sw.pageable_upload_ns_per_kib;
+    }
+  }
+  std::memmove(to, from, bytes);
+  spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
+  return SUCCESS;
+}
+
+EXPORT Result cuMemcpyDtoH_v2(void *dst, DevicePtr src, size_t bytes) {
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (int e = current->sticky.load()) return e;
+  if (bytes == 0) return SUCCESS;
+  const char *from;
+  {
+    std::lock_guard g(state().lock);
+    from = device_view(src, bytes);
+    if (!from) return ERROR_INVALID_VALUE;
+  }
+  std::memmove(dst, from, bytes);
+  return SUCCESS;
+}
+
+EXPORT Result cuMemcpyAsync(DevicePtr dst, DevicePtr src, size_t bytes, FStream *stream) {
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  char *to;
+  const char *from;
+  {
+    std::lock_guard g(state().lock);
+    to = device_view(dst, bytes);
+    from = device_view(src, bytes);
+    if (!to || !from) return ERROR_INVALID_VALUE;
+  }
+  ++state().count.copies;
+  long long delay = state().sw.copy_delay_us;
+  st->push([to, from, bytes, delay] {
+    if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    std::memmove(to, from, bytes);
+  });
+  return SUCCESS;
+}
+
+EXPORT Result cuMemsetD8Async(DevicePtr dst, unsigned char value, size_t count, FStream *stream) {
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  char *to;
+  {
+    std::lock_guard g(state().lock);
+    to = device_view(dst, count);
+    if (!to) return ERROR_INVALID_VALUE;
+  }
+  st->push([to, value, count] { std::memset(to, value, count); });
+  return SUCCESS;
+}
+
+// ----- modules and launches ------------------------------------------------------------------------------
+
+EXPORT Result cuModuleLoadDataEx(FModule **module, const void *image, unsigned count, int *options, void **values) {
+  if (!module || !image) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  char *log = nullptr;
+  size_t log_size = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    if (options[i] == JIT_ERROR_LOG_BUFFER) log = static_cast<char *>(values[i]);
+    if (options[i] == JIT_ERROR_LOG_BUFFER_SIZE_BYTES) log_size = reinterpret_cast<uintptr_t>(values[i]);
+  }
+  auto say = [&](const char *text) {
+    if (log && log_size) std::snprintf(log, log_size, "%s", text);
+  };
+  const auto *bytes = static_cast<const unsigned char *>(image);
+  if ((bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F') ||
+      (bytes[0] == 0x50 && bytes[1] == 0xED && bytes[2] == 0x55 && bytes[3] == 0xBA))
+    return ERROR_NO_BINARY_FOR_GPU;
+  std::string text(static_cast<const char *>(image));
+  if (text.find("fakecuda:invalid") != std::string::npos) {
+    say("ptxas fatal: fakecuda was asked to reject this text");
+    return ERROR_INVALID_PTX;
+  }
+  auto m = std::make_unique<FModule>();
+  m->ctx = current;
+  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
+    size_t b = at + 6;
+    while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+    size_t e = b;
+    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+    if (e > b) {
+      auto f = std::make_unique<FFunction>();
+      f->name = text.substr(b, e - b);
+      f->module = m.get();
+      m->functions.push_back(std::move(f));
+    }
+  }
+  if (m->functions.empty()) {
+    say("fakecuda: no .entry in the module text");
+    return ERROR_INVALID_PTX;
+  }
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  s.modules.insert(m.get());
+  ++s.count.live_modules;
+  *module = m.release();
+  return SUCCESS;
+}
+
+EXPORT Result cuModuleUnload(FModule *module) {
+  auto &s = state();
+  {
+    std::lock_guard g(s.lock);
+    if (!s.modules.erase(module)) return ERROR_INVALID_HANDLE;
+    --s.count.live_modules;
+  }
+  delete module;
+  return SUCCESS;
+}
+
+EXPORT Result cuModuleGetFunction(FFunction **function, FModule *module, const char *name) {
+  if (!function || !name) return ERROR_INVALID_VALUE;
+  {
+    std::lock_guard g(state().lock);
+    if (!state().modules.count(module)) return ERROR_INVALID_HANDLE;
+  }
+  for (auto &f : module->functions)
+    if (f->name == name && builtin(f->name)) {
+      *function = f.get();
+      return SUCCESS;
+    }
+  return ERROR_NOT_FOUND;
+}
+
+EXPORT Result cuLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned shared, FStream *stream, void **params, void **extra) {
+  if (!f || extra) return ERROR_INVALID_VALUE;
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->ctx->sticky.load()) return e;
+  {
+    std::lock_guard g(state().lock);
+    if (!state().modules.count(f->module)) return ERROR_INVALID_HANDLE;
+  }
+  if (f->module->ctx != st->ctx) return ERROR_INVALID_HANDLE;  // a function of another context
+  if (!gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || shared > 49152) return ERROR_INVALID_VALUE;
+  const Builtin *b = builtin(f->name);
+  Launch l{st->ctx, {gx, gy, gz}, {bx, by, bz}, {}};
+  for (size_t i = 0; i < b->sizes.size(); ++i) {
+    if (!params || !params[i]) return ERROR_INVALID_VALUE;
+    const char *p = static_cast<const char *>(params[i]);
+    l.params.emplace_back(p, p + b->sizes[i]);  // the driver copies parameters at launch
+  }
+  bool fails = false;
+  {
+    std::lock_guard g(state().lock);
+    auto &left = state().launches_until_failure;
+    if (left > 0 && --left == 0) fails = true;
+  }
+  ++state().count.launches;
+  long long delay = state().sw.launch_delay_us;
+  st->push([l = std::move(l), b, fails, delay] {
+    if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    if (fails) {
+      l.ctx->sticky.store(ERROR_LAUNCH_FAILED, std::memory_order_release);
+      return;
+    }
+    b->run(l);
+  });
+  return SUCCESS;
+}

@@ -1,0 +1,51 @@
+/* The fake libcuda's control surface, for tests that load it through RIG_CUDA_LIBRARY (find the functions
+ * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL).
+ *
+ * Switches (also read from the environment at cuInit as FAKECUDA_<NAME in upper case>):
+ *   devices                      number of GPUs (default 2)
+ *   integrated                   attribute 18's answer (default 0)
+ *   integrated_query_fails       1: querying attribute 18 fails (CUDA_ERROR_INVALID_VALUE)
+ *   pageable_host_page_tables    attribute 100's answer (default 0)
+ *   read_only_supported          attribute 113's answer (default 1); 0 also makes the flag fail (801)
+ *   host_register_supported      attribute 99's answer (default 1)
+ *   memops                       attribute 122 (default 1); 0 also makes cuStream*Value64 answer 801
+ *   peer_access                  cuDeviceCanAccessPeer's answer between two devices (default 1)
+ *   register_refuse              a CUresult (e.g. 1, 800) every cuMemHostRegister returns (default 0)
+ *   register_wrong_bytes         1: registration succeeds but the device sees other bytes than the host's
+ *   unregister_fail              1: the next cuMemHostUnregister answers 713 (once); 2: every one does
+ *   registered_upload_ns_per_kib cuMemcpyHtoD from a registered range takes this long per KiB
+ *   pinned_upload_ns_per_kib     ... from cuMemHostAlloc memory
+ *   pageable_upload_ns_per_kib   ... from any other host memory
+ *   fail_launch_at               N: the Nth launch enqueued from now fails when it runs (sticky 719)
+ *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs (exposes a
+ *                                missing wait: work that should have waited reads stale bytes)
+ *   reset                        (any value) all switches to defaults, sticky errors cleared, counters 0
+ * Counters (fakecuda_query): registers, unregisters, last_register_flags, launches, copies, wait_values,
+ *   write_values, event_waits, live_allocations, live_streams, live_modules, sticky (of device 0),
+ *   sticky1 (of device 1).
+ *
+ * Kernels: cuModuleLoadDataEx takes PTX text (or any text) and binds every `.entry NAME` whose NAME is a
+ * built-in host function: rig_add_u32, rig_chain_step, rig_fill_u32, rig_delay, rig_fault (see
+ * tests/cuda/kernels.ptx for their meaning). Text containing "fakecuda:invalid" fails as bad PTX; ELF or
+ * fatbin bytes answer CUDA_ERROR_NO_BINARY_FOR_GPU.
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets switch `name` to `value`; returns 0, or -1 for an unknown name. */
+typedef int (*fakecuda_control_fn)(const char *name, long long value);
+/* Reads counter or switch `name`; -1 for an unknown name. */
+typedef long long (*fakecuda_query_fn)(const char *name);
+
+int fakecuda_control(const char *name, long long value);
+long long fakecuda_query(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
