@@ -497,7 +497,8 @@ RIG_API rig_status rig_probe_with(const rig_probe_ops *ops, const void *map, con
  * A window whose release fails stays in the range table (rig_host_is_registered stays 1): never unmap it.
  * Probe a scratch mapping of the file, not the one the weights are read from. The driver may never return
  * for some mappings (a MAP_PRIVATE file mapping with CUDA): run it in a child process with a deadline
- * where that matters (what `rig probe` does). Errors as rig_probe_with's. */
+ * where that matters (what `rig probe` does). Errors as rig_probe_with's, and RIG_UNSUPPORTED where the
+ * self-test is required but the device's driver registers no host memory. */
 RIG_API rig_status rig_probe(rig_device device, const void *map, const void *reference, size_t length,
                              const rig_probe_options *options, rig_verdict *out);
 

@@ -12,6 +12,7 @@ namespace {
 // above all), and a driver without host registration.
 rig_status registering_driver(Device &device, const char *what, HostRegistration **out) {
   if (device.lost()) return fail(RIG_LOST, "%s: device %s is lost", what, device.info().name.c_str());
+  if (device.released()) return fail(RIG_LOST, "%s: device %s was released", what, device.info().name.c_str());
   auto decided = static_verdict_of(device);
   if (decided && decided->kind == RIG_VERDICT_REFUSED)
     return fail(RIG_UNSUPPORTED, "%s: device %s is refused: %s", what, device.info().name.c_str(),
@@ -73,6 +74,7 @@ DeviceOps::~DeviceOps() { device_.driver().free(buffer_); }
 
 rig_status DeviceOps::usable(const char *what, size_t length) const {
   if (device_.lost()) return fail(RIG_LOST, "%s: device %s is lost", what, device_.info().name.c_str());
+  if (device_.released()) return fail(RIG_LOST, "%s: device %s was released", what, device_.info().name.c_str());
   if (length > buffer_.length)
     return fail(RIG_INVALID_ARGUMENT, "%s: %zu bytes exceed the ops' device buffer of %zu", what, length,
                 buffer_.length);

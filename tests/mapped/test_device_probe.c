@@ -242,6 +242,24 @@ static void probe_ops_open_and_close(void **state) {
   assert_int_equal(rig_probe_ops_open(NULL, MIB, &ops), RIG_INVALID_HANDLE);
 }
 
+/* Ops opened on a device that is then released answer RIG_LOST; close still frees the device buffer. */
+static void ops_of_a_released_device_answer_lost(void **state) {
+  (void)state;
+  rd_config c = {"CUDA", RIG_DEVICE_GPU, 0, 0, 1, 1};
+  rig_device d;
+  assert_int_equal(rd_open(&c, &d), RIG_OK);
+  rig_probe_ops ops;
+  assert_int_equal(rig_probe_ops_open(d, MIB, &ops), RIG_OK);
+  rd_counts before = rd_get_counts(d);
+  assert_int_equal(rig_device_release(d), RIG_OK);
+  char *map = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_int_equal(ops.register_host(ops.user, map, MIB), RIG_LOST);
+  assert_int_equal(ops.upload(ops.user, map, MIB), RIG_LOST);
+  assert_int_equal(rig_probe_ops_close(&ops), RIG_OK);
+  assert_int_equal(before.registers, 0);
+  munmap(map, MIB);
+}
+
 /* A driver without host registration: the probe cannot run and says so. */
 static void driver_without_registration_is_unsupported(void **state) {
   (void)state;
@@ -278,6 +296,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(range_table_refuses_before_the_driver, setup, teardown),
       cmocka_unit_test_setup_teardown(probe_ops_open_and_close, setup, teardown),
       cmocka_unit_test(driver_without_registration_is_unsupported),
+      cmocka_unit_test(ops_of_a_released_device_answer_lost),
       cmocka_unit_test_setup_teardown(small_region_is_inconclusive_without_the_driver, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
