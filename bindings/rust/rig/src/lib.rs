@@ -206,6 +206,11 @@ impl Device {
     pub fn point(&self, value: u64) -> Result<sys::rig_point> {
         out_handle(|o| unsafe { sys::rig_device_point(self.raw, value, o) })
     }
+    /// Why the device was lost; None while it is not.
+    pub fn lost_reason(&self) -> Result<Option<String>> {
+        let why = out_handle(|o| unsafe { sys::rig_device_lost_reason(self.raw, o) })?;
+        Ok(if why.is_null() { None } else { Some(unsafe { owned_str(why) }) })
+    }
     /// Testing hook: loses a memory device as a driver fault would.
     pub fn lose(&self, why: &str) -> Result<()> {
         let w = cstring(why)?;
@@ -219,6 +224,27 @@ impl Drop for Device {
             unsafe { sys::rig_device_release(self.raw) };
         }
     }
+}
+
+/// The names `Device::open` accepts.
+pub fn device_list() -> Result<Vec<String>> {
+    let mut count = 0usize;
+    check(unsafe { sys::rig_device_list(ptr::null_mut(), 0, &mut count) })?;
+    let mut names = vec![ptr::null::<c_char>(); count];
+    let mut again = 0usize;
+    check(unsafe { sys::rig_device_list(names.as_mut_ptr(), names.len(), &mut again) })?;
+    names.truncate(again.min(count));
+    Ok(names.into_iter().map(|p| unsafe { owned_str(p) }).collect())
+}
+
+/// Waits for a point of any device (timeout in ns; `u64::MAX` waits forever).
+pub fn wait_point(point: sys::rig_point, timeout_ns: u64) -> Result<()> {
+    check(unsafe { sys::rig_wait_point(point, timeout_ns) })
+}
+
+/// Makes every wait in progress, and every later one until `interrupt_waits(false)`, return INTERRUPTED.
+pub fn interrupt_waits(on: bool) {
+    unsafe { sys::rig_interrupt_waits(on as i32) }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -409,6 +435,13 @@ impl<'a> Buffer<'a> {
         r
     }
 
+    /// A host pointer to the bytes, ordered only as of this call (rig.h, rig_buffer_export): reading or
+    /// writing through it later follows no work, so doing so is the caller's `unsafe` promise.
+    pub fn export(&self) -> Result<*mut u8> {
+        let p = out_handle(|o| unsafe { sys::rig_buffer_export(self.raw, o) })?;
+        Ok(p as *mut u8)
+    }
+
     /// The raw handle, for calls this crate does not wrap (the buffer keeps owning it).
     pub fn as_raw(&self) -> sys::rig_buffer {
         self.raw
@@ -484,6 +517,38 @@ unsafe extern "C" fn kernel_tramp(user: *mut c_void, spans: *const sys::rig_span
     });
 }
 
+/// Device code loaded on one device (rig keeps it while a submission uses it).
+pub struct Module {
+    raw: sys::rig_module,
+}
+
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+/// rig_module_format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleFormat {
+    Ptx = 1,
+    Cubin = 2,
+    SpirV = 3,
+    HipCodeObject = 4,
+}
+
+impl Module {
+    pub fn load(device: &Device, format: ModuleFormat, code: &[u8]) -> Result<Module> {
+        let raw = out_handle(|o| unsafe {
+            sys::rig_module_load(device.raw, format as u32, code.as_ptr() as *const c_void, code.len(), o)
+        })?;
+        Ok(Module { raw })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        unsafe { sys::rig_module_release(self.raw) };
+    }
+}
+
 /// One piece of a submission's work.
 pub enum Part {
     /// `length` bytes (None: to the end of the source) from slot `src` to slot `dst`.
@@ -491,6 +556,9 @@ pub enum Part {
     Fill { dst: u32, offset: usize, length: Option<usize>, byte: u8 },
     /// Runs on a memory device over every slot; a panic in it is resumed by the submit that ran it.
     HostKernel(Box<KernelFn>),
+    /// `function` of `module` on grid x block threads; its parameters are the device addresses of
+    /// `slots`, then the run's scalars.
+    Launch { module: Arc<Module>, function: String, grid: [u32; 3], block: [u32; 3], shared_bytes: u32, slots: Vec<u32> },
 }
 
 impl Part {
@@ -506,6 +574,7 @@ impl Part {
 struct SubmissionInner {
     raw: sys::rig_submission,
     kernels: Vec<Box<Kernel>>, // rig holds pointers to these: they live while a run can call them
+    _modules: Vec<Arc<Module>>,
 }
 
 unsafe impl Send for SubmissionInner {}
@@ -524,6 +593,9 @@ impl Submission {
     pub fn new(device: &Device, parts: Vec<Part>, access: &[Access]) -> Result<Submission> {
         let writable: Vec<bool> = access.iter().map(|a| (*a as u32) & 2 != 0).collect();
         let mut kernels = Vec::new();
+        let mut names = Vec::new(); // launch strings and slot lists: rig copies them during make
+        let mut slot_lists: Vec<Vec<u32>> = Vec::new();
+        let mut modules = Vec::new();
         let mut raw_parts = Vec::with_capacity(parts.len());
         for p in parts {
             let mut r: sys::rig_part = unsafe { std::mem::zeroed() };
@@ -551,6 +623,20 @@ impl Submission {
                     r.user = &*k as *const Kernel as *mut c_void;
                     kernels.push(k);
                 }
+                Part::Launch { module, function, grid, block, shared_bytes, slots } => {
+                    let name = cstring(&function)?;
+                    r.kind = sys::rig_part_kind_RIG_PART_LAUNCH;
+                    r.module = module.raw;
+                    r.function = name.as_ptr();
+                    r.grid = grid;
+                    r.block = block;
+                    r.shared_bytes = shared_bytes;
+                    r.slots = slots.as_ptr();
+                    r.slot_count = slots.len() as u32;
+                    names.push(name);
+                    slot_lists.push(slots);
+                    modules.push(module);
+                }
             }
             raw_parts.push(r);
         }
@@ -558,7 +644,8 @@ impl Submission {
         let raw = out_handle(|o| unsafe {
             sys::rig_submission_make(device.raw, raw_parts.as_ptr(), raw_parts.len(), acc.as_ptr(), acc.len(), o)
         })?;
-        Ok(Submission(Arc::new(SubmissionInner { raw, kernels })))
+        drop((names, slot_lists));
+        Ok(Submission(Arc::new(SubmissionInner { raw, kernels, _modules: modules })))
     }
 
     /// A run: a buffer table to fill, then submit any number of times.
@@ -708,6 +795,62 @@ pub fn static_verdict(device: &Device) -> Result<Option<Verdict>> {
     } else {
         take_verdict(h).map(Some)
     }
+}
+
+/// The static table for a bare framework name (rig_static_verdict_for); `facts` answers its questions
+/// (1 yes, 0 no, -1 could not be read; None: every fact unknown). None when the self-test is required.
+pub fn static_verdict_for(framework: &str, kind: u32, facts: Option<&mut dyn FnMut(u32) -> i32>) -> Result<Option<Verdict>> {
+    struct Facts<'f> {
+        f: &'f mut dyn FnMut(u32) -> i32,
+        caught: Caught,
+    }
+    unsafe extern "C" fn tramp(user: *mut c_void, fact: sys::rig_device_fact) -> i32 {
+        let c = &mut *(user as *mut Facts<'_>);
+        let f = &mut c.f;
+        c.caught.run(-1, || match f(fact) {
+            a @ (0 | 1) => a,
+            _ => -1,
+        })
+    }
+    let name = cstring(framework)?;
+    let mut out = ptr::null_mut();
+    let st = match facts {
+        Some(f) => {
+            let mut call = Facts { f, caught: Caught::default() };
+            let st = unsafe {
+                sys::rig_static_verdict_for(name.as_ptr(), kind, Some(tramp), &mut call as *mut Facts<'_> as *mut c_void, &mut out)
+            };
+            call.caught.resume();
+            st
+        }
+        None => unsafe { sys::rig_static_verdict_for(name.as_ptr(), kind, None, ptr::null_mut(), &mut out) },
+    };
+    check(st)?;
+    if out.is_null() {
+        Ok(None)
+    } else {
+        take_verdict(out).map(Some)
+    }
+}
+
+/// Registers `host` with the device's driver through rig's range table.
+///
+/// # Safety
+/// The bytes stay registered after this call: they must stay mapped until `host_unregister` succeeds
+/// (and, where it fails, for the rest of the process).
+pub unsafe fn host_register(device: &Device, host: &[u8], access: Access) -> Result<()> {
+    check(sys::rig_host_register(device.raw, host.as_ptr() as *mut c_void, host.len(), access as u32))
+}
+
+/// Unregisters the range that starts at `host`.
+pub fn host_unregister(device: &Device, host: &[u8]) -> Result<()> {
+    check(unsafe { sys::rig_host_unregister(device.raw, host.as_ptr() as *mut c_void) })
+}
+
+/// Whether any registration overlaps `host`.
+pub fn host_is_registered(host: &[u8]) -> Result<bool> {
+    let r = out_handle(|o| unsafe { sys::rig_host_is_registered(host.as_ptr() as *const c_void, host.len(), o) })?;
+    Ok(r != 0)
 }
 
 /// The ways the self-test talks to a device, written in Rust (a backend or a test's double). An `Err`

@@ -159,3 +159,32 @@ fn probe_with_a_wrong_bytes_double() {
     let e = rig::probe_with(&mut Double { wrong: true, refuse: false, registered: 0 }, map, &reference[1..], ProbeOptions::default()).unwrap_err();
     assert_eq!(e.status, Status::INVALID_ARGUMENT);
 }
+
+#[test]
+fn the_rest_of_the_api() {
+    let names = rig::device_list().unwrap();
+    println!("devices rig can open here: {:?}", names);
+    let mut asked = Vec::new();
+    let mut facts = |f: u32| {
+        asked.push(f);
+        if f == rig_sys::rig_device_fact_RIG_FACT_INTEGRATED { 1 } else { 0 }
+    };
+    let v = rig::static_verdict_for("CUDA", rig_sys::rig_device_kind_RIG_DEVICE_GPU, Some(&mut facts)).unwrap().unwrap();
+    assert_eq!((v.kind, v.refusal), (VerdictKind::Refused, Refusal::IntegratedGpu), "{}", v);
+    assert!(!asked.is_empty(), "the table asked its fact");
+    let v = rig::static_verdict_for("Vulkan", rig_sys::rig_device_kind_RIG_DEVICE_GPU, None).unwrap().unwrap();
+    assert_eq!(v.refusal, Refusal::KernelHazard);
+    let a = Device::memory("A").unwrap();
+    assert_eq!(a.info().unwrap().name, "A");
+    assert_eq!(a.lost_reason().unwrap(), None);
+    let x = Buffer::create(&a, 4, Memory::Device).unwrap();
+    rig::submit(&a, vec![Part::Fill { dst: 0, offset: 0, length: None, byte: 7 }], &[(&x, Access::Write)]).unwrap();
+    assert_eq!(x.to_vec().unwrap(), vec![7; 4]);
+    let p = a.point(1).unwrap();
+    rig::wait_point(p, u64::MAX).unwrap();
+    let e = rig::Module::load(&a, rig::ModuleFormat::Ptx, b"// no code").err().expect("memory devices load no module");
+    println!("module on a memory device: {}", e);
+    assert_eq!(e.status, Status::UNSUPPORTED);
+    a.lose("a test lost it").unwrap();
+    assert_eq!(a.lost_reason().unwrap().as_deref(), Some("a test lost it"));
+}
