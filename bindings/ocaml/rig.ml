@@ -168,6 +168,33 @@ let c_run_take = fn "rig_run_take" (handle @-> ptr handle @-> returning int)
 let c_run_set_buffer = fn "rig_run_set_buffer" (handle @-> uint32_t @-> handle @-> returning int)
 let c_submit = fn "rig_submit" (handle @-> ptr uint64_t @-> size_t @-> ptr uint64_t @-> returning int)
 let c_run_release = fn "rig_run_release" (handle @-> returning int)
+let c_run_set_scalars = fn "rig_run_set_scalars" (handle @-> ptr void @-> size_t @-> returning int)
+let c_module_load = fn "rig_module_load" (handle @-> int @-> ptr void @-> size_t @-> ptr handle @-> returning int)
+let c_module_release = fn "rig_module_release" (handle @-> returning int)
+let c_buffer_export = fn "rig_buffer_export" (handle @-> ptr (ptr void) @-> returning int)
+let c_device_list = fn "rig_device_list" (ptr string_opt @-> size_t @-> ptr size_t @-> returning int)
+let c_device_point = fn "rig_device_point" (handle @-> uint64_t @-> ptr uint64_t @-> returning int)
+let c_wait_point = fn "rig_wait_point" (uint64_t @-> uint64_t @-> returning int)
+let c_device_lost_reason = fn "rig_device_lost_reason" (handle @-> ptr string_opt @-> returning int)
+let c_interrupt_waits = fn "rig_interrupt_waits" (int @-> returning void)
+let c_host_register = fn "rig_host_register" (handle @-> ptr void @-> size_t @-> int @-> returning int)
+let c_host_unregister = fn "rig_host_unregister" (handle @-> ptr void @-> returning int)
+let c_host_is_registered = fn "rig_host_is_registered" (ptr void @-> size_t @-> ptr int @-> returning int)
+
+type device_info_s
+
+let device_info_s : device_info_s structure typ = structure "rig_device_info"
+let di_size = field device_info_s "size" size_t
+let di_name = field device_info_s "name" string_opt
+let di_framework = field device_info_s "framework" string_opt
+let di_model = field device_info_s "model" string_opt
+let di_kind = field device_info_s "kind" int
+let di_index = field device_info_s "index" uint32_t
+let di_memory_bytes = field device_info_s "memory_bytes" uint64_t
+let di_integrated = field device_info_s "integrated" int
+let di_lost = field device_info_s "lost" int
+let () = seal device_info_s
+let c_device_get_info = fn "rig_device_get_info" (handle @-> ptr device_info_s @-> returning int)
 
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Devices                                                                                              *)
@@ -194,7 +221,59 @@ module Device = struct
     check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) timeout_ns)
 
   let lose d why = check (c_testing_lose d.raw why)
+
+  type info = {
+    name : string;
+    framework : string;
+    model : string;
+    kind : int;
+    index : int;
+    memory_bytes : int64;
+    integrated : int;
+    lost : bool;
+  }
+
+  (* The strings are copied while the handle lives. *)
+  let info d =
+    let i = make device_info_s in
+    setf i di_size (size (sizeof device_info_s));
+    check (c_device_get_info d.raw (addr i));
+    let str f = Option.value ~default:"" (getf i f) in
+    {
+      name = str di_name;
+      framework = str di_framework;
+      model = str di_model;
+      kind = getf i di_kind;
+      index = Unsigned.UInt32.to_int (getf i di_index);
+      memory_bytes = Unsigned.UInt64.to_int64 (getf i di_memory_bytes);
+      integrated = getf i di_integrated;
+      lost = getf i di_lost <> 0;
+    }
+
+  (* The point of value v of this device. *)
+  let point d v =
+    let p = allocate uint64_t Unsigned.UInt64.zero in
+    check (c_device_point d.raw (Unsigned.UInt64.of_int64 v) p);
+    Unsigned.UInt64.to_int64 !@p
+
+  (* Why the device was lost; None while it is not. *)
+  let lost_reason d =
+    let p = allocate string_opt None in
+    check (c_device_lost_reason d.raw p);
+    !@p
 end
+
+(* The names Device.open_ accepts. *)
+let device_list () =
+  let n = allocate size_t Unsigned.Size_t.zero in
+  check (c_device_list (from_voidp string_opt null) Unsigned.Size_t.zero n);
+  let count = Unsigned.Size_t.to_int !@n in
+  let names = CArray.make string_opt (max count 1) in
+  check (c_device_list (CArray.start names) (size count) n);
+  List.filter_map (fun x -> x) (CArray.to_list (CArray.sub names ~pos:0 ~length:(min count (Unsigned.Size_t.to_int !@n))))
+
+let wait_point ?(timeout_ns = Unsigned.UInt64.max_int) p = check (c_wait_point (Unsigned.UInt64.of_int64 p) timeout_ns)
+let interrupt_waits on = c_interrupt_waits (if on then 1 else 0)
 
 let memory_device = Device.memory
 
@@ -258,6 +337,13 @@ module Buffer = struct
     read_into b ~offset:0 ba;
     String.init (Bigarray.Array1.dim ba) (fun i -> ba.{i})
 
+  (* The bytes as a Bigarray, ordered only as of this call (rig.h, rig_buffer_export): later reads and
+     writes through it follow no work. Valid until the last buffer over the allocation is released. *)
+  let export b =
+    let p = allocate (ptr void) null in
+    check (c_buffer_export b.raw p);
+    view_of !@p (length b)
+
   let access c f _user p n = try f (view_of p (Unsigned.Size_t.to_int n)) with e -> keep_exn c e
 
   (* f sees the bytes after the last write (rule 5); the Bigarray is valid only during f. *)
@@ -280,6 +366,23 @@ end
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Submissions                                                                                          *)
 
+module Module = struct
+  type t = owned
+
+  let ptx = 1
+  let cubin = 2
+  let spirv = 3
+  let hip_code_object = 4
+
+  (* Loads device code (a string of its bytes) on the device. *)
+  let load device format (code : string) =
+    let buf = CArray.of_string code in
+    own c_module_release
+      (out_handle (c_module_load device.raw format (to_voidp (CArray.start buf)) (size (String.length code))))
+
+  let release = release
+end
+
 module Submission = struct
   type slot = int
 
@@ -289,12 +392,19 @@ module Submission = struct
     | Host_kernel of (host array -> unit)
         (** runs on a memory device over every slot's bytes (valid only during the call); its exception
             is raised by the submit that ran it *)
+    | Launch of { modul : Module.t; fn_name : string; grid : int * int * int; block : int * int * int;
+                  shared_bytes : int; launch_slots : slot list }
+        (** a GPU kernel: its parameters are the device addresses of launch_slots, then the scalars *)
 
   let copy ?(src_offset = 0) ?(dst_offset = 0) ?length ~src ~dst () = Copy { src; dst; src_offset; dst_offset; length }
   let fill ?(offset = 0) ?length ~dst byte = Fill { dst; offset; length; byte }
 
   (* kernels: the closures rig calls, reachable while the submission is *)
-  type t = { o : owned; kernels : (caught * (unit ptr -> span structure ptr -> Unsigned.size_t -> unit)) list }
+  type t = {
+    o : owned;
+    kernels : (caught * (unit ptr -> span structure ptr -> Unsigned.size_t -> unit)) list;
+    modules : Module.t list; (* rig keeps them too; kept here so the GC does not release them early *)
+  }
 
   let len = function None -> whole | Some n -> size n
 
@@ -302,6 +412,7 @@ module Submission = struct
     let n = List.length parts in
     let arr = CArray.make part (max n 1) in
     let kernels = ref [] in
+    let strings = ref [] (* launch names and slot lists: rig copies them during make *) and modules = ref [] in
     List.iteri
       (fun i spec ->
         let p = CArray.get arr i in
@@ -336,7 +447,22 @@ module Submission = struct
             kernels := (c, cb) :: !kernels;
             setf p p_kind 3;
             setf p p_fn (coerce (funptr kernel_fn) (ptr void) cb);
-            setf p p_user null);
+            setf p p_user null
+        | Launch l ->
+            let name = CArray.of_string l.fn_name in
+            let slots = CArray.of_list uint32_t (List.map Unsigned.UInt32.of_int l.launch_slots) in
+            strings := Obj.repr name :: Obj.repr slots :: !strings;
+            modules := l.modul :: !modules;
+            let u = Unsigned.UInt32.of_int in
+            let three (x, y, z) = CArray.of_list uint32_t [ u x; u y; u z ] in
+            setf p p_kind 4;
+            setf p _p_module l.modul.raw;
+            setf p _p_function (CArray.start name);
+            setf p _p_grid (three l.grid);
+            setf p _p_block (three l.block);
+            setf p _p_shared_bytes (u l.shared_bytes);
+            setf p _p_slots (CArray.start slots);
+            setf p _p_slot_count (u (List.length l.launch_slots)));
         CArray.set arr i p)
       parts;
     let acc = CArray.of_list int access in
@@ -344,7 +470,8 @@ module Submission = struct
       out_handle
         (c_submission_make device.raw (CArray.start arr) (size n) (CArray.start acc) (size (List.length access)))
     in
-    { o = own c_submission_release h; kernels = !kernels }
+    ignore (Sys.opaque_identity !strings);
+    { o = own c_submission_release h; kernels = !kernels; modules = !modules }
 
   let release s = release s.o
 end
@@ -354,6 +481,11 @@ module Run = struct
 
   let take (s : Submission.t) = { o = own c_run_release (out_handle (c_run_take s.o.raw)); sub = s }
   let set_buffer r slot (b : Buffer.t) = check (c_run_set_buffer r.o.raw (Unsigned.UInt32.of_int slot) b.raw)
+
+  (* The scalar bytes passed to launches (copied by rig). *)
+  let set_scalars r (bytes : string) =
+    let buf = CArray.of_string bytes in
+    check (c_run_set_scalars r.o.raw (to_voidp (CArray.start buf)) (size (String.length bytes)))
 
   (* Returns the run's point. A host kernel's exception is raised in place of it. *)
   let submit ?(waits = []) r =
@@ -580,3 +712,38 @@ let static_verdict (device : Device.t) =
   let out = allocate handle null in
   check (c_static_verdict device.raw out);
   if is_null !@out then None else Some (take_verdict !@out)
+
+let c_static_verdict_for =
+  fn "rig_static_verdict_for" (string @-> int @-> funptr_opt (ptr void @-> int @-> returning int) @-> ptr void @-> ptr handle @-> returning int)
+
+(* The static table for a bare framework name; facts answers its questions (1 yes, 0 no, -1 could not be
+   read). None when the self-test is required. *)
+let static_verdict_for ?facts framework ~kind =
+  let c = caught () in
+  let cb =
+    Option.map
+      (fun f _user fact ->
+        try match f fact with (0 | 1) as a -> a | _ -> -1 with e -> keep_exn c e; -1)
+      facts
+  in
+  let out = allocate handle null in
+  let st = c_static_verdict_for framework kind cb null out in
+  ignore (Sys.opaque_identity cb);
+  check_after c st;
+  if is_null !@out then None else Some (take_verdict !@out)
+
+let fact_integrated = 1
+let fact_pageable_uses_host_page_tables = 2
+let device_gpu = 2
+
+(* Registers the Bigarray's bytes with the device's driver through rig's range table. The Bigarray must
+   stay alive and mapped until host_unregister succeeds (for good where it fails). *)
+let host_register (device : Device.t) (h : host) ~access =
+  check (c_host_register device.raw (to_voidp (bigarray_start array1 h)) (size (Bigarray.Array1.dim h)) access)
+
+let host_unregister (device : Device.t) (h : host) = check (c_host_unregister device.raw (to_voidp (bigarray_start array1 h)))
+
+let host_is_registered (h : host) =
+  let r = allocate int 0 in
+  check (c_host_is_registered (to_voidp (bigarray_start array1 h)) (size (Bigarray.Array1.dim h)) r);
+  !@r <> 0

@@ -114,7 +114,28 @@ let probes () =
   Unix.close fd;
   Sys.remove path
 
+let rest () =
+  Printf.printf "devices rig can open here: [%s]\n" (String.concat "; " (device_list ()));
+  let asked = ref 0 in
+  (match static_verdict_for "CUDA" ~kind:device_gpu ~facts:(fun f -> incr asked; if f = fact_integrated then 1 else 0) with
+  | Some { verdict = Refused Integrated_gpu; _ } -> check (!asked > 0) "the static table asks its facts of OCaml"
+  | _ -> check false "an integrated CUDA device is refused");
+  check (match static_verdict_for "Vulkan" ~kind:device_gpu with Some { verdict = Refused (Kernel_hazard _); _ } -> true | _ -> false)
+    "Vulkan is refused statically";
+  let a = memory_device "A" in
+  check ((Device.info a).name = "A") "device info names the device";
+  let x = Buffer.create a 4 in
+  ignore (submit a [ Submission.fill ~dst:0 'z' ] [ (x, write) ]);
+  check (Buffer.to_string x = "zzzz") "a fill part";
+  wait_point (Device.point a 1L);
+  (match Module.load a Module.ptx "// no code" with
+  | _ -> check false "a memory device loads no module"
+  | exception Error { status; message; _ } -> check (status = 3) ("a memory device loads no module: " ^ message));
+  Device.lose a "a test lost it";
+  check (Device.lost_reason a = Some "a test lost it") "the lost reason"
+
 let () =
+  rest ();
   let a = hello_world () in
   errors a;
   callbacks a;
