@@ -1,5 +1,8 @@
-/* The rig command: `rig devices` lists what it can open; `rig demo` runs the seed page's program. */
+/* The rig command: `rig devices` lists what it can open; `rig demo` runs the seed page's program;
+ * `rig probe FILE` answers whether a GPU can copy straight from the file's registered mapping. */
 #include <rig.h>
+
+#include "probe.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,7 +80,8 @@ static int demo(void) {
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "devices") == 0) return devices();
   if (argc >= 2 && strcmp(argv[1], "demo") == 0) return demo();
+  if (argc >= 2 && strcmp(argv[1], "probe") == 0) return rig_tool_probe(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "version") == 0) return puts(rig_version_string()) < 0;
-  fprintf(stderr, "usage: rig devices | demo | version\n");
+  fprintf(stderr, "usage: rig devices | demo | probe FILE [--device NAME] [--offset N --length N] [--json] [--deadline S] | version\n");
   return 2;
 }
