@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Status is rig_status; values are pinned by rig.h.
@@ -120,7 +121,9 @@ func openDevice(f func(out []uintptr) Enum_SS_rig_status) (*Device, error) {
 }
 
 // Host is the host as a device.
-func Host() (*Device, error) { return openDevice(func(out []uintptr) Enum_SS_rig_status { return Rig_host(out) }) }
+func Host() (*Device, error) {
+	return openDevice(func(out []uintptr) Enum_SS_rig_status { return Rig_host(out) })
+}
 
 // MemoryDevice makes a new memory device called name.
 func MemoryDevice(name string) (*Device, error) {
@@ -742,3 +745,44 @@ func HostIsRegistered(host []byte) (bool, error) {
 
 // Version is rig's run-time version, "MAJOR.MINOR.PATCH".
 func Version() string { return Rig_version_string() }
+
+// InterruptWaits makes every wait in progress, and every later one until InterruptWaits(false), return
+// Interrupted. Safe from a signal-handling goroutine.
+func InterruptWaits(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	Rig_interrupt_waits(v)
+}
+
+// WrapC makes a host buffer over memory outside Go's heap (C.malloc, syscall.Mmap) without a copy. The
+// caller keeps the memory valid until every buffer over it is released and its use reached (rig calls
+// nothing back for it).
+func WrapC(data []byte, readOnly bool) (*Buffer, error) {
+	ro := 0
+	if readOnly {
+		ro = 1
+	}
+	var p uintptr
+	if len(data) > 0 {
+		p = uintptr(unsafe.Pointer(&data[0]))
+	}
+	return newBuffer(func(out []uintptr) Enum_SS_rig_status { return Rig_go_wrap_c(p, int64(len(data)), ro, out) })
+}
+
+// Export is the buffer's bytes as a slice over rig's memory, ordered only as of this call (rig.h,
+// rig_buffer_export): later reads and writes through it follow no work. Valid until the last buffer over
+// the allocation is released.
+func (b *Buffer) Export() ([]byte, error) {
+	defer runtime.KeepAlive(b)
+	p := make([]uintptr, 1)
+	if err := call(func() Enum_SS_rig_status { return Rig_buffer_export(b.h, p) }); err != nil {
+		return nil, err
+	}
+	n, err := b.Len()
+	if err != nil {
+		return nil, err
+	}
+	return cBytes(unsafe.Pointer(p[0]), cSize(n)), nil
+}

@@ -33,6 +33,9 @@ func cBytes(p unsafe.Pointer, n C.size_t) []byte {
 	return unsafe.Slice((*byte)(p), int(n))
 }
 
+// cSize converts a length for cBytes (api.go has no import "C").
+func cSize(n uint64) C.size_t { return C.size_t(n) }
+
 // caught keeps the first panic of a callback until the rig call returns.
 type caught struct {
 	mu       sync.Mutex

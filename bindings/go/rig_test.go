@@ -75,6 +75,28 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+func TestWrapCAndExport(t *testing.T) {
+	a := must(rig.MemoryDevice("A"))
+	m, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	w := must(rig.WrapC(m[:8], false))
+	must(rig.Submit(a, []rig.Part{rig.FillPart{Dst: 0, Length: rig.Whole, Byte: 'q'}}, []rig.Slot{{must(w.Borrow(a)), rig.Write}}))
+	if err := w.Read(func([]byte) {}); err != nil { // a host read follows the fill (rule 5)
+		t.Fatal(err)
+	}
+	if string(m[:8]) != "qqqqqqqq" {
+		t.Fatalf("the wrapped mmap holds %q", m[:8])
+	}
+	e := must(w.Export())
+	if string(e) != "qqqqqqqq" {
+		t.Fatalf("export sees %q", e)
+	}
+	w.Release()
+}
+
 func TestCallbacks(t *testing.T) {
 	a := must(rig.MemoryDevice("A"))
 	buf := must(rig.CreateBuffer(a, 8, rig.MemDevice))
