@@ -25,10 +25,11 @@
  *   submission and buffers, a buffer keeps its allocation, a borrow keeps the buffer it borrows.
  * - A callback is never called when the call that would call it fails before reaching it.
  * - Structs that may grow start with a `size` field the caller sets to sizeof(the struct).
- * - Domains (threads): every function may be called from any thread. Only the waits listed below hold a
- *   lock of rig's: opening a device (its name's lock), a submit whose hand-over may block (the device's
- *   turn), the release of a device (its turn). No other wait holds a lock; none is held across a driver
- *   call that waits for the device.
+ * - Domains (threads): every function may be called from any thread. Only these waits hold a lock of rig's:
+ *   opening a device (its name's lock, while the driver opens it), a submit whose hand-over may block (the
+ *   device's turn, while the driver takes the work), a commit made by a wait (the committed device's turn),
+ *   and a first borrow (the allocation's lock, while the driver maps the memory). No other wait holds a
+ *   lock; none is held while waiting for a device to reach a value. A run is used by one thread at a time.
  * - Commits: a driver may hold handed-over work until it is committed. Every wait (host or in another
  *   device's queue) commits first; rig_device_signaled() commits nothing.
  * - Loss: a driver fault loses a device once and for good. Every later wait that must pass an unreached
@@ -187,9 +188,10 @@ RIG_API rig_status rig_device_point(rig_device device, uint64_t value, rig_point
  * Pure read. */
 RIG_API rig_status rig_device_lost_reason(rig_device device, const char **why);
 
-/* Releases the handle. Waits for all work submitted to the device (holding its turn), then returns its
- * driver resources. Buffers on it stay valid handles whose use answers RIG_LOST ("device released").
- * Points of a released device count as reached. Releasing the host does nothing. */
+/* Releases the handle. Waits (on the host, holding no lock) for all work submitted to the device; a lost
+ * device is released at once. Buffers on it stay valid handles, but new work on it and new buffers answer
+ * RIG_LOST ("released"). Its points count as reached; its driver objects are kept until the process exits,
+ * its memory returns as its buffers are released. Releasing the host does nothing. */
 RIG_API rig_status rig_device_release(rig_device device);
 
 /* Makes every wait in progress, and every later wait until rig_interrupt_waits(0), return RIG_INTERRUPTED
