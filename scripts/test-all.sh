@@ -23,7 +23,19 @@ SUITES="--no-suite bindings --no-suite install --no-suite bench"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run asan+ubsan "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
 run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+echo "=== valgrind: the core suites under memcheck (shorter model run)"
+if RIG_MODEL_PROGRAMS=300 meson test -C "$out/plain" --suite core --print-errorlogs --timeout-multiplier 20 \
+    --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q'; then
+  echo "=== valgrind: passed"; else echo "=== valgrind: FAILED"; status=1; fi
 echo "=== mutation: each rule's code compiled out must fail its rule test"
-if MUTATION_DIR="$out/mutation" tests/core/mutation.sh; then echo "=== mutation: passed"; else echo "=== mutation: FAILED"; status=1; fi
+if MUTATION_DIR="$out/mutation" tests/core/mutation.sh; then echo "=== valgrind: the core suites under memcheck (shorter model run)"
+if RIG_MODEL_PROGRAMS=300 meson test -C "$out/plain" --suite core --print-errorlogs --timeout-multiplier 20 \
+    --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q'; then
+  echo "=== valgrind: passed"; else echo "=== valgrind: FAILED"; status=1; fi
+echo "=== mutation: passed"; else echo "=== valgrind: the core suites under memcheck (shorter model run)"
+if RIG_MODEL_PROGRAMS=300 meson test -C "$out/plain" --suite core --print-errorlogs --timeout-multiplier 20 \
+    --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q'; then
+  echo "=== valgrind: passed"; else echo "=== valgrind: FAILED"; status=1; fi
+echo "=== mutation: FAILED"; status=1; fi
 [ $status = 0 ] && echo "ALL PASSED" || echo "SOME FAILED"
 exit $status
