@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The Vulkan part of the H200 run, from the repository root.
+#
+#   scripts/gpu/vulkan.sh --fetch BUILD_DIR   here, before BUILD_DIR is carried: downloads the Vulkan loader
+#                                             (libvulkan1) and the validation layer (vulkan-validationlayers)
+#                                             as .debs into BUILD_DIR/vulkan-debs with apt-get download
+#   scripts/gpu/vulkan.sh BUILD_DIR           on the GPU machine: unpacks them (no apt there), finds NVIDIA's
+#                                             Vulkan driver, runs the Vulkan tests and the ordering suite
+#                                             over Vulkan kinds with RIG_REQUIRE=vulkan (a test that would
+#                                             skip fails), under the validation layer where it loads, then
+#                                             the chain benchmark. Logs go to $OUT/vulkan/; summary.txt
+#                                             lists each step.
+#
+# VULKAN_SH_USE_CARRIED=1 uses the carried loader even where the machine has one (to rehearse the script
+# on a machine with lavapipe). The NVIDIA driver's Vulkan ICD lives in libGLX_nvidia.so.0; where the
+# machine has no ICD manifest for it (a container given only compute capabilities), one is written here.
+set -u
+
+if [ "${1:-}" = --fetch ]; then
+  build=${2:?usage: scripts/gpu/vulkan.sh --fetch BUILD_DIR}
+  mkdir -p "$build/vulkan-debs" && cd "$build/vulkan-debs" || exit 1
+  apt-get download libvulkan1 vulkan-validationlayers || exit 1
+  ls -la
+  exit 0
+fi
+
+build=${1:?usage: scripts/gpu/vulkan.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+logs=${OUT:-/tmp/out}/vulkan
+mkdir -p "$logs"
+summary=$logs/summary.txt
+: > "$summary"
+failures=0
+note() { echo "$*" | tee -a "$summary"; }
+
+# step NAME TIMEOUT_S COMMAND...: runs it, logs to $logs/NAME.log, records PASS/FAIL/TIMEOUT with seconds.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then verdict=TIMEOUT; elif [ $rc -ne 0 ]; then verdict="FAIL(rc=$rc)"; fi
+  [ "$verdict" = PASS ] || failures=$((failures + 1))
+  printf '%-48s %-12s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
+}
+
+# --- the loader and the layer, unpacked from the carried .debs -------------------------------------------
+root=$(mktemp -d /tmp/rig-vulkan.XXXXXX)
+for deb in "$build"/vulkan-debs/*.deb; do
+  [ -f "$deb" ] || continue
+  if command -v dpkg-deb > /dev/null; then
+    dpkg-deb -x "$deb" "$root"
+  else  # a .deb is an ar archive holding data.tar.{xz,gz,zst}
+    member=$(ar t "$deb" | grep '^data\.tar')
+    case $member in
+      *.xz) ar p "$deb" "$member" | tar -xJ -C "$root" ;;
+      *.gz) ar p "$deb" "$member" | tar -xz -C "$root" ;;
+      *.zst) ar p "$deb" "$member" | zstd -dc | tar -x -C "$root" ;;
+    esac
+  fi
+done
+libdir=$root/usr/lib/x86_64-linux-gnu
+system_loader=$(ldconfig -p 2> /dev/null | awk '/libvulkan\.so\.1 /{print $NF; exit}')
+if [ -n "$system_loader" ] && [ -z "${VULKAN_SH_USE_CARRIED:-}" ]; then
+  note "loader: the machine's $system_loader"
+  unset RIG_VULKAN_LIBRARY
+elif [ -f "$libdir/libvulkan.so.1" ]; then
+  export RIG_VULKAN_LIBRARY=$libdir/libvulkan.so.1
+  note "loader: carried $RIG_VULKAN_LIBRARY"
+else
+  note "loader: none (no libvulkan.so.1 on the machine and none carried: run --fetch first)"
+  failures=$((failures + 1))
+fi
+export LD_LIBRARY_PATH="$build:$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libcmocka.so.0, the layer
+
+# --- NVIDIA's ICD -----------------------------------------------------------------------------------------
+manifest=
+for d in /etc/vulkan/icd.d /usr/share/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
+  for f in "$d"/nvidia_icd*.json; do [ -f "$f" ] && manifest=$f && break 2; done
+done
+if [ -n "$manifest" ]; then
+  note "NVIDIA ICD manifest: $manifest"
+else
+  glx=$(ldconfig -p 2> /dev/null | awk '/libGLX_nvidia\.so\.0 /{print $NF; exit}')
+  [ -z "$glx" ] && glx=$(ls /usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0 /usr/lib64/libGLX_nvidia.so.0 2> /dev/null | head -1)
+  if [ -n "$glx" ]; then
+    manifest=$root/nvidia_icd.json
+    printf '{"file_format_version":"1.0.0","ICD":{"library_path":"%s","api_version":"1.3.0"}}\n' "$glx" > "$manifest"
+    note "NVIDIA ICD manifest written for $glx"
+  else
+    note "NVIDIA ICD: no manifest and no libGLX_nvidia.so.0 (the container may lack the graphics capability)"
+  fi
+fi
+if [ -n "$manifest" ] && [ -z "${VULKAN_SH_USE_CARRIED:-}" ]; then
+  export VK_DRIVER_FILES=$manifest VK_ICD_FILENAMES=$manifest  # only NVIDIA's: vulkan:0 is the H200
+fi
+ls -la /usr/share/vulkan/icd.d /etc/vulkan/icd.d > "$logs/icd-dirs.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv > "$logs/nvidia-smi.txt" 2>&1
+
+# --- the validation layer, where the carried one loads ---------------------------------------------------
+export RIG_VULKAN_VALIDATION=1
+if [ -f "$root/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json" ]; then
+  export VK_ADD_LAYER_PATH=$root/usr/share/vulkan/explicit_layer.d VK_LAYER_PATH=$root/usr/share/vulkan/explicit_layer.d
+  if ldd "$libdir/libVkLayer_khronos_validation.so" 2>&1 | grep -q 'not found'; then
+    note "validation layer: carried, but its libraries do not resolve here (run without it):"
+    ldd "$libdir/libVkLayer_khronos_validation.so" 2>&1 | grep 'not found' | tee -a "$summary"
+    unset RIG_VULKAN_VALIDATION
+  else
+    note "validation layer: carried ($VK_ADD_LAYER_PATH)"
+  fi
+else
+  note "validation layer: not carried"
+fi
+
+# --- tests ------------------------------------------------------------------------------------------------
+export RIG_REQUIRE=vulkan
+t=$build/tests/vulkan
+if [ -x "$t/test_vulkan_device" ]; then
+  step vulkan-device 180 "$t/test_vulkan_device"
+  grep -m1 "vulkan:0 is" "$logs/vulkan-device.log" | tee -a "$summary"
+  for n in validation commit rules compute; do step "vulkan-$n" 300 "$t/test_vulkan_$n"; done
+  step vulkan-import 180 env RIG_VULKAN_HOST_IMPORT=1 "$t/test_vulkan_import"
+  grep -h "Vulkan validation\|validation not checked" "$logs"/vulkan-*.log | sort | uniq -c | tee -a "$summary"
+else
+  note "tests/vulkan not built in $build"
+  failures=$((failures + 1))
+fi
+for exe in "$build"/tests/core/test_*; do
+  [ -x "$exe" ] && [ -f "$exe" ] || continue
+  for kinds in memory+vulkan vulkan; do
+    step "ordering-$(basename "$exe")-$kinds" 300 env RIG_TEST_KINDS=$kinds "$exe"
+  done
+done
+
+# --- the chain benchmark (no validation: it would be timing the layer) ------------------------------------
+bench=$build/bench/vulkan/bench_vulkan_chain
+if [ -x "$bench" ]; then
+  step bench-vulkan-chain 300 env -u RIG_VULKAN_VALIDATION "$bench" 20000 7
+  grep -E "benchmark|chain|copies|dispatches" "$logs/bench-vulkan-chain.log" >> "$summary"
+else
+  note "bench/vulkan not built (bench_vulkan_chain missing)"
+fi
+
+rm -rf "$root"
+note "failures: $failures"
+[ $failures -eq 0 ]
