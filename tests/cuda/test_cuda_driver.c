@@ -153,8 +153,10 @@ static void test_kernel_chain_across_two_devices_follows_order(void **state) {
   rig_device a, b;
   if (!open_pair(&a, &b)) return;
   rig_module ma = ct_kernels(a), mb = ct_kernels(b);
-  const uint32_t n = ct_fake() ? 4096 : 1 << 20;
-  const int rounds = ct_fake() ? 4 : 50, steps = ct_fake() ? 12 : 40;
+  /* Small on the fake and under compute-sanitizer (RIG_CUDA_TEST_QUICK=1), large on a GPU. */
+  int quick = ct_fake() || (getenv("RIG_CUDA_TEST_QUICK") && atoi(getenv("RIG_CUDA_TEST_QUICK")));
+  const uint32_t n = quick ? 4096 : 1 << 20;
+  const int rounds = quick ? 4 : 50, steps = quick ? 12 : 40;
   uint32_t *host = malloc(n * sizeof *host), *want = malloc(n * sizeof *want);
   rig_buffer x = NULL, y = NULL;
   OK(rig_buffer_create(a, n * 4, RIG_MEMORY_DEVICE, &x));

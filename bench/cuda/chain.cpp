@@ -1,0 +1,322 @@
+// The chain benchmark of issue 4: a chain of dependent operations (4 KiB copies, or tiny kernels) that
+// alternates between two streams (two rig devices over one GPU, and over two GPUs where there are two),
+// each operation reading what the previous one wrote, done
+//   (a) through rig (submits; rig orders them by the memory they use),
+//   (b) by hand with streams, events and cuStreamWaitEvent,
+//   (c) with a synchronize after each operation,
+//   (d) by hand with the very calls rig's CUDA driver makes (stream memory waits and writes),
+// and (a1) through rig on one device (no cross-device edge), to price an edge.
+// Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
+// Every figure is a ratio against a row of the same run. Needs a GPU: exits 77 with the reason otherwise.
+#include <rig.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "drivers/cuda/api.h"
+#include "drivers/cuda/context.h"
+#include "kernels_ptx.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rig::cuda::Api;
+namespace cu = rig::cu;
+
+struct Result {
+  double wall_us = 0;  // per operation
+  double host_us = 0;  // per operation, enqueueing only
+};
+
+int ops = 20000;
+int repeats = 5;
+
+void check(rig_status s, const char *what) {
+  if (s != RIG_OK) {
+    std::fprintf(stderr, "%s: %s: %s\n", what, rig_status_name(s), rig_last_error());
+    std::exit(1);
+  }
+}
+
+void check_cu(const Api &, cu::Result r, const char *what) {
+  if (r != cu::SUCCESS) {
+    std::fprintf(stderr, "%s: %s\n", what, rig::cuda::error_name(r));
+    std::exit(1);
+  }
+}
+
+// Best of `repeats` runs of `body`, which returns the enqueue time and leaves the chain finished.
+Result best(const std::function<double()> &body) {
+  Result r{1e30, 1e30};
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = Clock::now();
+    double host = body();
+    double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    r.wall_us = std::min(r.wall_us, wall / ops);
+    r.host_us = std::min(r.host_us, host / ops);
+  }
+  return r;
+}
+
+// ---- rig rows --------------------------------------------------------------------------------------------
+
+struct RigChain {
+  rig_device dev[2];
+  rig_buffer x[2], y[2];  // x[i], y[i]: the same two allocations as seen by device i
+  rig_module module[2];
+  rig_run copy_xy[2], copy_yx[2], step[2];
+  rig_submission subs[6];
+
+  RigChain(const char *name0, const char *name1) {
+    check(rig_device_open(name0, &dev[0]), name0);
+    check(rig_device_open(name1, &dev[1]), name1);
+    check(rig_buffer_create(dev[0], 4096, RIG_MEMORY_DEVICE, &x[0]), "x");
+    check(rig_buffer_create(dev[0], 4096, RIG_MEMORY_DEVICE, &y[0]), "y");
+    check(rig_buffer_borrow(dev[1], x[0], &x[1]), "borrow x");
+    check(rig_buffer_borrow(dev[1], y[0], &y[1]), "borrow y");
+    int k = 0;
+    for (int d = 0; d < 2; ++d) {
+      check(rig_module_load(dev[d], RIG_MODULE_PTX, kernels_ptx, std::strlen(kernels_ptx), &module[d]), "module");
+      rig_part copy{};
+      copy.size = sizeof copy;
+      copy.kind = RIG_PART_COPY;
+      copy.src_slot = 0;
+      copy.dst_slot = 1;
+      copy.length = RIG_WHOLE;
+      rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+      check(rig_submission_make(dev[d], &copy, 1, access, 2, &subs[k]), "copy submission");
+      check(rig_run_take(subs[k], &copy_xy[d]), "take");
+      check(rig_run_set_buffer(copy_xy[d], 0, x[d]), "set");
+      check(rig_run_set_buffer(copy_xy[d], 1, y[d]), "set");
+      check(rig_run_take(subs[k++], &copy_yx[d]), "take");
+      check(rig_run_set_buffer(copy_yx[d], 0, y[d]), "set");
+      check(rig_run_set_buffer(copy_yx[d], 1, x[d]), "set");
+      static const uint32_t slots[2] = {0, 0};
+      rig_part launch{};
+      launch.size = sizeof launch;
+      launch.kind = RIG_PART_LAUNCH;
+      launch.module = module[d];
+      launch.function = "rig_add_u32";
+      launch.grid[0] = 4;
+      launch.grid[1] = launch.grid[2] = 1;
+      launch.block[0] = 256;
+      launch.block[1] = launch.block[2] = 1;
+      launch.slots = slots;
+      launch.slot_count = 2;
+      rig_access rw[1] = {RIG_ACCESS_READ_WRITE};
+      check(rig_submission_make(dev[d], &launch, 1, rw, 1, &subs[k]), "launch submission");
+      check(rig_run_take(subs[k++], &step[d]), "take");
+      check(rig_run_set_buffer(step[d], 0, x[d]), "set");
+      uint32_t scalars[2] = {1024, 1};
+      check(rig_run_set_scalars(step[d], scalars, sizeof scalars), "scalars");
+    }
+  }
+
+  // The chain: operation i on device (alternate ? i % 2 : 0).
+  double run(bool kernels, bool alternate) {
+    rig_point last = 0;
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) {
+      int d = alternate ? i % 2 : 0;
+      // Copies alternate x->y and y->x, so each reads what the one before wrote; kernels work in place.
+      rig_run r = kernels ? step[d] : (i % 2 ? copy_yx[d] : copy_xy[d]);
+      check(rig_submit(r, nullptr, 0, &last), "submit");
+    }
+    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    check(rig_wait_point(last, UINT64_MAX), "wait");
+    return host;
+  }
+
+  ~RigChain() {
+    for (int d = 0; d < 2; ++d) {
+      rig_run_release(copy_xy[d]);
+      rig_run_release(copy_yx[d]);
+      rig_run_release(step[d]);
+    }
+    for (auto s : subs)
+      if (s) rig_submission_release(s);
+    for (int d = 1; d >= 0; --d) {
+      rig_buffer_release(x[d]);
+      rig_buffer_release(y[d]);
+      rig_module_release(module[d]);
+    }
+    rig_device_release(dev[1]);
+    rig_device_release(dev[0]);
+  }
+};
+
+// ---- raw rows ----------------------------------------------------------------------------------------------
+
+struct RawChain {
+  const Api &api;
+  const rig::cuda::Gpu *gpu[2];
+  cu::Stream stream[2] = {};
+  cu::Event event[2] = {};
+  cu::DevicePtr x = 0, y = 0;
+  cu::Module module[2] = {};
+  cu::Function add[2] = {};
+  uint64_t *words = nullptr;  // two timeline words in pinned, mapped memory
+  cu::DevicePtr word_address = 0;
+  uint64_t value[2] = {0, 0};
+
+  RawChain(const Api &a, unsigned g0, unsigned g1) : api(a) {
+    check(rig::cuda::gpu_at(api, g0, &gpu[0]), "gpu");
+    check(rig::cuda::gpu_at(api, g1, &gpu[1]), "gpu");
+    for (int d = 0; d < 2; ++d) {
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      check_cu(api, api.cuStreamCreate(&stream[d], cu::STREAM_NON_BLOCKING), "stream");
+      check_cu(api, api.cuEventCreate(&event[d], cu::EVENT_DISABLE_TIMING), "event");
+      check_cu(api, api.cuModuleLoadDataEx(&module[d], kernels_ptx, 0, nullptr, nullptr), "module");
+      check_cu(api, api.cuModuleGetFunction(&add[d], module[d], "rig_add_u32"), "function");
+      if (d == 1 && gpu[1] != gpu[0]) {
+        cu::Result r = api.cuCtxEnablePeerAccess(gpu[0]->context, 0);
+        if (r != cu::SUCCESS && r != cu::ERROR_PEER_ACCESS_ALREADY_ENABLED) check_cu(api, r, "peer access");
+      }
+    }
+    rig::cuda::CurrentContext c(api, gpu[0]->context);
+    check_cu(api, api.cuMemAlloc(&x, 4096), "x");
+    check_cu(api, api.cuMemAlloc(&y, 4096), "y");
+    void *w = nullptr;
+    check_cu(api, api.cuMemHostAlloc(&w, 4096, cu::MEMHOSTALLOC_PORTABLE | cu::MEMHOSTALLOC_DEVICEMAP), "words");
+    words = static_cast<uint64_t *>(w);
+    words[0] = words[1] = 0;
+    check_cu(api, api.cuMemHostGetDevicePointer(&word_address, w, 0), "word address");
+  }
+
+  cu::Result enqueue(int d, int i, bool kernels) {
+    if (kernels) {
+      cu::DevicePtr addr[2] = {x, x};
+      uint32_t scalars[2] = {1024, 1};
+      void *params[3] = {&addr[0], &addr[1], scalars};
+      return api.cuLaunchKernel(add[d], 4, 1, 1, 256, 1, 1, 0, stream[d], params, nullptr);
+    }
+    return i % 2 ? api.cuMemcpyAsync(x, y, 4096, stream[d]) : api.cuMemcpyAsync(y, x, 4096, stream[d]);
+  }
+
+  // (b) events: wait for the other stream's last record, enqueue, record.
+  double events(bool kernels) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) {
+      int d = i % 2;
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
+      check_cu(api, enqueue(d, i, kernels), "enqueue");
+      check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
+    }
+    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
+    return host;
+  }
+
+  // (c) synchronize after each operation.
+  double synchronized(bool kernels) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) {
+      int d = i % 2;
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      check_cu(api, enqueue(d, i, kernels), "enqueue");
+      check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
+    }
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+
+  // (d) the calls rig's driver makes: wait for the other timeline's value, enqueue, write our value.
+  double memops(bool kernels) {
+    if (!api.cuStreamWaitValue64 || !api.cuStreamWriteValue64) return -1;
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) {
+      int d = i % 2;
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      if (i)
+        check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::STREAM_WAIT_VALUE_GEQ),
+                 "wait value");
+      check_cu(api, enqueue(d, i, kernels), "enqueue");
+      check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::STREAM_WRITE_VALUE_DEFAULT),
+               "write value");
+    }
+    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
+    return host;
+  }
+
+  ~RawChain() {
+    for (int d = 0; d < 2; ++d) {
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      api.cuStreamSynchronize(stream[d]);
+      api.cuStreamDestroy(stream[d]);
+      api.cuEventDestroy(event[d]);
+      api.cuModuleUnload(module[d]);
+    }
+    rig::cuda::CurrentContext c(api, gpu[0]->context);
+    api.cuMemFree(x);
+    api.cuMemFree(y);
+    api.cuMemFreeHost(words);
+  }
+};
+
+void report(const char *what, const Result &a, const Result &a1, const Result &b, const Result &c, const Result &d) {
+  std::printf("\n%s (%d ops, best of %d)\n", what, ops, repeats);
+  std::printf("  %-44s %9s %9s\n", "row", "wall us", "host us");
+  std::printf("  %-44s %9.3f %9.3f\n", "(a)  rig, alternating devices", a.wall_us, a.host_us);
+  std::printf("  %-44s %9.3f %9.3f\n", "(a1) rig, one device (no cross-device edge)", a1.wall_us, a1.host_us);
+  std::printf("  %-44s %9.3f %9.3f\n", "(b)  streams + events + cuStreamWaitEvent", b.wall_us, b.host_us);
+  std::printf("  %-44s %9.3f %9.3f\n", "(c)  synchronize after each", c.wall_us, c.host_us);
+  if (d.wall_us > 0) std::printf("  %-44s %9.3f %9.3f\n", "(d)  rig's own calls by hand (memory ops)", d.wall_us, d.host_us);
+  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f\n", a.wall_us / b.wall_us, a.wall_us / c.wall_us);
+  if (d.wall_us > 0)
+    std::printf("  ratio host a/d = %.3f (goal <= 1.05)   wall a/d = %.3f\n", a.host_us / d.host_us, a.wall_us / d.wall_us);
+  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", a.host_us - a1.host_us);
+}
+
+void bench_pair(const Api &api, unsigned g0, unsigned g1) {
+  std::string n0 = "cuda:" + std::to_string(g0), n1 = "cuda:" + std::to_string(g1);
+  std::printf("\n=== %s and %s ===\n", n0.c_str(), n1.c_str());
+  for (bool kernels : {false, true}) {
+    Result a, a1, b, c, d;
+    {
+      RigChain chain(n0.c_str(), n1.c_str());
+      chain.run(kernels, true);  // warm up
+      a = best([&] { return chain.run(kernels, true); });
+      a1 = best([&] { return chain.run(kernels, false); });
+    }
+    {
+      RawChain raw(api, g0, g1);
+      raw.events(kernels);
+      b = best([&] { return raw.events(kernels); });
+      c = best([&] { return raw.synchronized(kernels); });
+      d = raw.memops(kernels) < 0 ? Result{-1, -1} : best([&] { return raw.memops(kernels); });
+    }
+    report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", a, a1, b, c, d);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 1) ops = std::atoi(argv[1]);
+  if (argc > 2) repeats = std::atoi(argv[2]);
+  if (ops < 2 || repeats < 1) {
+    std::fprintf(stderr, "usage: %s [ops >= 2] [repeats >= 1]\n", argv[0]);
+    return 2;
+  }
+  const Api *api = rig::cuda::api();
+  int count = 0;
+  if (!api || api->cuDeviceGetCount(&count) != cu::SUCCESS || count == 0) {
+    std::printf("SKIP: no CUDA device (%s)\n", api ? "no GPU" : rig_last_error());
+    return 77;
+  }
+  char name[256] = {};
+  api->cuDeviceGetName(name, 255, 0);
+  const char *timeline = std::getenv("RIG_CUDA_TIMELINE");
+  std::printf("rig CUDA chain benchmark on %s (%d GPU%s), driver %d, rig timeline: %s\n", name, count,
+              count > 1 ? "s" : "", api->driver_version, timeline && *timeline ? timeline : "default");
+  bench_pair(*api, 0, 0);
+  if (count > 1) bench_pair(*api, 0, 1);
+  return 0;
+}

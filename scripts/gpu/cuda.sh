@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The CUDA part of the H200 run. Usage: scripts/gpu/cuda.sh BUILD_DIR   (run from the repository root)
+# Runs the CUDA tests and the ordering suite over CUDA kinds with RIG_REQUIRE=cuda (a test that would skip
+# fails), both timelines (stream memory operations, events), a short case under compute-sanitizer's
+# memcheck and racecheck, then the chain benchmark. Logs go to $OUT/cuda/; summary.txt lists each step.
+set -u
+build=${1:?usage: scripts/gpu/cuda.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+logs=${OUT:-/tmp/out}/cuda
+mkdir -p "$logs"
+summary=$logs/summary.txt
+: > "$summary"
+export LD_LIBRARY_PATH="$build:$build/tests/cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libcmocka.so.0 lives in the build dir
+export RIG_REQUIRE=cuda
+# CUDA_SH_FAKE=path/to/libfakecuda.so rehearses the script without a GPU (no compute-sanitizer then).
+if [ -n "${CUDA_SH_FAKE:-}" ]; then export RIG_CUDA_LIBRARY=$CUDA_SH_FAKE; else unset RIG_CUDA_LIBRARY; fi
+failures=0
+
+# step NAME TIMEOUT_S COMMAND...: runs it, logs to $logs/NAME.log, records PASS/FAIL/TIMEOUT with seconds.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then verdict=TIMEOUT; elif [ $rc -ne 0 ]; then verdict="FAIL(rc=$rc)"; fi
+  [ "$verdict" = PASS ] || failures=$((failures + 1))
+  printf '%-48s %-12s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$logs/nvidia-smi.txt" 2>&1
+[ -x "$build/tools/rig" ] && step rig-devices 60 "$build/tools/rig" devices
+
+for timeline in memops events; do
+  if [ $timeline = events ]; then export RIG_CUDA_TIMELINE=events; else unset RIG_CUDA_TIMELINE; fi
+  for t in driver registration loss; do
+    step "cuda-$t-$timeline" 300 "$build/tests/cuda/test_cuda_$t"
+  done
+  for exe in "$build"/tests/core/test_*; do
+    [ -x "$exe" ] && [ -f "$exe" ] || continue
+    for kinds in memory+cuda cuda; do
+      step "ordering-$(basename "$exe")-$kinds-$timeline" 300 env RIG_TEST_KINDS=$kinds "$exe"
+    done
+  done
+done
+unset RIG_CUDA_TIMELINE
+
+# compute-sanitizer: a short case (RIG_CUDA_TEST_QUICK shrinks the kernel chain) and the seed programs.
+if [ -n "${CUDA_SH_FAKE:-}" ]; then
+  echo "compute-sanitizer: not run on the fake" | tee -a "$summary"
+elif command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    step "sanitizer-$tool-cuda-driver" 600 env RIG_CUDA_TEST_QUICK=1 \
+      compute-sanitizer --tool $tool --error-exitcode 99 "$build/tests/cuda/test_cuda_driver"
+    [ -x "$build/tests/core/test_seed" ] && step "sanitizer-$tool-seed-cuda" 600 env RIG_TEST_KINDS=cuda \
+      compute-sanitizer --tool $tool --error-exitcode 99 "$build/tests/core/test_seed"
+  done
+else
+  echo "compute-sanitizer not found" | tee -a "$summary"
+  failures=$((failures + 1))
+fi
+
+# The chain benchmark (issue 4): both timelines.
+bench=$build/bench/cuda/bench_cuda_chain
+if [ -x "$bench" ]; then
+  step bench-chain-memops 600 "$bench" 20000 5
+  step bench-chain-events 600 env RIG_CUDA_TIMELINE=events "$bench" 20000 5
+  grep -E "===|copies|kernels|ratio|edge|\(a\)|\(b\)|\(c\)|\(d\)|\(a1\)" "$logs/bench-chain-memops.log" >> "$summary"
+else
+  echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
+fi
+
+echo "failures: $failures" | tee -a "$summary"
+[ $failures -eq 0 ]
