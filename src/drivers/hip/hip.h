@@ -1,0 +1,133 @@
+// The subset of the HIP runtime API that rig calls, declared here so rig builds with no ROCm installed.
+// Values are HIP's ABI (hip_runtime_api.h: hipError_t, hipDeviceAttribute_t and the flags keep their values
+// across ROCm 5..7); names follow HIP's so a reader can look each one up. The tests' fake libamdhip64
+// (tests/doubles/fake_hip) and the shim over the CUDA driver (tests/doubles/hip_shim) implement exactly
+// these entry points.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rig::hip {
+
+using Error = int;          // hipError_t
+using DeviceId = int;       // hipDevice_t, and the int device ids of the runtime calls
+using DevicePtr = void *;   // hipDeviceptr_t
+using Stream = struct ihipStream_t *;
+using Event = struct ihipEvent_t *;
+using Module = struct ihipModule_t *;
+using Function = struct ihipModuleSymbol_t *;
+
+// hipError_t values rig tells apart.
+enum : Error {
+  SUCCESS = 0,
+  ERROR_INVALID_VALUE = 1,
+  ERROR_OUT_OF_MEMORY = 2,
+  ERROR_NOT_INITIALIZED = 3,
+  ERROR_DEINITIALIZED = 4,
+  ERROR_NO_DEVICE = 100,
+  ERROR_INVALID_DEVICE = 101,
+  ERROR_INVALID_IMAGE = 200,
+  ERROR_INVALID_CONTEXT = 201,
+  ERROR_NO_BINARY_FOR_GPU = 209,
+  ERROR_ECC_NOT_CORRECTABLE = 214,
+  ERROR_PEER_ACCESS_UNSUPPORTED = 217,
+  ERROR_INVALID_KERNEL_FILE = 218,
+  ERROR_SHARED_OBJECT_INIT_FAILED = 303,
+  ERROR_INVALID_HANDLE = 400,
+  ERROR_NOT_FOUND = 500,
+  ERROR_NOT_READY = 600,
+  ERROR_ILLEGAL_ADDRESS = 700,
+  ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  ERROR_LAUNCH_TIMEOUT = 702,
+  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  ERROR_CONTEXT_IS_DESTROYED = 709,
+  ERROR_ASSERT = 710,
+  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+  ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+  ERROR_LAUNCH_FAILURE = 719,
+  ERROR_NOT_SUPPORTED = 801,
+  ERROR_UNKNOWN = 999,
+  ERROR_RUNTIME_MEMORY = 1052,
+  ERROR_RUNTIME_OTHER = 1053,
+};
+
+// hipDeviceAttribute_t values rig reads (positions in HIP's enum; the AMD-specific ones start at 10000).
+enum Attribute : int {
+  ATTR_INTEGRATED = 16,
+  ATTR_MAX_BLOCK_DIM_X = 26,
+  ATTR_MAX_BLOCK_DIM_Y = 27,
+  ATTR_MAX_BLOCK_DIM_Z = 28,
+  ATTR_MAX_GRID_DIM_X = 29,
+  ATTR_MAX_GRID_DIM_Y = 30,
+  ATTR_MAX_GRID_DIM_Z = 31,
+  ATTR_MAX_THREADS_PER_BLOCK = 56,
+  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 66,
+  ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,
+  ATTR_HOST_REGISTER_SUPPORTED = 90,  // newer runtimes only; older ones answer an error (read as unknown)
+  ATTR_CAN_USE_STREAM_WAIT_VALUE = 10013,
+};
+
+// Flags.
+constexpr unsigned STREAM_NON_BLOCKING = 0x1;        // hipStreamNonBlocking
+constexpr unsigned EVENT_DISABLE_TIMING = 0x2;       // hipEventDisableTiming
+constexpr unsigned HOST_MALLOC_PORTABLE = 0x1;       // hipHostMallocPortable
+constexpr unsigned HOST_MALLOC_MAPPED = 0x2;         // hipHostMallocMapped
+constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;     // hipHostRegisterPortable
+constexpr unsigned HOST_REGISTER_MAPPED = 0x2;       // hipHostRegisterMapped
+constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;    // hipHostRegisterReadOnly
+constexpr unsigned STREAM_WAIT_VALUE_GTE = 0x0;      // hipStreamWaitValueGte: (int64_t)(*addr - value) >= 0
+constexpr int MEMCPY_DEFAULT = 4;                    // hipMemcpyDefault: direction from unified addresses
+
+// The entry points, by the exact symbol rig loads. hipGetErrorName returns the name itself.
+#define RIG_HIP_ENTRY_POINTS(X)                                                                                \
+  X(hipInit, "hipInit", Error, (unsigned flags))                                                             \
+  X(hipDriverGetVersion, "hipDriverGetVersion", Error, (int *version))                                       \
+  X(hipGetErrorName, "hipGetErrorName", const char *, (Error error))                                         \
+  X(hipGetDeviceCount, "hipGetDeviceCount", Error, (int *count))                                             \
+  X(hipGetDevice, "hipGetDevice", Error, (DeviceId * device))                                                \
+  X(hipSetDevice, "hipSetDevice", Error, (DeviceId device))                                                  \
+  X(hipDeviceGetName, "hipDeviceGetName", Error, (char *name, int length, DeviceId device))                  \
+  X(hipDeviceTotalMem, "hipDeviceTotalMem", Error, (size_t * bytes, DeviceId device))                        \
+  X(hipDeviceGetAttribute, "hipDeviceGetAttribute", Error, (int *value, int attribute, DeviceId device))     \
+  X(hipDeviceCanAccessPeer, "hipDeviceCanAccessPeer", Error, (int *can, DeviceId device, DeviceId peer))     \
+  X(hipDeviceEnablePeerAccess, "hipDeviceEnablePeerAccess", Error, (DeviceId peer, unsigned flags))          \
+  X(hipDeviceSynchronize, "hipDeviceSynchronize", Error, (void))                                             \
+  X(hipStreamCreateWithFlags, "hipStreamCreateWithFlags", Error, (Stream * stream, unsigned flags))          \
+  X(hipStreamDestroy, "hipStreamDestroy", Error, (Stream stream))                                            \
+  X(hipStreamQuery, "hipStreamQuery", Error, (Stream stream))                                                \
+  X(hipStreamSynchronize, "hipStreamSynchronize", Error, (Stream stream))                                    \
+  X(hipStreamWaitEvent, "hipStreamWaitEvent", Error, (Stream stream, Event event, unsigned flags))           \
+  X(hipEventCreateWithFlags, "hipEventCreateWithFlags", Error, (Event * event, unsigned flags))              \
+  X(hipEventDestroy, "hipEventDestroy", Error, (Event event))                                                \
+  X(hipEventRecord, "hipEventRecord", Error, (Event event, Stream stream))                                   \
+  X(hipEventQuery, "hipEventQuery", Error, (Event event))                                                    \
+  X(hipEventSynchronize, "hipEventSynchronize", Error, (Event event))                                        \
+  X(hipMalloc, "hipMalloc", Error, (void **ptr, size_t bytes))                                               \
+  X(hipFree, "hipFree", Error, (void *ptr))                                                                  \
+  X(hipHostMalloc, "hipHostMalloc", Error, (void **ptr, size_t bytes, unsigned flags))                       \
+  X(hipHostFree, "hipHostFree", Error, (void *ptr))                                                          \
+  X(hipHostGetDevicePointer, "hipHostGetDevicePointer", Error, (void **device, void *host, unsigned flags)) \
+  X(hipHostRegister, "hipHostRegister", Error, (void *host, size_t bytes, unsigned flags))                   \
+  X(hipHostUnregister, "hipHostUnregister", Error, (void *host))                                             \
+  X(hipMemcpyHtoD, "hipMemcpyHtoD", Error, (DevicePtr dst, const void *src, size_t bytes))                   \
+  X(hipMemcpyDtoH, "hipMemcpyDtoH", Error, (void *dst, DevicePtr src, size_t bytes))                         \
+  X(hipMemcpyAsync, "hipMemcpyAsync", Error,                                                                 \
+    (void *dst, const void *src, size_t bytes, int kind, Stream stream))                                     \
+  X(hipMemsetD8Async, "hipMemsetD8Async", Error, (DevicePtr dst, unsigned char value, size_t count, Stream stream)) \
+  X(hipModuleLoadData, "hipModuleLoadData", Error, (Module * module, const void *image))                     \
+  X(hipModuleUnload, "hipModuleUnload", Error, (Module module))                                              \
+  X(hipModuleGetFunction, "hipModuleGetFunction", Error, (Function * function, Module module, const char *name)) \
+  X(hipModuleLaunchKernel, "hipModuleLaunchKernel", Error,                                                   \
+    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,               \
+     unsigned shared, Stream stream, void **params, void **extra))
+
+// Optional: 64-bit stream memory operations (rig falls back to events where they are missing, the device
+// says it cannot wait on a value, or RIG_HIP_TIMELINE=events).
+#define RIG_HIP_OPTIONAL_ENTRY_POINTS(X)                                                                       \
+  X(hipStreamWriteValue64, "hipStreamWriteValue64", Error,                                                   \
+    (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
+  X(hipStreamWaitValue64, "hipStreamWaitValue64", Error,                                                     \
+    (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))
+
+}  // namespace rig::hip
