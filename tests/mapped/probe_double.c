@@ -72,6 +72,7 @@ static rig_status do_alloc(void *user, size_t length, void **host) {
   if (d->allocation_count == 8) return RIG_OUT_OF_MEMORY;
   void *p = malloc(length);
   if (!p) return RIG_OUT_OF_MEMORY;
+  if (d->alloc_fill_from) memcpy(p, d->alloc_fill_from, length);
   d->allocations[d->allocation_count++] = p;
   *host = p;
   return RIG_OK;
@@ -102,7 +103,8 @@ static rig_status do_round_trip(void *user, const void *host, void *into, size_t
   }
   memcpy(d->device, host, length);
   if (d->wrong_bytes) d->device[length / 3] ^= 1;
-  if (!d->lazy_round_trip) memcpy(into, d->device, length);
+  int lazy = d->lazy_round_trip || (d->lazy_first_round_trip && d->calls[PD_ROUND_TRIP] == 1);
+  if (!lazy) memcpy(into, d->device, length);
   return RIG_OK;
 }
 

@@ -31,6 +31,8 @@ typedef struct pd {
   unsigned fail_times[PD_OPS];    /* the first n calls fail with RIG_DRIVER */
   int wrong_bytes;                /* round_trip returns the bytes with one flipped */
   int lazy_round_trip;            /* round_trip returns OK and writes nothing into `into` */
+  int lazy_first_round_trip;      /* only the first round trip writes nothing */
+  const char *alloc_fill_from;    /* alloc_host memory starts as a copy of these bytes (a recycled buffer) */
   const void *stuck_base;          /* unregister of the range at this base always fails */
   char *change_map_at;            /* round_trip flips this byte of the map first (the file changing) */
   /* counters and state */

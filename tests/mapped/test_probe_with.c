@@ -173,6 +173,18 @@ static void copy_that_did_nothing_is_wrong_bytes(void **state) {
   clean(f);
 }
 
+/* The buffer the copy lands in already holds the window's bytes (pinned memory recycled from an earlier
+ * probe of the same file) and the first copy writes nothing: caught only because every page of the buffer
+ * is made to differ before each copy. */
+static void stale_buffer_does_not_pass_for_a_copy(void **state) {
+  fx *f = *state;
+  f->d.alloc_fill_from = f->map;
+  f->d.lazy_first_round_trip = 1;
+  assert_int_equal(probe(f), RIG_OK);
+  expect(f, RIG_VERDICT_REFUSED, "window 0 came back");
+  clean(f);
+}
+
 static void file_changed_during_probe_is_inconclusive(void **state) {
   fx *f = *state;
   f->d.change_map_at = f->map + W + 17;
@@ -457,6 +469,7 @@ int main(void) {
       T(min_relative_speed_is_the_margin),
       T(wrong_bytes_refused_and_cacheable),
       T(copy_that_did_nothing_is_wrong_bytes),
+      T(stale_buffer_does_not_pass_for_a_copy),
       T(file_changed_during_probe_is_inconclusive),
       T(callback_failure_is_inconclusive),
       T(region_too_small_is_inconclusive),
