@@ -65,6 +65,12 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
     return fail(status_of(r) == RIG_OUT_OF_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER,
                 "cuStreamCreate on cuda:%u failed: %s", gpu.ordinal, error_name(r));
   }
+  r = api.cuEventCreate(&d->edge_event_, cu::EVENT_DISABLE_TIMING);
+  if (r != cu::SUCCESS) {
+    d->edge_event_ = nullptr;
+    return fail(status_of(r) == RIG_OUT_OF_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER, "cuEventCreate on cuda:%u failed: %s",
+                gpu.ordinal, error_name(r));
+  }
   TimelineSlot *slot = nullptr;
   if (rig_status s = take_timeline_slot(api, &slot); s != RIG_OK) return s;
   std::snprintf(slot->name, sizeof slot->name, "cuda:%u", gpu.ordinal);
@@ -99,6 +105,7 @@ CudaDevice::~CudaDevice() {
   // A lost device's stream is not waited for: its context may never finish anything again.
   if (stream_ && !lost()) api_.cuStreamSynchronize(stream_);
   timeline_.reset();
+  if (edge_event_) api_.cuEventDestroy(edge_event_);
   if (stream_) api_.cuStreamDestroy(stream_);
 }
 
@@ -174,8 +181,10 @@ rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
 bool CudaDevice::can_wait_in_queue(const DriverDevice &producer) const {
   auto *p = dynamic_cast<const CudaDevice *>(&producer);
   if (!p || p->lost()) return false;
-  // A producer on events can always be waited on (cuStreamWaitEvent works across contexts); one on
-  // memory operations only by a stream that can wait on a value itself.
+  // On one GPU: always (an event recorded on the producer's stream). Across GPUs: a producer on events
+  // can always be waited on (cuStreamWaitEvent works across contexts); one on memory operations only by
+  // a stream that can wait on a value itself.
+  if (&p->gpu_ == &gpu_) return true;
   return !p->timeline_->memory_operations() || timeline_->memory_operations();
 }
 
@@ -247,9 +256,23 @@ rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<con
                     static_cast<unsigned long long>(w.value));
       return lose(why);
     }
-    cu::Result r = p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value);
-    if (r != cu::SUCCESS)
-      return fault(timeline_->memory_operations() ? "cuStreamWaitValue64" : "cuStreamWaitEvent", r, true);
+    cu::Result r;
+    const char *call;
+    if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) {
+      // Same GPU: a dependency CUDA sees. Streams of one GPU may share a hardware queue (more streams than
+      // connections), where a stream waiting on a value written later in that queue would deadlock;
+      // CUDA's documentation asks for such orders to be expressed with events. The event is recorded at
+      // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
+      // never a cycle (everything before the tail was handed over before this wait).
+      call = "cuEventRecord/cuStreamWaitEvent (same GPU)";
+      r = api_.cuEventRecord(edge_event_, p->stream_);
+      if (r == cu::SUCCESS) r = api_.cuStreamWaitEvent(stream_, edge_event_, 0);
+    } else {
+      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? "cuStreamWaitValue64"
+                                                                                  : "cuStreamWaitEvent";
+      r = p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value);
+    }
+    if (r != cu::SUCCESS) return fault(call, r, true);
     std::lock_guard hold(queued_lock_);
     queued_.push_back({ps, w.value, value});
   }

@@ -100,6 +100,9 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   DriverInfo info_;
   cu::Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
+  // Recorded on another device's stream of this GPU and waited on here (see hand_over); used only while
+  // holding this device's turn, and a wait captures the record it follows, so one event suffices.
+  cu::Event edge_event_ = nullptr;
   int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes (opt-in)
 
   // Launch argument storage reused by every hand-over (called holding the turn): no allocation per submit
