@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "core/error.h"
@@ -149,8 +150,10 @@ rig_status HipDevice::map_host(void *host, size_t length, bool read_only, Memory
   }
   CurrentDevice current(api_, gpu_.ordinal);
   rig_status s = mapped::table_register(host, pages, [&] { return register_range(host, pages, read_only); });
-  if (s == RIG_BUSY)  // overlaps a range registered elsewhere (mapped registration, or another wrap)
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: %s", info_.name.c_str(), host, last_error());
+  if (s == RIG_BUSY) {  // overlaps a range registered elsewhere (mapped registration, or another wrap)
+    std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
+    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: %s", info_.name.c_str(), host, why.c_str());
+  }
   if (s != RIG_OK) return s;
   // Kernels and copies get the device's address of the registered pages, never the raw host pointer.
   void *device = nullptr;

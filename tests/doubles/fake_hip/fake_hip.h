@@ -1,0 +1,62 @@
+/* The fake libamdhip64's control surface, for tests that load it through RIG_HIP_LIBRARY (find the functions
+ * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL).
+ *
+ * It reproduces the false successes measured on an RX 7900 XTX with ROCm 7.2.4 (seed-mapped-registration.txt):
+ * hipHostRegister answers success for a PROT_NONE mapping, a file on tmpfs (or a memfd), a range registered
+ * twice and a range overlapping a registration. Such a registration cannot serve: the device then reads other
+ * bytes than the host's through it (zeros for PROT_NONE, the complement of the bytes at registration time
+ * otherwise), and hipHostUnregister of it answers 713 (hipErrorHostMemoryNotRegistered). A registration of
+ * ordinary memory (anonymous, or a file on a disk file system) serves the host's bytes. The device address of
+ * a registered range (hipHostGetDevicePointer) is not the host pointer: device code that is handed the raw
+ * host pointer faults (illegal address), as it may on a GPU.
+ *
+ * Switches (also read from the environment at hipInit as FAKEHIP_<NAME in upper case>):
+ *   devices                       number of GPUs (default 2)
+ *   integrated                    hipDeviceAttributeIntegrated's answer (default 0)
+ *   integrated_query_fails        1: querying hipDeviceAttributeIntegrated fails (hipErrorInvalidValue)
+ *   host_register_supported       hipDeviceAttributeHostRegisterSupported (default 1; -1: the query fails,
+ *                                 as on runtimes older than the attribute)
+ *   memops                        hipDeviceAttributeCanUseStreamWaitValue (default 1); 0 also makes
+ *                                 hipStream{Write,Wait}Value64 answer 801
+ *   peer_access                   hipDeviceCanAccessPeer's answer between two devices (default 1)
+ *   register_refuse               a hipError_t every hipHostRegister returns (default 0)
+ *   false_unregister_713          1 (default): unregistering a registration that cannot serve answers 713
+ *                                 and leaves it; 0: it unregisters
+ *   unregister_fail               1: the next hipHostUnregister of any registration answers 713 (once);
+ *                                 2: every one does
+ *   registered_upload_ns_per_kib  hipMemcpyHtoD from a registered range takes this long per KiB
+ *   pinned_upload_ns_per_kib      ... from hipHostMalloc memory
+ *   pageable_upload_ns_per_kib    ... from any other host memory
+ *   fail_launch_at                N: the Nth launch enqueued from now fails when it runs (sticky 719)
+ *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs
+ *   reset                         (any value) all switches to defaults (the environment's where set), sticky errors cleared, counters 0
+ * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
+ *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
+ *   wait_values, write_values, event_waits, live_allocations, live_streams, live_modules, sticky (of device
+ *   0), sticky1 (of device 1).
+ *
+ * Kernels: hipModuleLoadData takes text (the tests pass tests/cuda/kernels.ptx as their "code object") and
+ * binds every `.entry NAME` whose NAME is a built-in host function: rig_add_u32, rig_chain_step,
+ * rig_fill_u32, rig_delay, rig_fault. Text containing "fakehip:invalid" fails (hipErrorInvalidKernelFile);
+ * ELF bytes answer hipErrorNoBinaryForGpu.
+ */
+#ifndef FAKE_HIP_H
+#define FAKE_HIP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets switch `name` to `value`; returns 0, or -1 for an unknown name. */
+typedef int (*fakehip_control_fn)(const char *name, long long value);
+/* Reads counter or switch `name`; -1 for an unknown name. */
+typedef long long (*fakehip_query_fn)(const char *name);
+
+int fakehip_control(const char *name, long long value);
+long long fakehip_query(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
