@@ -42,7 +42,8 @@ class VulkanDriver final : public Driver {
       std::lock_guard<std::mutex> lock(mutex_);
       if (contexts_.size() < devices.size()) contexts_.resize(devices.size());
       ctx = contexts_[ordinal].lock();
-      if (!ctx) {
+      // A lost VkDevice stays lost: a device opened after a loss gets a new one.
+      if (!ctx || ctx->lost()) {
         if (rig_status s = Context::make(*instance, devices[ordinal], &ctx); s != RIG_OK) return s;
         contexts_[ordinal] = ctx;
       }

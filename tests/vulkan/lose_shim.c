@@ -1,0 +1,80 @@
+/* A stand-in for libvulkan.so.1 that loses the device on demand, for test_loss (loaded through
+ * RIG_VULKAN_LIBRARY). It opens the real loader and forwards every entry point, except that once "lost"
+ * vkQueueSubmit, vkWaitSemaphores, vkGetSemaphoreCounterValue and vkWaitForFences answer
+ * VK_ERROR_DEVICE_LOST, as a driver does after a GPU fault. The loss starts at the Nth vkQueueSubmit
+ * (RIG_VKSHIM_LOSE_AT_SUBMIT=N, which is lost itself) or when the test calls rig_vkshim_lose(). */
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *real_lib;
+static PFN_vkGetInstanceProcAddr real_gipa;
+static PFN_vkGetDeviceProcAddr real_gdpa;
+static PFN_vkQueueSubmit real_submit;
+static PFN_vkWaitSemaphores real_wait;
+static PFN_vkGetSemaphoreCounterValue real_counter;
+static PFN_vkWaitForFences real_fences;
+static atomic_int lost;
+static atomic_long submits;
+
+__attribute__((visibility("default"))) void rig_vkshim_lose(void) { atomic_store(&lost, 1); }
+/* Ends the loss for devices made afterwards (rig makes a new VkDevice once the lost one's devices are gone). */
+__attribute__((visibility("default"))) void rig_vkshim_reset(void) { atomic_store(&lost, 0); }
+__attribute__((visibility("default"))) long rig_vkshim_submits(void) { return atomic_load(&submits); }
+
+static VKAPI_ATTR VkResult VKAPI_CALL shim_submit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence f) {
+  long count = atomic_fetch_add(&submits, 1) + 1;
+  const char *at = getenv("RIG_VKSHIM_LOSE_AT_SUBMIT");
+  if (at && *at && count >= atol(at)) atomic_store(&lost, 1);
+  if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
+  return real_submit(q, n, s, f);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL shim_wait(VkDevice d, const VkSemaphoreWaitInfo *w, uint64_t timeout) {
+  if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
+  VkResult r = real_wait(d, w, timeout);
+  return atomic_load(&lost) ? VK_ERROR_DEVICE_LOST : r;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL shim_counter(VkDevice d, VkSemaphore s, uint64_t *v) {
+  if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
+  return real_counter(d, s, v);
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL shim_fences(VkDevice d, uint32_t n, const VkFence *f, VkBool32 all,
+                                                   uint64_t timeout) {
+  if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
+  return real_fences(d, n, f, all, timeout);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL shim_gdpa(VkDevice d, const char *name) {
+  PFN_vkVoidFunction f = real_gdpa(d, name);
+  if (!f) return f;
+  if (strcmp(name, "vkQueueSubmit") == 0) return real_submit = (PFN_vkQueueSubmit)f, (PFN_vkVoidFunction)shim_submit;
+  if (strcmp(name, "vkWaitSemaphores") == 0) return real_wait = (PFN_vkWaitSemaphores)f, (PFN_vkVoidFunction)shim_wait;
+  if (strcmp(name, "vkGetSemaphoreCounterValue") == 0)
+    return real_counter = (PFN_vkGetSemaphoreCounterValue)f, (PFN_vkVoidFunction)shim_counter;
+  if (strcmp(name, "vkWaitForFences") == 0) return real_fences = (PFN_vkWaitForFences)f, (PFN_vkVoidFunction)shim_fences;
+  return f;
+}
+
+__attribute__((visibility("default"))) VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+vkGetInstanceProcAddr(VkInstance instance, const char *name) {
+  if (!real_lib) {
+    real_lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!real_lib) return NULL;
+    real_gipa = (PFN_vkGetInstanceProcAddr)dlsym(real_lib, "vkGetInstanceProcAddr");
+  }
+  if (!real_gipa) return NULL;
+  if (strcmp(name, "vkGetInstanceProcAddr") == 0) return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
+  PFN_vkVoidFunction f = real_gipa(instance, name);
+  if (f && strcmp(name, "vkGetDeviceProcAddr") == 0) {
+    real_gdpa = (PFN_vkGetDeviceProcAddr)f;
+    return (PFN_vkVoidFunction)shim_gdpa;
+  }
+  return f;
+}
