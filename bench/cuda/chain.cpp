@@ -226,16 +226,21 @@ struct RawChain {
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   }
 
-  // (d) the calls rig's driver makes: wait for the other timeline's value, enqueue, write our value.
+  // (d) the calls rig's driver makes: wait for the other stream (on one GPU an event recorded at its
+  // tail, across GPUs the other timeline's value), enqueue, write our timeline value.
   double memops(bool kernels) {
     if (!api.cuStreamWaitValue64 || !api.cuStreamWriteValue64) return -1;
     auto t0 = Clock::now();
     for (int i = 0; i < ops; ++i) {
       int d = i % 2;
       rig::cuda::CurrentContext c(api, gpu[d]->context);
-      if (i)
+      if (i && gpu[0] == gpu[1]) {
+        check_cu(api, api.cuEventRecord(event[d], stream[1 - d]), "record on the other stream");
+        check_cu(api, api.cuStreamWaitEvent(stream[d], event[d], 0), "wait event");
+      } else if (i) {
         check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::STREAM_WAIT_VALUE_GEQ),
                  "wait value");
+      }
       check_cu(api, enqueue(d, i, kernels), "enqueue");
       check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::STREAM_WRITE_VALUE_DEFAULT),
                "write value");
