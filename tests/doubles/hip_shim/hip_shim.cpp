@@ -93,6 +93,16 @@ cu::Result bind(int device = -1) {
     if (cu::Result r_ = bind(); r_ != cu::SUCCESS) return r_; \
   } while (0)
 
+// The CUdevice of a HIP device ordinal (cuDeviceGet's answer: not promised to equal the ordinal).
+cu::Result device_of(int ordinal, cu::Device *out) {
+  if (cuda().init != cu::SUCCESS) return cuda().init;
+  return cuda().cuDeviceGet(out, ordinal);
+}
+
+#define DEVICE(ordinal, var)                                                            \
+  cu::Device var = 0;                                                                   \
+  if (cu::Result r_ = device_of(ordinal, &var); r_ != cu::SUCCESS) return r_
+
 cu::DevicePtr dptr(const void *p) { return static_cast<cu::DevicePtr>(reinterpret_cast<uintptr_t>(p)); }
 
 // hipDeviceAttribute_t -> CUdevice_attribute, -1 where rig's HIP driver never asks for it.
@@ -155,25 +165,26 @@ EXPORT hip::Error hipSetDevice(int device) {
 }
 
 EXPORT hip::Error hipDeviceGetName(char *name, int length, int device) {
-  if (cuda().init != cu::SUCCESS) return cuda().init;
-  return cuda().cuDeviceGetName(name, length, device);
+  DEVICE(device, d);
+  return cuda().cuDeviceGetName(name, length, d);
 }
 
 EXPORT hip::Error hipDeviceTotalMem(size_t *bytes, int device) {
-  if (cuda().init != cu::SUCCESS) return cuda().init;
-  return cuda().cuDeviceTotalMem(bytes, device);
+  DEVICE(device, d);
+  return cuda().cuDeviceTotalMem(bytes, d);
 }
 
 EXPORT hip::Error hipDeviceGetAttribute(int *value, int attribute, int device) {
-  if (cuda().init != cu::SUCCESS) return cuda().init;
+  DEVICE(device, d);
   int a = cuda_attribute(attribute);
   if (a < 0) return hip::ERROR_INVALID_VALUE;
-  return cuda().cuDeviceGetAttribute(value, a, device);
+  return cuda().cuDeviceGetAttribute(value, a, d);
 }
 
 EXPORT hip::Error hipDeviceCanAccessPeer(int *can, int device, int peer) {
-  if (cuda().init != cu::SUCCESS) return cuda().init;
-  return cuda().cuDeviceCanAccessPeer(can, device, peer);
+  DEVICE(device, d);
+  DEVICE(peer, p);
+  return cuda().cuDeviceCanAccessPeer(can, d, p);
 }
 
 EXPORT hip::Error hipDeviceEnablePeerAccess(int peer, unsigned flags) {
