@@ -13,8 +13,8 @@ static void correct_ordering_prints_hello_world(void **state) {
   rig_device a, b;
   if (!rt_open_kind(1, "A", &a) || !rt_open_kind(0, "B", &b)) return;
   if (rt_is_test_driver(a)) tdrv_set_hold(a, 1); /* A's copy runs only once someone commits it */
-  char text[] = "hello, world";
-  rig_buffer src, x = rt_create(a, 12), y = rt_create(b, 12);
+  static char text[4096] __attribute__((aligned(4096))) = "hello, world"; /* GPUs register whole pages */
+  rig_buffer src, x = rt_create_shared(a, 12), y = rt_create(b, 12);
   OK(rig_buffer_wrap(text, 12, RIG_ACCESS_READ, NULL, NULL, &src));
   rig_buffer src_on_a = rt_borrow(a, src);
   rt_copy(a, src_on_a, x);
@@ -41,12 +41,13 @@ static void export_is_ordered_only_at_the_call(void **state) {
   if (held) tdrv_set_hold(d, 1);
   rig_buffer x;
   OK(rig_buffer_create(host, 4, RIG_MEMORY_DEVICE, &x));
-  int32_t zero = 0, v = 42, seen = -1;
+  static int32_t v[1024] __attribute__((aligned(4096))) = {42};
+  int32_t zero = 0, seen = -1;
   OK(rig_buffer_write_from(x, 0, &zero, 4));
   void *p = NULL;
   OK(rig_buffer_export(x, &p));
   rig_buffer src;
-  OK(rig_buffer_wrap(&v, 4, RIG_ACCESS_READ, NULL, NULL, &src));
+  OK(rig_buffer_wrap(v, 4, RIG_ACCESS_READ, NULL, NULL, &src));
   rig_buffer src_on_d = rt_borrow(d, src), x_on_d = rt_borrow(d, x);
   rt_copy(d, src_on_d, x_on_d);
   int32_t through_export = *(volatile int32_t *)p;
@@ -68,7 +69,7 @@ static void two_wraps_of_the_same_bytes_are_independent(void **state) {
   if (!rt_open_kind(1, "D", &d)) return;
   int held = rt_is_test_driver(d);
   if (held) tdrv_set_hold(d, 1);
-  static uint8_t bytes[64];
+  static uint8_t bytes[4096] __attribute__((aligned(4096)));
   memset(bytes, 0, sizeof bytes);
   rig_buffer w1, w2;
   OK(rig_buffer_wrap(bytes, 64, RIG_ACCESS_READ_WRITE, NULL, NULL, &w1));

@@ -96,6 +96,12 @@ rig_buffer rt_create(rig_device d, size_t n) {
   return out;
 }
 
+rig_buffer rt_create_shared(rig_device d, size_t n) {
+  rig_buffer out = NULL;
+  OK(rig_buffer_create(d, n, RIG_MEMORY_MAPPED, &out));
+  return out;
+}
+
 uint64_t rt_submitted(rig_device d) {
   uint64_t v = 0;
   OK(rig_device_submitted(d, &v));

@@ -32,6 +32,8 @@ rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_p
 /* A buffer on d borrowed from b (fails the test if it cannot). */
 rig_buffer rt_borrow(rig_device d, rig_buffer b);
 rig_buffer rt_create(rig_device d, size_t n);
+/* A buffer other devices will borrow: RIG_MEMORY_MAPPED, which the host (and so memory devices) address. */
+rig_buffer rt_create_shared(rig_device d, size_t n);
 uint64_t rt_submitted(rig_device d);
 uint64_t rt_signaled(rig_device d);
 

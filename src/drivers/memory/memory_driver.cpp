@@ -9,8 +9,9 @@
 namespace rig {
 namespace {
 
+// Every allocation starts on a page and owns whole pages, so a GPU can register (borrow) any of them without
+// touching a neighbour's pages. Small buffers pay up to a page for it.
 constexpr size_t kPage = 4096;
-constexpr size_t kPageAlignedFrom = 64 * 1024;  // large buffers start on a page, so GPUs can borrow them
 
 }  // namespace
 
@@ -25,7 +26,7 @@ MemoryDriver::MemoryDriver(std::string name, rig_device_kind kind) {
 
 rig_status MemoryDriver::allocate(size_t length, rig_memory, Memory *out) {
   // Every kind is host memory here. Zero bytes still get a distinct pointer, so views and borrows work.
-  size_t align = length >= kPageAlignedFrom ? kPage : 64;
+  size_t align = kPage;
   size_t rounded = (length + align - 1) / align * align;
   if (rounded < length) return fail(RIG_OUT_OF_MEMORY, "create: %zu bytes is more than the host can address", length);
   void *p = std::aligned_alloc(align, rounded ? rounded : align);
