@@ -80,6 +80,10 @@ typedef struct rig_py_wrapped {
 
 static void rig_py_wrapped_release(void *user) {
   rig_py_wrapped *w = (rig_py_wrapped *)user;
+  if (!Py_IsInitialized()) { /* after interpreter shutdown the object went with it: nothing to release */
+    free(w);
+    return;
+  }
   PyGILState_STATE gil = PyGILState_Ensure();
   PyBuffer_Release(&w->view);
   PyGILState_Release(gil);
