@@ -24,10 +24,15 @@ Loaded load() {
   }
   Api &a = l.api;
   const char *missing = nullptr;
-#define RIG_HIP_LOAD(field, symbol, ret, params) \
-  if (!common::resolve(lib, symbol, a.field) && !missing) missing = symbol;
+#define RIG_HIP_LOAD(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
   RIG_HIP_ENTRY_POINTS(RIG_HIP_LOAD)
 #undef RIG_HIP_LOAD
+  // hipHostAlloc is the same call under CUDA's name: taken where a runtime no longer exports hipHostMalloc.
+  if (!a.hipHostMalloc) common::resolve(lib, "hipHostAlloc", a.hipHostMalloc);
+#define RIG_HIP_CHECK(field, symbol, ret, params) \
+  if (!a.field && !missing) missing = symbol;
+  RIG_HIP_ENTRY_POINTS(RIG_HIP_CHECK)
+#undef RIG_HIP_CHECK
   if (missing) {
     l.why = "the HIP runtime " + lib.file + " lacks " + missing;
     return l;
