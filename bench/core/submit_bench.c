@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <rig.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +390,7 @@ typedef struct results {
   size_t history_last_n;
   double devices_flat_ratio;  /* chain on 2 devices: 64 devices open vs 2 */
   double ring_ratio_64;       /* ring over 64 devices vs 2 */
+  double ring_ratio_64_32;    /* ring over 64 devices vs 32: 2x when linear */
   double ring_allocs_max;
   double buffers_slope, buffers_intercept, buffers_max_dev;
   long rss_before, rss_after;
@@ -521,7 +523,7 @@ static void section_devices(const config *cfg, results *res) {
   static const int counts[] = {1, 2, 4, 8, 16, 32, 48, 64};
   printf("\n## 3. Device count: 4 KiB copies, ns/copy (%zu copies a batch)\n", cfg->chain_ops);
   printf("%8s %22s %26s %12s\n", "devices", "chain on 2 (d open)", "ring over d (all share)", "ring allocs");
-  double chain2 = 0, ring2 = 0;
+  double chain2 = 0, ring2 = 0, ring32 = 0;
   res->ring_allocs_max = 0;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
     int d = counts[i];
@@ -541,9 +543,11 @@ static void section_devices(const config *cfg, results *res) {
     timing tr = measure(submit_batch, &ring, cfg->chain_ops, cfg->reps);
     ring_free(&ring, x, y, xs, ys, d);
     if (d == 2) chain2 = chain_ns, ring2 = tr.best;
+    if (d == 32) ring32 = tr.best;
     if (d == MAX_DEVICES) {
       res->devices_flat_ratio = chain_ns / chain2;
       res->ring_ratio_64 = tr.best / ring2;
+      res->ring_ratio_64_32 = tr.best / ring32;
     }
     if (tr.allocs > res->ring_allocs_max) res->ring_allocs_max = tr.allocs;
     if (chain_ns < 0)
@@ -556,8 +560,9 @@ static void section_devices(const config *cfg, results *res) {
       printf(" %12.3g\n", tr.allocs);
   }
   printf("chain on 2, 64 devices open vs 2 open: %.2fx (goal: flat)\n", res->devices_flat_ratio);
-  printf("ring, 64 devices sharing vs 2: %.2fx (each write collects every other device's last use: rule 4)\n",
-         res->ring_ratio_64);
+  printf("ring, 64 devices sharing vs 2: %.2fx, vs 32: %.2fx (each write collects every other device's last use,\n"
+         "rule 4, so linear in the sharing devices is the best possible: 2x from 32 to 64)\n",
+         res->ring_ratio_64, res->ring_ratio_64_32);
 }
 
 static void section_buffers(const config *cfg, results *res) {
@@ -683,8 +688,10 @@ static void section_starpu(const config *cfg, results *res) {
   printf("%-44s %10s %10s\n", "", "ns/task", "median");
   printf("%-44s %10.1f %10.1f\n", "insert through completion of all", s->per_task, s->per_task_median);
   printf("%-44s %10.1f\n", "starpu_task_insert alone", s->insert_only);
-  printf("%-44s %10.1f   goal >= 50: %s\n", "ratio StarPU / rig (per copy)", s->per_task / res->rig_copy.best,
-         verdict(s->per_task / res->rig_copy.best >= 50));
+  printf("%-44s %10.1f   goal >= 50: %s\n", "ratio StarPU / rig (best batch of each)",
+         s->per_task / res->rig_copy.best, verdict(s->per_task / res->rig_copy.best >= 50));
+  printf("%-44s %10.1f   (StarPU's spread is wide on a loaded machine: the best-batch ratio is the one judged)\n",
+         "ratio StarPU / rig (median batch of each)", s->per_task_median / res->rig_copy.median);
 }
 
 static void print_summary(const results *r) {
@@ -698,7 +705,11 @@ static void print_summary(const results *r) {
          verdict(r->foreign24.best < 300));
   if (r->starpu.built && r->starpu.ok) {
     double sp = r->starpu.per_task / r->rig_copy.best;
-    printf("%-46s %13.0fx %12s %8s\n", "StarPU / rig, per 4 KiB copy", sp, ">= 50x", verdict(sp >= 50));
+    printf("%-46s %13.0fx %12s %8s\n", "StarPU / rig, per 4 KiB copy (best batches)", sp, ">= 50x",
+           verdict(sp >= 50));
+    printf("%-46s %13.0fx %12s %8s\n", "StarPU / rig, per 4 KiB copy (median batches)",
+           r->starpu.per_task_median / r->rig_copy.median, ">= 50x",
+           verdict(r->starpu.per_task_median / r->rig_copy.median >= 50));
   } else {
     printf("%-46s %14s %12s %8s\n", "StarPU / rig, per 4 KiB copy", "StarPU absent", ">= 50x", "-");
   }
@@ -707,6 +718,8 @@ static void print_summary(const results *r) {
          "flat", verdict(r->history_max_ratio <= 1.25));
   printf("%-46s %13.2fx %12s %8s\n", "devices open 2 -> 64 (chain on 2)", r->devices_flat_ratio, "flat",
          verdict(r->devices_flat_ratio <= 1.25));
+  printf("%-46s %13.2fx %12s %8s\n", "ring: 64 vs 32 devices sharing the allocations", r->ring_ratio_64_32,
+         "<= 2.5x", verdict(r->ring_ratio_64_32 <= 2.5 && r->ring_allocs_max <= 0));
   printf("%-46s %10.2f ns/b %12s %8s\n", "buffers per submit (slope; worst off-line)", r->buffers_slope, "linear",
          verdict(r->buffers_max_dev <= 0.25));
   long grow = r->rss_after - r->rss_before;
@@ -739,8 +752,16 @@ static void print_machine(const config *cfg) {
          COUNTING ? "; allocs: heap allocations counted by a malloc hook" : "; heap allocations not counted here");
 }
 
+/* glibc drops the lock prefix of its mutexes while a process has never had a second thread; an
+ * application that drives devices has threads, so the bench makes itself multi-threaded first. */
+static void *idle_thread(void *arg) { return arg; }
+static void become_multithreaded(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, idle_thread, NULL) == 0) pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv) {
-  config cfg = {0, 4000, 4000, 41, 10000000, 1000000, 20000, 7};
+  config cfg = {0, 4000, 4000, 41, 10000000, 1000000, 2000, 25};
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg = (config){1, 2000, 2000, 9, 100000, 100000, 2000, 3};
@@ -750,6 +771,7 @@ int main(int argc, char **argv) {
     }
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
+  become_multithreaded();
   print_machine(&cfg);
   results res;
   memset(&res, 0, sizeof res);
