@@ -243,6 +243,32 @@ static void test_unaligned_or_already_registered_host_memory_is_unmappable(void 
   OK(rig_device_release(d));
 }
 
+/* Another GPU's memory is borrowed through peer access (enabled once per pair) and refused without it. */
+static void test_peer_memory_borrows_only_where_peer_access_exists(void **state) {
+  (void)state;
+  reset_fake();
+  HT_FAKE_ONLY();
+  rig_device a, b;
+  if (!ht_open("hip:0", &a) || !ht_open("hip:1", &b)) return;
+  rig_buffer x = rt_create(a, 4096), out = NULL;
+  ht_set("peer_access", 0);
+  STATUS(RIG_UNMAPPABLE, rig_buffer_borrow(b, x, &out));
+  assert_non_null(strstr(rig_last_error(), "peer access"));
+  ht_set("peer_access", 1);
+  rig_buffer xb = rt_borrow(b, x);
+  rig_module mb = ht_kernels(b);
+  ht_fill_u32(b, mb, xb, 1024, 77); /* a kernel of hip:1 writes hip:0's memory */
+  uint32_t got[1024];
+  OK(rig_buffer_read_into(x, 0, got, sizeof got));
+  for (int i = 0; i < 1024; ++i) assert_int_equal(got[i], 77);
+  assert_int_equal(ht_query("sticky1"), 0);
+  OK(rig_buffer_release(xb));
+  OK(rig_buffer_release(x));
+  OK(rig_module_release(mb));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+}
+
 static void host_kernel(void *user, const rig_span *slots, size_t slot_count) {
   (void)user, (void)slots, (void)slot_count;
 }
@@ -393,6 +419,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_devices_are_listed_with_name_framework_memory_and_kind),
       cmocka_unit_test(test_a_failed_integrated_query_reads_as_integrated),
+      /* before any other test enables peer access between hip:0 and hip:1 (enabled once per process) */
+      cmocka_unit_test(test_peer_memory_borrows_only_where_peer_access_exists),
       cmocka_unit_test(test_device_pinned_and_mapped_memory_round_trip),
       cmocka_unit_test(test_copies_and_fills_alternating_devices_keep_order),
       cmocka_unit_test(test_kernel_chain_across_two_devices_follows_order),
