@@ -15,11 +15,20 @@ export RIG_REQUIRE=cuda
 # CUDA_SH_FAKE=path/to/libfakecuda.so rehearses the script without a GPU (no compute-sanitizer then).
 if [ -n "${CUDA_SH_FAKE:-}" ]; then export RIG_CUDA_LIBRARY=$CUDA_SH_FAKE; else unset RIG_CUDA_LIBRARY; fi
 failures=0
+# The whole script stays inside one device command (10 min): steps that would start after the budget are
+# recorded as skipped instead. CUDA_SH_BUDGET_S overrides.
+budget=${CUDA_SH_BUDGET_S:-480}
 
 # step NAME TIMEOUT_S COMMAND...: runs it, logs to $logs/NAME.log, records PASS/FAIL/TIMEOUT with seconds.
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ $SECONDS -ge $budget ]; then
+    printf '%-48s %-12s\n' "$name" "SKIPPED(budget)" | tee -a "$summary"
+    failures=$((failures + 1))
+    return
+  fi
+  [ $((SECONDS + limit)) -le $((budget + 60)) ] || limit=$((budget + 60 - SECONDS))
   local t0=$SECONDS
   timeout --kill-after=10 "$limit" "$@" > "$logs/$name.log" 2>&1
   local rc=$?
@@ -32,28 +41,43 @@ step() {
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$logs/nvidia-smi.txt" 2>&1
 [ -x "$build/tools/rig" ] && step rig-devices 60 "$build/tools/rig" devices
 
-for timeline in memops events; do
+bench=$build/bench/cuda/bench_cuda_chain
+
+# tests TIMELINE: the CUDA tests and the ordering suite over CUDA kinds, with that timeline.
+tests() {
+  local timeline=$1
   if [ $timeline = events ]; then export RIG_CUDA_TIMELINE=events; else unset RIG_CUDA_TIMELINE; fi
   for t in driver registration loss; do
-    step "cuda-$t-$timeline" 300 "$build/tests/cuda/test_cuda_$t"
+    step "cuda-$t-$timeline" 120 "$build/tests/cuda/test_cuda_$t"
   done
   for exe in "$build"/tests/core/test_*; do
     [ -x "$exe" ] && [ -f "$exe" ] || continue
     for kinds in memory+cuda cuda; do
-      step "ordering-$(basename "$exe")-$kinds-$timeline" 300 env RIG_TEST_KINDS=$kinds "$exe"
+      step "ordering-$(basename "$exe")-$kinds-$timeline" 120 env RIG_TEST_KINDS=$kinds "$exe"
     done
   done
-done
-unset RIG_CUDA_TIMELINE
+  unset RIG_CUDA_TIMELINE
+}
+
+# Most valuable first, in case the budget runs out: the default timeline, the benchmark, the sanitizers,
+# then the events timeline.
+tests memops
+
+if [ -x "$bench" ]; then
+  step bench-chain-memops 180 "$bench" 20000 5
+  grep -E "===|copies|kernels|ratio|edge|\(a\)|\(b\)|\(c\)|\(d\)|\(a1\)" "$logs/bench-chain-memops.log" >> "$summary"
+else
+  echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
+fi
 
 # compute-sanitizer: a short case (RIG_CUDA_TEST_QUICK shrinks the kernel chain) and the seed programs.
 if [ -n "${CUDA_SH_FAKE:-}" ]; then
   echo "compute-sanitizer: not run on the fake" | tee -a "$summary"
 elif command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
-    step "sanitizer-$tool-cuda-driver" 600 env RIG_CUDA_TEST_QUICK=1 \
+    step "sanitizer-$tool-cuda-driver" 180 env RIG_CUDA_TEST_QUICK=1 \
       compute-sanitizer --tool $tool --error-exitcode 99 "$build/tests/cuda/test_cuda_driver"
-    [ -x "$build/tests/core/test_seed" ] && step "sanitizer-$tool-seed-cuda" 600 env RIG_TEST_KINDS=cuda \
+    [ -x "$build/tests/core/test_seed" ] && step "sanitizer-$tool-seed-cuda" 180 env RIG_TEST_KINDS=cuda \
       compute-sanitizer --tool $tool --error-exitcode 99 "$build/tests/core/test_seed"
   done
 else
@@ -61,15 +85,8 @@ else
   failures=$((failures + 1))
 fi
 
-# The chain benchmark (issue 4): both timelines.
-bench=$build/bench/cuda/bench_cuda_chain
-if [ -x "$bench" ]; then
-  step bench-chain-memops 600 "$bench" 20000 5
-  step bench-chain-events 600 env RIG_CUDA_TIMELINE=events "$bench" 20000 5
-  grep -E "===|copies|kernels|ratio|edge|\(a\)|\(b\)|\(c\)|\(d\)|\(a1\)" "$logs/bench-chain-memops.log" >> "$summary"
-else
-  echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
-fi
+tests events
+[ -x "$bench" ] && step bench-chain-events 120 env RIG_CUDA_TIMELINE=events "$bench" 10000 3
 
 echo "failures: $failures" | tee -a "$summary"
 [ $failures -eq 0 ]
