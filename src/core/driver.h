@@ -95,9 +95,9 @@ class HostRegistration {
 
 // A wait the submitting device makes in its own queue on another device's value (rule 2..4's foreign
 // points, when can_wait_in_queue said yes). The producer was committed through `value` first.
-struct QueueWait {
-  DriverDevice *producer = nullptr;
-  uint64_t value = 0;
+struct QueueWait {  // no member initializers: submit keeps an array of these on the stack, unzeroed
+  DriverDevice *producer;
+  uint64_t value;
 };
 
 // Facts a driver states about itself when it opens a device.

@@ -24,9 +24,13 @@ void set_collect_observer(CollectObserver observer, void *user) {
 namespace {
 
 // The highest point per other device, kept in place: a handful of devices is the common case.
+// Past kLinear distinct devices a small open-addressing index (built once, on the stack) finds a
+// device's entry in O(1) instead of a scan, so a write to an allocation shared by D devices costs O(D).
 class Collected {
  public:
-  static constexpr size_t kInline = 32;
+  static constexpr size_t kInline = 64;
+  static constexpr size_t kLinear = 8;
+  static constexpr size_t kIndex = 256;  // index slots (power of 2), used while size_ < kIndex / 2
 
   explicit Collected(uint32_t self) : self_(self) {}
 
@@ -35,26 +39,50 @@ class Collected {
     uint32_t d = point_device(p);
     if (rule_on(1) && d == self_) return;  // rule 1: a device never waits on its own work
     uint64_t *items = data();
-    for (size_t i = 0; i < size_; ++i)
-      if (point_device(items[i]) == d) {
-        if (p > items[i]) items[i] = p;
-        return;
+    if (size_ > kLinear && size_ < kIndex / 2) {
+      size_t h = (d * 2654435761u) & (kIndex - 1);
+      while (index_[h]) {
+        uint64_t &it = items[index_[h] - 1];
+        if (point_device(it) == d) {
+          if (p > it) it = p;
+          return;
+        }
+        h = (h + 1) & (kIndex - 1);
       }
+      index_[h] = static_cast<uint16_t>(size_ + 1);
+    } else {
+      for (size_t i = 0; i < size_; ++i)
+        if (point_device(items[i]) == d) {
+          if (p > items[i]) items[i] = p;
+          return;
+        }
+    }
     if (size_ == kInline && spill_.empty()) spill_.assign(inline_, inline_ + kInline);
     if (size_ >= kInline)
       spill_.push_back(p);
     else
       inline_[size_] = p;
     ++size_;
+    if (size_ == kLinear + 1) build_index();
   }
   const uint64_t *data() const { return spill_.empty() ? inline_ : spill_.data(); }
   uint64_t *data() { return spill_.empty() ? inline_ : spill_.data(); }
   size_t size() const { return size_; }
 
  private:
+  void build_index() {
+    std::fill(index_, index_ + kIndex, uint16_t{0});
+    const uint64_t *items = data();
+    for (size_t i = 0; i < size_; ++i) {
+      size_t h = (point_device(items[i]) * 2654435761u) & (kIndex - 1);
+      while (index_[h]) h = (h + 1) & (kIndex - 1);
+      index_[h] = static_cast<uint16_t>(i + 1);
+    }
+  }
   uint32_t self_;
   size_t size_ = 0;
   uint64_t inline_[kInline];
+  uint16_t index_[kIndex];
   std::vector<uint64_t> spill_;
 };
 
@@ -100,7 +128,7 @@ rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point
 
   // 3. For each point not yet reached: commit its device, then wait for it in this device's queue where
   // the driver can, else on the host with no lock held.
-  QueueWait in_queue[Collected::kInline];
+  QueueWait in_queue[Collected::kInline];  // trivially constructible: not zeroed on every submit
   std::vector<QueueWait> in_queue_spill;
   size_t queued = 0;
   DriverDevice &driver = self.driver();
