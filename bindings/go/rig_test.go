@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +96,25 @@ func TestWrapCAndExport(t *testing.T) {
 		t.Fatalf("export sees %q", e)
 	}
 	w.Release()
+}
+
+func TestFinalizersRelease(t *testing.T) {
+	// Handles dropped without Release are released by their finalizers; the device they used still works.
+	a := must(rig.MemoryDevice("A"))
+	for i := 0; i < 200; i++ {
+		x := must(rig.CreateBuffer(a, 64, rig.MemDevice))
+		must(rig.Submit(a, []rig.Part{rig.FillPart{Dst: 0, Length: rig.Whole, Byte: byte(i)}}, []rig.Slot{{x, rig.Write}}))
+	}
+	runtime.GC()
+	runtime.GC()
+	y := must(rig.CreateBuffer(a, 4, rig.MemDevice))
+	must(rig.Submit(a, []rig.Part{rig.FillPart{Dst: 0, Length: rig.Whole, Byte: 9}}, []rig.Slot{{y, rig.Write}}))
+	if got := must(y.Bytes()); string(got) != "\x09\x09\x09\x09" {
+		t.Fatalf("after finalizers ran: %q", got)
+	}
+	if v := must(a.Submitted()); v != 201 {
+		t.Fatalf("submitted %d, want 201", v)
+	}
 }
 
 func TestCallbacks(t *testing.T) {

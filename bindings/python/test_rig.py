@@ -207,7 +207,36 @@ def probes():
     check(sv is not None and sv.refusal == rig.RIG_REFUSAL_INTEGRATED_GPU, "an integrated CUDA device is refused")
 
 
+def threads():
+    # Several Python threads submit host kernels at once: every raw call releases the GIL and every
+    # trampoline takes it back, so they neither deadlock nor lose a kernel's bytes.
+    import threading
+
+    errors_seen = []
+
+    def worker(n):
+        try:
+            d = rig.memory_device("T%d" % n)
+            buf = rig.Buffer.create(d, 4)
+            for i in range(50):
+                rig.submit(d, [rig.host_kernel(lambda slots, i=i: slots[0].__setitem__(slice(0, 4), bytes([i % 256]) * 4))],
+                           [(buf, rig.WRITE)])
+                if buf.to_bytes() != bytes([i % 256]) * 4:
+                    errors_seen.append("thread %d round %d" % (n, i))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors_seen.append(repr(e))
+
+    ts = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    check(not errors_seen and not any(t.is_alive() for t in ts),
+          "4 threads x 50 host-kernel submits: no deadlock, no lost bytes (%s)" % errors_seen[:2])
+
+
 a, b = hello_world()
+threads()
 errors(a)
 callbacks(a)
 probes()
