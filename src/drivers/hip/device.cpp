@@ -100,7 +100,7 @@ int HipDevice::attribute(int which) const {
   return value;
 }
 
-rig_status HipDevice::lose(const char *why) noexcept {
+rig_status HipDevice::lose(const char *why, uint64_t reached_cap) noexcept {
   bool first = false;
   {
     std::lock_guard hold(loss_lock_);
@@ -112,7 +112,7 @@ rig_status HipDevice::lose(const char *why) noexcept {
   }
   if (first) {
     gpu_.had_loss.store(true, std::memory_order_release);
-    timeline_->freeze();
+    timeline_->freeze(reached_cap);
     mark_lost();
     report_loss(lost_why_.c_str());
   }
@@ -135,25 +135,33 @@ rig_status HipDevice::check_stream() {
 
 rig_status HipDevice::check_producers(uint64_t up_to, bool probe) {
   char why[160] = {};
+  uint64_t first_tainted = UINT64_MAX;
   TimelineSlot *unsettled[8];
   size_t n_unsettled = 0;
   {
     std::lock_guard hold(queued_lock_);
     for (const QueuedWait &q : queued_) {
-      if (q.value > up_to) continue;
       if (!q.producer->lost.load(std::memory_order_acquire)) {
         bool listed = false;
         for (size_t i = 0; i < n_unsettled; ++i) listed |= unsettled[i] == q.producer;
-        if (!listed && n_unsettled < 8) unsettled[n_unsettled++] = q.producer;
+        if (q.value <= up_to && !listed && n_unsettled < 8) unsettled[n_unsettled++] = q.producer;
         continue;
       }
       if (q.producer->frozen.load(std::memory_order_relaxed) >= q.producer_value) continue;
-      std::snprintf(why, sizeof why, "its queue waited for %s value %llu, which was lost before reaching it",
-                    q.producer->name, static_cast<unsigned long long>(q.producer_value));
-      break;
+      // Our work from q.value on followed a wait that was let go without its value (the lost producer
+      // released its waiters): it ran on bad input, even where our stream went on and marked it reached.
+      if (q.value < first_tainted) {
+        first_tainted = q.value;
+        std::snprintf(why, sizeof why, "its queue waited for %s value %llu, which was lost before reaching it",
+                      q.producer->name, static_cast<unsigned long long>(q.producer_value));
+      }
     }
   }
-  if (why[0]) return lose(why);
+  if (why[0]) {
+    rig_status lost = lose(why, first_tainted - 1);
+    // Values before the first tainted one ran on good input: a wait for one of them still succeeds.
+    return up_to < first_tainted ? RIG_OK : lost;
+  }
   if (!probe || n_unsettled == 0) return RIG_OK;
   // Producers not known lost: let each look at its own stream (outside our lock; it may lose itself).
   for (size_t i = 0; i < n_unsettled; ++i) {

@@ -83,8 +83,9 @@ class HipDevice final : public DriverDevice, public HostRegistration {
 
   // The device attribute, or -1 where the query fails.
   int attribute(int which) const;
-  // Loses the device (once): freezes the timeline, tells the engine. Returns RIG_LOST with `why` set.
-  rig_status lose(const char *why) noexcept;
+  // Loses the device (once): freezes the timeline (at most at `reached_cap`: values from a tainted one on
+  // count as lost even where the stream ran them), tells the engine. Returns RIG_LOST with `why` set.
+  rig_status lose(const char *why, uint64_t reached_cap = UINT64_MAX) noexcept;
   // A failed runtime call: loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER or
   // RIG_OUT_OF_MEMORY; the message names the call and the runtime's error.
   rig_status fault(const char *call, Error result, bool always_lose);

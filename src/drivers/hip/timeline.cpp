@@ -1,5 +1,6 @@
 #include "drivers/hip/timeline.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "core/error.h"
@@ -138,9 +139,9 @@ uint64_t Timeline::signaled() const {
   return reached_.load(std::memory_order_acquire);
 }
 
-void Timeline::freeze() {
+void Timeline::freeze(uint64_t cap) {
   if (slot_->lost.load(std::memory_order_acquire)) return;
-  uint64_t at = signaled();
+  uint64_t at = std::min(signaled(), cap);
   slot_->frozen.store(at, std::memory_order_relaxed);
   slot_->lost.store(true, std::memory_order_release);
   // Streams of other devices waiting on this word would wait forever: let them go. Their devices see this

@@ -67,8 +67,8 @@ class Timeline {
   // The last value reached. Never blocks on the device; after freeze(), the value reached at the loss.
   uint64_t signaled() const;
 
-  // Loss: remembers the value reached now and releases every stream waiting on this timeline.
-  void freeze();
+  // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this timeline.
+  void freeze(uint64_t cap = UINT64_MAX);
 
  private:
   static constexpr size_t kRing = 256;  // events in flight before mark() waits for the oldest
