@@ -34,36 +34,34 @@ if [ ! -f "$SHIM" ]; then
   exit 1
 fi
 
+# scripts/gpu/all.sh gives this script about 150 s: the steps run most telling first, with limits that fit.
 # 1. What rig lists through the shim: hip:N beside cuda:N, the same GPUs.
-step devices 60 env RIG_HIP_LIBRARY="$SHIM" "$B/tools/rig" devices
+step devices 10 env RIG_HIP_LIBRARY="$SHIM" "$B/tools/rig" devices
 
-# 2. The driver suite through the shim, with both timelines (stream memory operations, events).
 export RIG_REQUIRE=hip
-step driver-shim 300 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/hip/test_hip_driver"
-step driver-shim-events 300 env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TIMELINE=events "$B/tests/hip/test_hip_driver"
-
-# 3. Mapped registration through the shim: Usable on a disk file, PROT_NONE never registered, the table
-#    refusing twice/overlapping before the runtime (the fake-only cases say SKIP in the log).
-step mapped-shim 300 env RIG_HIP_LIBRARY="$SHIM" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
-
-# 4. The ordering suite (tests/core) over HIP devices through the shim.
-for t in seed rules; do
-  for kinds in hip memory+hip; do
+# 2. The driver suite through the shim (stream memory operations), then mapped registration (Usable on a
+#    disk file, PROT_NONE never registered, the table refusing twice/overlapping before the runtime; the
+#    fake-only cases say SKIP in the log), then the ordering suite over HIP devices.
+step driver-shim 40 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/hip/test_hip_driver"
+step mapped-shim 25 env RIG_HIP_LIBRARY="$SHIM" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
+for kinds in hip memory+hip; do
+  for t in seed rules; do
     [ -x "$B/tests/core/test_$t" ] && \
-      step "ordering-$t-$kinds" 300 env RIG_HIP_LIBRARY="$SHIM" RIG_TEST_KINDS="$kinds" "$B/tests/core/test_$t"
+      step "ordering-$t-$kinds" 10 env RIG_HIP_LIBRARY="$SHIM" RIG_TEST_KINDS="$kinds" "$B/tests/core/test_$t"
   done
 done
-
-# 5. The driver suite under compute-sanitizer (the shim's CUDA calls checked by NVIDIA's tool).
+# 3. The event timeline, and the driver suite under compute-sanitizer (small sizes: RIG_HIP_TEST_QUICK).
+step driver-shim-events 25 env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TIMELINE=events RIG_HIP_TEST_QUICK=1 \
+  "$B/tests/hip/test_hip_driver"
 if command -v compute-sanitizer >/dev/null; then
-  step driver-shim-memcheck 420 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    env RIG_HIP_LIBRARY="$SHIM" "$B/tests/hip/test_hip_driver"
+  step driver-shim-memcheck 30 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TEST_QUICK=1 "$B/tests/hip/test_hip_driver"
 fi
 unset RIG_REQUIRE
 
-# 6. The same binaries on the fake libamdhip64 (no GPU involved): the seed's false successes.
-step driver-fake 120 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/hip/test_hip_driver"
-step mapped-fake 120 env RIG_HIP_LIBRARY="$FAKE" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
+# 4. The same binaries on the fake libamdhip64 (no GPU involved): the seed's false successes.
+step driver-fake 10 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/hip/test_hip_driver"
+step mapped-fake 10 env RIG_HIP_LIBRARY="$FAKE" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
 
 { echo; echo "== summary (rc 0 passed, 124/137 timed out)"; printf '%s\n' "${summary[@]}"; } | tee -a "$L/all.log" \
   >"$L/summary.log"
