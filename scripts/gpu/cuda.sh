@@ -47,7 +47,7 @@ bench=$build/bench/cuda/bench_cuda_chain
 tests() {
   local timeline=$1
   if [ $timeline = events ]; then export RIG_CUDA_TIMELINE=events; else unset RIG_CUDA_TIMELINE; fi
-  for t in driver registration loss; do
+  for t in driver registration loss programs; do
     step "cuda-$t-$timeline" 120 "$build/tests/cuda/test_cuda_$t"
   done
   for exe in "$build"/tests/core/test_*; do

@@ -19,7 +19,10 @@
  *   fail_launch_at               N: the Nth launch enqueued from now fails when it runs (sticky 719)
  *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs (exposes a
  *                                missing wait: work that should have waited reads stale bytes)
- *   reset                        (any value) all switches to defaults, sticky errors cleared, counters 0
+ *   ignore_waits                 1: cuStreamWaitEvent and cuStreamWaitValue64 enqueue nothing (a broken
+ *                                driver: the order tests must then fail)
+ *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
+ *                                still apply), sticky errors cleared, counters 0
  * Counters (fakecuda_query): registers, unregisters, last_register_flags, launches, copies, wait_values,
  *   write_values, event_waits, live_allocations, live_streams, live_modules, sticky (of device 0),
  *   sticky1 (of device 1).
