@@ -16,9 +16,15 @@ static void correct_ordering_prints_hello_world(void **state) {
   static char text[4096] __attribute__((aligned(4096))) = "hello, world"; /* GPUs register whole pages */
   rig_buffer src, x = rt_create_shared(a, 12), y = rt_create(b, 12);
   OK(rig_buffer_wrap(text, 12, RIG_ACCESS_READ, NULL, NULL, &src));
-  rig_buffer src_on_a = rt_borrow(a, src);
-  rt_copy(a, src_on_a, x);
-  rig_buffer x_on_b = rt_borrow(b, x);
+  rig_buffer src_on_a = NULL;
+  if (rig_buffer_borrow(a, src, &src_on_a) == RIG_OK) {
+    rt_copy(a, src_on_a, x);
+  } else { /* a device that borrows no host memory (Vulkan by default) gets the bytes by a host write */
+    fprintf(stderr, "note: %s; x is written from the host instead\n", rig_last_error());
+    OK(rig_buffer_write_from(x, 0, text, 12));
+    OK(rig_buffer_view(x, 0, 12, &src_on_a)); /* released below with the rest */
+  }
+  rig_buffer x_on_b = rt_borrow_or_skip(b, x);
   rt_copy(b, x_on_b, y);
   char out[13] = {0};
   OK(rig_buffer_read_into(y, 0, out, 12));
@@ -48,7 +54,7 @@ static void export_is_ordered_only_at_the_call(void **state) {
   OK(rig_buffer_export(x, &p));
   rig_buffer src;
   OK(rig_buffer_wrap(v, 4, RIG_ACCESS_READ, NULL, NULL, &src));
-  rig_buffer src_on_d = rt_borrow(d, src), x_on_d = rt_borrow(d, x);
+  rig_buffer src_on_d = rt_borrow_or_skip(d, src), x_on_d = rt_borrow_or_skip(d, x);
   rt_copy(d, src_on_d, x_on_d);
   int32_t through_export = *(volatile int32_t *)p;
   if (held)
@@ -74,7 +80,7 @@ static void two_wraps_of_the_same_bytes_are_independent(void **state) {
   rig_buffer w1, w2;
   OK(rig_buffer_wrap(bytes, 64, RIG_ACCESS_READ_WRITE, NULL, NULL, &w1));
   OK(rig_buffer_wrap(bytes, 64, RIG_ACCESS_READ_WRITE, NULL, NULL, &w2));
-  rig_buffer w1_on_d = rt_borrow(d, w1);
+  rig_buffer w1_on_d = rt_borrow_or_skip(d, w1);
   rig_point p = rt_fill(d, w1_on_d, 0x5a);
   uint8_t first = 0xff;
   OK(rig_buffer_read_into(w2, 0, &first, 1)); /* w2's stamps are empty: nothing to wait for */

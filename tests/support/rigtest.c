@@ -90,6 +90,17 @@ rig_buffer rt_borrow(rig_device d, rig_buffer b) {
   return out;
 }
 
+rig_buffer rt_borrow_or_skip(rig_device d, rig_buffer b) {
+  rig_buffer out = NULL;
+  rig_status s = rig_buffer_borrow(d, b, &out);
+  if (s == RIG_UNMAPPABLE) {
+    fprintf(stderr, "SKIP: this program needs a borrow the device cannot make: %s\n", rig_last_error());
+    skip();
+  }
+  OK(s);
+  return out;
+}
+
 rig_buffer rt_create(rig_device d, size_t n) {
   rig_buffer out = NULL;
   OK(rig_buffer_create(d, n, RIG_MEMORY_DEVICE, &out));

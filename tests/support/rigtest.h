@@ -31,6 +31,9 @@ rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_p
                        rig_point *point);
 /* A buffer on d borrowed from b (fails the test if it cannot). */
 rig_buffer rt_borrow(rig_device d, rig_buffer b);
+/* rt_borrow, but a device that cannot map the memory (Vulkan borrows no host memory by default) skips the
+ * test with the reason instead of failing it. */
+rig_buffer rt_borrow_or_skip(rig_device d, rig_buffer b);
 rig_buffer rt_create(rig_device d, size_t n);
 /* A buffer other devices will borrow: RIG_MEMORY_MAPPED, which the host (and so memory devices) address. */
 rig_buffer rt_create_shared(rig_device d, size_t n);
