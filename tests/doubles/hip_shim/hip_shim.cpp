@@ -189,7 +189,11 @@ EXPORT hip::Error hipDeviceCanAccessPeer(int *can, int device, int peer) {
 
 EXPORT hip::Error hipDeviceEnablePeerAccess(int peer, unsigned flags) {
   if (cu::Result r = bind(peer); r != cu::SUCCESS) return r;  // retains the peer's primary context
-  cu::Context peer_ctx = cuda().contexts[peer];
+  cu::Context peer_ctx = nullptr;
+  {
+    std::lock_guard g(cuda().lock);  // another thread may be growing the table
+    peer_ctx = cuda().contexts[peer];
+  }
   BIND();
   return cuda().cuCtxEnablePeerAccess(peer_ctx, flags);
 }
@@ -320,7 +324,9 @@ EXPORT hip::Error hipHostUnregister(void *host) {
 
 EXPORT hip::Error hipMemcpyHtoD(void *dst, const void *src, size_t bytes) {
   BIND();
-  return cuda().cuMemcpyHtoD(dptr(dst), src, bytes);
+  // HIP's hipMemcpyHtoD is synchronous; cuMemcpyHtoD from pageable memory returns before the DMA lands.
+  cu::Result r = cuda().cuMemcpyHtoD(dptr(dst), src, bytes);
+  return r != 0 ? r : cuda().cuCtxSynchronize();
 }
 
 EXPORT hip::Error hipMemcpyDtoH(void *dst, void *src, size_t bytes) {
