@@ -53,7 +53,8 @@ rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug
   return RIG_OK;
 }
 
-rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, DeviceFunctions *out) {
+rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
+                                 DeviceFunctions *out) {
   DeviceFunctions f;
 #define RIG_VK_LOAD_DEVICE(name)                                                       \
   f.name = reinterpret_cast<PFN_##name>(lib.vkGetDeviceProcAddr(device, #name));       \
@@ -61,6 +62,9 @@ rig_status load_device_functions(const Library &lib, VkDevice device, bool host_
   RIG_VK_DEVICE_FUNCTIONS(RIG_VK_LOAD_DEVICE)
   if (host_import) {
     RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+  }
+  if (push_descriptor) {
+    RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_LOAD_DEVICE)
   }
 #undef RIG_VK_LOAD_DEVICE
   *out = f;

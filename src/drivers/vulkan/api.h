@@ -90,6 +90,8 @@ namespace rig::vulkan {
 
 // VK_EXT_external_memory_host, loaded only where the device enabled it (RIG_VULKAN_HOST_IMPORT=1).
 #define RIG_VK_HOST_IMPORT_FUNCTIONS(X) X(vkGetMemoryHostPointerPropertiesEXT)
+// VK_KHR_push_descriptor, loaded only where the device enabled it.
+#define RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)
 
 #define RIG_VK_MEMBER(name) PFN_##name name = nullptr;
 
@@ -106,14 +108,16 @@ struct Library {
 struct DeviceFunctions {
   RIG_VK_DEVICE_FUNCTIONS(RIG_VK_MEMBER)
   RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_MEMBER)
+  RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_MEMBER)
 };
 
 // Opens the library and its global functions. RIG_NOT_FOUND with the dlerror text where it cannot.
 rig_status load_library(Library *out);
 // Loads the instance-level functions (debug utils only when `debug_utils`). RIG_NOT_FOUND if one is missing.
 rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils);
-// Loads a device's functions (host import ones only when `host_import`). RIG_NOT_FOUND if one is missing.
-rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, DeviceFunctions *out);
+// Loads a device's functions (extension ones only where enabled). RIG_NOT_FOUND if one is missing.
+rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
+                                 DeviceFunctions *out);
 
 // "VK_ERROR_DEVICE_LOST" for a VkResult, for messages.
 const char *result_name(VkResult result);

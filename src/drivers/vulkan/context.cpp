@@ -26,6 +26,11 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   std::vector<const char *> extensions;
   ctx->host_import_ = instance.host_import_opted_in() && physical.has_host_import;
   if (ctx->host_import_) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  // Push descriptors: a launch writes its slots straight into the command buffer, with no descriptor set
+  // to allocate and update per launch (the cost a hand-written program avoids by binding sets made once).
+  ctx->push_descriptors_ = physical.has_push_descriptor && physical.max_push_descriptors >= kMaxBindings &&
+                           !env_flag("RIG_VULKAN_NO_PUSH_DESCRIPTORS");
+  if (ctx->push_descriptors_) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
@@ -42,7 +47,7 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
                 "Vulkan: vkCreateDevice on %s (%s) failed: %s", physical.name.c_str(),
                 physical.properties.deviceName, result_name(r));
   }
-  if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, &ctx->fn_); s != RIG_OK)
+  if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, ctx->push_descriptors_, &ctx->fn_); s != RIG_OK)
     return s;
 
   for (uint32_t i = 0; i < physical.queue_count; ++i) {
@@ -95,6 +100,7 @@ rig_status Context::layout(uint32_t bindings, const Layout **out) {
   }
   VkDescriptorSetLayoutCreateInfo si{};
   si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  si.flags = push_descriptors_ ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
   si.bindingCount = bindings;
   si.pBindings = b.data();
   VkDescriptorSetLayout set = VK_NULL_HANDLE;

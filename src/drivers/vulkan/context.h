@@ -50,6 +50,8 @@ class Context {
   const PhysicalDevice &physical() const { return physical_; }
   const VkPhysicalDeviceLimits &limits() const { return physical_.properties.limits; }
   bool host_import() const { return host_import_; }
+  // Launch slots are bound with vkCmdPushDescriptorSetKHR (else with descriptor sets from pools).
+  bool push_descriptors() const { return push_descriptors_; }
   // Bytes pushed as constants at every launch (the device's limit, at most 4096, a multiple of 4).
   uint32_t push_bytes() const { return push_bytes_; }
   // The most bindings a launch may use on this device.
@@ -80,6 +82,7 @@ class Context {
   VkDevice device_ = VK_NULL_HANDLE;
   DeviceFunctions fn_;
   bool host_import_ = false;
+  bool push_descriptors_ = false;
   uint32_t push_bytes_ = 0;
   uint32_t max_bindings_ = 0;
   std::vector<std::unique_ptr<Queue>> queues_;

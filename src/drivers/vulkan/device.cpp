@@ -669,8 +669,6 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
   const DeviceFunctions &fn = ctx_->fn();
   const Layout &layout = pipeline->layout();
   if (n > 0) {
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    if (rig_status s = descriptor_set(batch, layout, n, &set); s != RIG_OK) return s;
     std::array<VkDescriptorBufferInfo, Context::kMaxBindings> infos{};
     for (uint32_t i = 0; i < n; ++i) {
       const Binding &b = work.slots[part.slots[i]];
@@ -685,14 +683,20 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
     }
     VkWriteDescriptorSet w{};
     w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-    w.dstSet = set;
     w.dstBinding = 0;
     w.descriptorCount = n;  // consecutive bindings 0..n-1, all storage buffers of one descriptor each
     w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     w.pBufferInfo = infos.data();
-    fn.vkUpdateDescriptorSets(ctx_->device(), 1, &w, 0, nullptr);
-    fn.vkCmdBindDescriptorSets(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout.pipeline, 0, 1, &set, 0,
-                               nullptr);
+    if (ctx_->push_descriptors()) {
+      fn.vkCmdPushDescriptorSetKHR(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout.pipeline, 0, 1, &w);
+    } else {
+      VkDescriptorSet set = VK_NULL_HANDLE;
+      if (rig_status s = descriptor_set(batch, layout, n, &set); s != RIG_OK) return s;
+      w.dstSet = set;
+      fn.vkUpdateDescriptorSets(ctx_->device(), 1, &w, 0, nullptr);
+      fn.vkCmdBindDescriptorSets(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout.pipeline, 0, 1, &set, 0,
+                                 nullptr);
+    }
   }
   fn.vkCmdBindPipeline(batch.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline->handle());
   if (uint32_t push = ctx_->push_bytes()) {

@@ -219,10 +219,14 @@ rig_status Instance::discover() {
     uint32_t next = 0;
     if (lib_.vkEnumerateDeviceExtensionProperties(h, nullptr, &next, nullptr) == VK_SUCCESS) {
       std::vector<VkExtensionProperties> exts(next);
-      if (lib_.vkEnumerateDeviceExtensionProperties(h, nullptr, &next, exts.data()) >= 0)
-        for (uint32_t i = 0; i < next; ++i)
+      if (lib_.vkEnumerateDeviceExtensionProperties(h, nullptr, &next, exts.data()) >= 0) {
+        for (uint32_t i = 0; i < next; ++i) {
           if (std::strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0)
             pd.has_host_import = true;
+          else if (std::strcmp(exts[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0)
+            pd.has_push_descriptor = true;
+        }
+      }
     }
     if (pd.has_host_import) {
       VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{};
@@ -232,6 +236,15 @@ rig_status Instance::discover() {
       p2.pNext = &hp;
       lib_.vkGetPhysicalDeviceProperties2(h, &p2);
       pd.host_import_alignment = hp.minImportedHostPointerAlignment;
+    }
+    if (pd.has_push_descriptor) {
+      VkPhysicalDevicePushDescriptorPropertiesKHR pp{};
+      pp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR;
+      VkPhysicalDeviceProperties2 p2{};
+      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+      p2.pNext = &pp;
+      lib_.vkGetPhysicalDeviceProperties2(h, &p2);
+      pd.max_push_descriptors = pp.maxPushDescriptors;
     }
     pd.name = "vulkan:" + std::to_string(devices_.size());
     devices_.push_back(std::move(pd));

@@ -10,6 +10,8 @@
 //                               messenger that prints and counts every warning and error; when the process
 //                               exits having counted any, it exits with status 3 (so every test binary
 //                               run this way fails on a validation message)
+//   RIG_VULKAN_NO_PUSH_DESCRIPTORS=1  bind launch slots through descriptor pools even where the device
+//                               offers VK_KHR_push_descriptor (so the tests run both paths)
 //   RIG_VULKAN_HOST_IMPORT=1    enable VK_EXT_external_memory_host so that borrows of host memory work
 //                               (off by default: see device.h, map_host)
 #pragma once
@@ -34,6 +36,8 @@ struct PhysicalDevice {
   uint32_t queue_family = 0;
   uint32_t queue_count = 0;             // queues rig creates in that family (at most 8)
   bool has_host_import = false;         // VK_EXT_external_memory_host offered
+  bool has_push_descriptor = false;     // VK_KHR_push_descriptor offered
+  uint32_t max_push_descriptors = 0;
   VkDeviceSize host_import_alignment = 0;
   std::string name;                     // "vulkan:N"
 };
