@@ -6,12 +6,14 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 out=${RIG_TEST_DIR:-build-test}
+mkdir -p "$out"
 status=0
 run() {  # name, build dir, meson options...
   name=$1 dir=$2
   shift 2
   echo "=== $name"
-  if [ -d "$dir" ]; then meson setup --reconfigure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
+  if [ -d "$dir" ]; then set -- --reconfigure "$@"; fi
+  meson setup "$dir" "$@" > "$dir.setup.log" 2>&1 || { echo "=== $name: SETUP FAILED"; tail -20 "$dir.setup.log"; status=1; return; }
   ninja -C "$dir" >/dev/null || { echo "=== $name: BUILD FAILED"; ninja -C "$dir" | tail -40; status=1; return; }
   if meson test -C "$dir" --print-errorlogs --num-processes 2 $SUITES; then echo "=== $name: passed"; else echo "=== $name: FAILED"; status=1; fi
 }
