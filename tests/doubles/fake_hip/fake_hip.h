@@ -29,6 +29,8 @@
  *   pageable_upload_ns_per_kib    ... from any other host memory
  *   fail_launch_at                N: the Nth launch enqueued from now fails when it runs (sticky 719)
  *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs
+ *   ignore_waits                  1: hipStreamWaitValue64 and hipStreamWaitEvent answer success and wait for
+ *                                 nothing (a broken runtime: the tests must fail on it)
  *   reset                         (any value) all switches to defaults (the environment's where set), sticky errors cleared, counters 0
  * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
  *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
