@@ -63,6 +63,16 @@ Pinned<Entry> pin_ops(void *user) {
   return p;
 }
 
+// An enum argument's value as the caller passed it. C callers may pass any int; loading a value outside the
+// enum's range as the C++ enum type is undefined, so the bits are copied out instead.
+template <class E>
+int raw_enum(const E *e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized on the platforms rig supports");
+  int v;
+  std::memcpy(&v, e, sizeof v);
+  return v;
+}
+
 rig_status read_options(const rig_probe_options *o, rig::mapped::ProbeOptions *out) {
   if (!o) return RIG_OK;
   constexpr size_t need = offsetof(rig_probe_options, min_relative_speed) + sizeof(double);
@@ -210,8 +220,8 @@ RIG_API rig_status rig_verdict_release(rig_verdict verdict) {
   });
 }
 
-RIG_API const char *rig_verdict_kind_name(rig_verdict_kind kind) { return rig::mapped::kind_name(kind); }
-RIG_API const char *rig_refusal_name(rig_refusal refusal) { return rig::mapped::refusal_name(refusal); }
+RIG_API const char *rig_verdict_kind_name(rig_verdict_kind kind) { return rig::mapped::kind_name(raw_enum(&kind)); }
+RIG_API const char *rig_refusal_name(rig_refusal refusal) { return rig::mapped::refusal_name(raw_enum(&refusal)); }
 
 RIG_API rig_status rig_static_verdict(rig_device device, rig_verdict *decided) {
   return rig::capi::entry("static verdict", [&] {
@@ -234,7 +244,10 @@ RIG_API rig_status rig_static_verdict_for(const char *framework, rig_device_kind
     if (!framework || !*framework) return rig::fail(RIG_INVALID_ARGUMENT, "static verdict: null or empty framework name");
     rig::mapped::FactQuery query;
     if (facts) query = [facts, user](rig_device_fact f) { return facts(user, f); };
-    auto v = rig::mapped::static_verdict(framework, kind, query);
+    int k = raw_enum(&kind);
+    if (k < RIG_DEVICE_HOST || k > RIG_DEVICE_CPU)
+      return rig::fail(RIG_INVALID_ARGUMENT, "static verdict: kind %d is not a rig_device_kind", k);
+    auto v = rig::mapped::static_verdict(framework, static_cast<rig_device_kind>(k), query);
     if (!v) {
       *decided = nullptr;
       return RIG_OK;
@@ -328,8 +341,9 @@ RIG_API rig_status rig_probe_ops_close(rig_probe_ops *ops) {
 RIG_API rig_status rig_host_register(rig_device device, void *host, size_t length, rig_access access) {
   return rig::capi::entry("register", [&] {
     if (!host || length == 0) return rig::fail(RIG_INVALID_ARGUMENT, "register: null host pointer or length 0");
-    if (access != RIG_ACCESS_READ && access != RIG_ACCESS_WRITE && access != RIG_ACCESS_READ_WRITE)
-      return rig::fail(RIG_INVALID_ARGUMENT, "register: access %d is not a rig_access", static_cast<int>(access));
+    int a = raw_enum(&access);
+    if (a != RIG_ACCESS_READ && a != RIG_ACCESS_WRITE && a != RIG_ACCESS_READ_WRITE)
+      return rig::fail(RIG_INVALID_ARGUMENT, "register: access %d is not a rig_access", a);
     Pinned<rig::Device> d(rig::capi::word_of(device), Kind::device, "device");
     if (!d) return RIG_INVALID_HANDLE;
     return rig::mapped::host_register(*d, host, length, access);

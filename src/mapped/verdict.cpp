@@ -4,7 +4,7 @@
 
 namespace rig::mapped {
 
-const char *kind_name(rig_verdict_kind kind) {
+const char *kind_name(int kind) {
   switch (kind) {
     case RIG_VERDICT_USABLE: return "Usable";
     case RIG_VERDICT_NOT_NEEDED: return "Not_needed";
@@ -16,7 +16,7 @@ const char *kind_name(rig_verdict_kind kind) {
   return "unknown";
 }
 
-const char *refusal_name(rig_refusal refusal) {
+const char *refusal_name(int refusal) {
   switch (refusal) {
     case RIG_REFUSAL_NONE: return "None";
     case RIG_REFUSAL_INTEGRATED_GPU: return "Integrated_gpu";

@@ -31,7 +31,8 @@ struct Verdict {
   static Verdict still_registered(std::string reason);
 };
 
-const char *kind_name(rig_verdict_kind kind);
-const char *refusal_name(rig_refusal refusal);
+// Names of the values; "unknown" for any other int (callers may pass what C lets them).
+const char *kind_name(int kind);
+const char *refusal_name(int refusal);
 
 }  // namespace rig::mapped

@@ -121,6 +121,7 @@ static void bad_input(void **state) {
   assert_int_equal(rig_static_verdict_for(NULL, RIG_DEVICE_GPU, NULL, NULL, &v), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_static_verdict_for("", RIG_DEVICE_GPU, NULL, NULL, &v), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_static_verdict_for("CUDA", RIG_DEVICE_GPU, NULL, NULL, NULL), RIG_INVALID_ARGUMENT);
+  assert_int_equal(rig_static_verdict_for("CUDA", (rig_device_kind)42, NULL, NULL, &v), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_static_verdict(NULL, &v), RIG_INVALID_HANDLE);
   assert_int_equal(rig_static_verdict((rig_device)(uintptr_t)0x777, &v), RIG_INVALID_HANDLE);
   assert_true(strlen(rig_last_error()) > 0);
