@@ -21,7 +21,11 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD with a timeout, logs to $L/NAME.l
   local rc=$?
   local t1=$(date +%s.%N)
   cat "$L/$name.log" >>"$L/all.log"
-  printf -v line '%-34s rc=%-3s %6.1f s' "$name" "$rc" "$(awk "BEGIN{print $t1 - $t0}")"
+  # cmocka's counts, for pasting: passed / failed / skipped cases of the step
+  local counts
+  counts=$(awk '/^\[  PASSED  \] [0-9]+ test/{p+=$4} /^\[  FAILED  \] [0-9]+ test/{f+=$4} /^\[  SKIPPED \] [0-9]+ test/{k+=$4}
+                END{if (p+f+k) printf "passed %d failed %d skipped %d", p, f, k}' "$L/$name.log")
+  printf -v line '%-34s rc=%-3s %6.1f s  %s' "$name" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" "$counts"
   echo "$line" | tee -a "$L/all.log"
   summary+=("$line")
 }
