@@ -223,6 +223,21 @@ std::string verdict_fields(rig_verdict v) {
 }
 
 int run_child(const Options &o, int fd) {
+  // The device and its static verdict first: a device decided statically is answered without mapping or
+  // reading the file (rig_probe would not read them either).
+  rig_device d;
+  std::string name;
+  if (int e = open_device(o, fd, &d, &name)) return e;
+  put(fd, "device\t" + clean(name.c_str()));
+  rig_verdict st = nullptr;
+  if (rig_status s = rig_static_verdict(d, &st)) return child_error(fd, "static verdict", s);
+  if (st) {
+    put(fd, "static\t" + verdict_fields(st));
+    put(fd, "verdict\t" + verdict_fields(st));
+    rig_verdict_release(st);
+    return 0;
+  }
+  put(fd, "static\tSELF_TEST");
   int file = open(o.file, O_RDONLY | O_CLOEXEC);
   if (file < 0) {
     put(fd, "error\topen " + clean(o.file) + ": " + std::strerror(errno));
@@ -252,18 +267,6 @@ int run_child(const Options &o, int fd) {
     }
     done += static_cast<size_t>(r);
   }
-  rig_device d;
-  std::string name;
-  if (int e = open_device(o, fd, &d, &name)) return e;
-  put(fd, "device\t" + clean(name.c_str()));
-  rig_verdict st = nullptr;
-  if (rig_status s = rig_static_verdict(d, &st)) return child_error(fd, "static verdict", s);
-  if (!st) {
-    put(fd, "static\tSELF_TEST");
-  } else {
-    put(fd, "static\t" + verdict_fields(st));
-  }
-  if (st) rig_verdict_release(st);
   if (o.register_first) {
     rig_status s = rig_host_register(d, map, len, RIG_ACCESS_READ);
     put(fd, std::string("log\tregistered the region first: ") + rig_status_name(s) + " " + clean(rig_last_error()));
