@@ -357,7 +357,7 @@ rig_status VulkanDevice::commit_locked() {
   if (lost_.load(std::memory_order_acquire)) return lost_status();
   Batch &b = *open_;
   const DeviceFunctions &fn = ctx_->fn();
-  barrier(b.commands, true);
+  if (b.writes_host_visible) barrier(b.commands, true);
   VkResult r = fn.vkEndCommandBuffer(b.commands);
   if (r != VK_SUCCESS) return lose(r, "vkEndCommandBuffer failed");
 
@@ -421,6 +421,7 @@ void VulkanDevice::recycle(Batch &b) {
   b.scratch.clear();
   b.last_value = 0;
   b.recording = false;
+  b.writes_host_visible = false;
 }
 
 rig_status VulkanDevice::open_batch(Batch **out) {
@@ -430,11 +431,13 @@ rig_status VulkanDevice::open_batch(Batch **out) {
   }
   const DeviceFunctions &fn = ctx_->fn();
   // Recycle the batches the timeline has passed.
-  uint64_t done = signaled();
-  while (in_flight_ > 0 && ring_[first_]->last_value <= done) {
-    recycle(*ring_[first_]);
-    first_ = (first_ + 1) % kRing;
-    --in_flight_;
+  if (in_flight_ >= kRecycleAt) {
+    uint64_t done = signaled();
+    while (in_flight_ > 0 && ring_[first_]->last_value <= done) {
+      recycle(*ring_[first_]);
+      first_ = (first_ + 1) % kRing;
+      --in_flight_;
+    }
   }
   if (in_flight_ == kMaxBatchesInFlight) {
     // A full queue: wait (uninterruptibly: the engine holds the turn and a value is being handed over) for
@@ -566,10 +569,15 @@ rig_status VulkanDevice::record(Batch &batch, const Part &part, const Work &work
   barrier(batch.commands, false);
   switch (part.kind) {
     case RIG_PART_COPY:
+      batch.writes_host_visible |= work.slots[part.dst_slot].memory->host != nullptr;
       return record_copy(batch, part, work);
     case RIG_PART_FILL:
+      batch.writes_host_visible |= work.slots[part.dst_slot].memory->host != nullptr;
       return record_fill(batch, part, work);
     case RIG_PART_LAUNCH:
+      for (uint32_t slot : part.slots)
+        if (work.slots[slot].access & RIG_ACCESS_WRITE)
+          batch.writes_host_visible |= work.slots[slot].memory->host != nullptr;
       return record_launch(batch, part, work);
     default:
       return lose(VK_ERROR_UNKNOWN, "a part the device cannot run reached hand_over");

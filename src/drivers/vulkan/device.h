@@ -14,8 +14,9 @@
 //  - In-queue waits: a producer on the same VkDevice (another rig device on this physical device) is
 //    waited for by the batch's submit, on the producer's timeline semaphore. Producers elsewhere (other
 //    physical devices, memory devices, CUDA) are waited for on the host by the engine.
-//  - Host visibility: every batch ends with a barrier to the host stage, so that after a wait the host
-//    sees the batch's writes in host-visible memory.
+//  - Host visibility: a batch that writes host-visible memory ends with a barrier to the host stage, so
+//    that after a wait the host sees its writes. (Device memory is read by staged copies, which begin
+//    with a barrier of their own.)
 //
 // Memory: RIG_MEMORY_DEVICE is device-local and not host-addressable (host reads and writes are staged);
 // RIG_MEMORY_PINNED is host-visible, coherent host memory (Memory.host set, so export and memory-device
@@ -51,6 +52,9 @@ namespace rig::vulkan {
 constexpr uint64_t kCommitEvery = 8;
 // Batches submitted and not yet reached, at most; a hand-over beyond it waits for the oldest to complete.
 constexpr size_t kMaxBatchesInFlight = 64;
+// Completed batches are recycled once this many are in flight (one semaphore read per round, not per
+// hand-over).
+constexpr size_t kRecycleAt = 16;
 
 // A device's timeline semaphore. Shared by pointer with every batch of another device that waits on it,
 // so the semaphore outlives those waits even when its device is released first.
@@ -72,6 +76,7 @@ struct Batch {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   uint64_t last_value = 0;  // the timeline value its submit signals
   bool recording = false;
+  bool writes_host_visible = false;  // it writes memory the host addresses: ends with a barrier to the host
   // In-queue waits: the producers' timelines and the highest value of each.
   std::vector<std::shared_ptr<Timeline>> wait_timelines;
   std::vector<uint64_t> wait_values;
