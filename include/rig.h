@@ -69,7 +69,9 @@ RIG_API const char *rig_version_string(void);
 /* ---------------------------------------------------------------------------------------------------- */
 /* Status                                                                                               */
 
-/* Values are pinned: they never change between versions. Switch with a default branch: codes may be added. */
+/* Values are pinned: they never change between versions. Switch with a default branch: codes may be added.
+ * Every enum of this header has a *_MAX_ENUM member so that it is 32 bits wide and any value a binding
+ * passes is a valid value of the type inside rig (which answers RIG_INVALID_ARGUMENT for unknown ones). */
 typedef enum rig_status {
   RIG_OK = 0,
   RIG_INVALID_ARGUMENT = 1, /* a size, range, slot, access, value or pointer is wrong */
@@ -82,7 +84,8 @@ typedef enum rig_status {
   RIG_INTERRUPTED = 8,      /* a wait was interrupted; nothing changed, no device lost */
   RIG_DRIVER = 9,           /* a driver call failed without losing the device (message names the call) */
   RIG_NOT_FOUND = 10,       /* no such device, driver or kernel */
-  RIG_BUSY = 11             /* the resource is in use (a range registered by another, a live export) */
+  RIG_BUSY = 11,            /* the resource is in use (a range registered by another, a live export) */
+  RIG_STATUS_MAX_ENUM = 0x7fffffff /* keeps the enum 32-bit; never returned */
 } rig_status;
 
 /* The last failure's message on this thread: a static or thread-local string, never null ("" after OK).
@@ -129,7 +132,8 @@ typedef enum rig_device_kind {
   RIG_DEVICE_HOST = 0,   /* the caller's own code: runs no work, never stamped */
   RIG_DEVICE_MEMORY = 1, /* host memory; work runs before rig_submit returns */
   RIG_DEVICE_GPU = 2,    /* a driver's device: work runs after rig_submit returns */
-  RIG_DEVICE_CPU = 3     /* a driver's CPU device (Vulkan lavapipe): work runs after rig_submit returns */
+  RIG_DEVICE_CPU = 3,    /* a driver's CPU device (Vulkan lavapipe): work runs after rig_submit returns */
+  RIG_DEVICE_KIND_MAX_ENUM = 0x7fffffff
 } rig_device_kind;
 
 typedef struct rig_device_info {
@@ -204,13 +208,15 @@ RIG_API void rig_interrupt_waits(int on);
 typedef enum rig_memory {
   RIG_MEMORY_DEVICE = 0, /* the device's own memory */
   RIG_MEMORY_PINNED = 1, /* host memory page-locked for the device; host-addressable (rig_buffer_export) */
-  RIG_MEMORY_MAPPED = 2  /* device memory the host also addresses where the device has it, else PINNED */
+  RIG_MEMORY_MAPPED = 2, /* device memory the host also addresses where the device has it, else PINNED */
+  RIG_MEMORY_MAX_ENUM = 0x7fffffff
 } rig_memory;
 
 typedef enum rig_access {
   RIG_ACCESS_READ = 1,
   RIG_ACCESS_WRITE = 2,
-  RIG_ACCESS_READ_WRITE = 3
+  RIG_ACCESS_READ_WRITE = 3,
+  RIG_ACCESS_MAX_ENUM = 0x7fffffff
 } rig_access;
 
 /* A new allocation of `length` bytes on `device` (unspecified contents) with stamps of its own. On the
@@ -276,7 +282,8 @@ typedef enum rig_module_format {
   RIG_MODULE_PTX = 1,    /* CUDA: PTX text (NUL-terminated or not) */
   RIG_MODULE_CUBIN = 2,  /* CUDA: cubin or fatbin bytes */
   RIG_MODULE_SPIRV = 3,  /* Vulkan: SPIR-V words */
-  RIG_MODULE_HIP_CODE_OBJECT = 4 /* HIP: a code object */
+  RIG_MODULE_HIP_CODE_OBJECT = 4, /* HIP: a code object */
+  RIG_MODULE_FORMAT_MAX_ENUM = 0x7fffffff
 } rig_module_format;
 
 /* Loads device code on `device`. RIG_UNSUPPORTED where the device takes no such format. May block in the
@@ -300,7 +307,8 @@ typedef enum rig_part_kind {
   RIG_PART_COPY = 1,        /* copy bytes from one slot to another (or within one slot, not overlapping) */
   RIG_PART_FILL = 2,        /* fill a slot's range with a byte */
   RIG_PART_HOST_KERNEL = 3, /* memory devices (and the test driver): run a C function */
-  RIG_PART_LAUNCH = 4       /* GPU: launch a kernel of a module */
+  RIG_PART_LAUNCH = 4,      /* GPU: launch a kernel of a module */
+  RIG_PART_KIND_MAX_ENUM = 0x7fffffff
 } rig_part_kind;
 
 #define RIG_WHOLE SIZE_MAX /* as a length: to the end of the slot's buffer */

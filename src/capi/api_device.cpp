@@ -68,6 +68,7 @@ const char *rig_status_name(rig_status s) {
     case RIG_DRIVER: return "RIG_DRIVER";
     case RIG_NOT_FOUND: return "RIG_NOT_FOUND";
     case RIG_BUSY: return "RIG_BUSY";
+    default: break;
   }
   return "RIG_UNKNOWN_STATUS";
 }

@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include "core/deadline.h"
 
@@ -15,10 +16,13 @@ thread_local char message[512];
 }  // namespace
 
 rig_status fail(rig_status status, const char *format, ...) noexcept {
+  // Formatted aside first: callers pass last_error() itself as an argument ("...: %s", last_error()).
+  char formatted[sizeof message];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(message, sizeof message, format, args);
+  std::vsnprintf(formatted, sizeof formatted, format, args);
   va_end(args);
+  std::memcpy(message, formatted, sizeof message);
   return status;
 }
 

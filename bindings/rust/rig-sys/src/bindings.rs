@@ -26,6 +26,7 @@ pub const rig_status_RIG_INTERRUPTED: rig_status = 8;
 pub const rig_status_RIG_DRIVER: rig_status = 9;
 pub const rig_status_RIG_NOT_FOUND: rig_status = 10;
 pub const rig_status_RIG_BUSY: rig_status = 11;
+pub const rig_status_RIG_STATUS_MAX_ENUM: rig_status = 2147483647;
 pub type rig_status = ::std::os::raw::c_uint;
 extern "C" {
     pub fn rig_last_error() -> *const ::std::os::raw::c_char;
@@ -74,6 +75,7 @@ pub const rig_device_kind_RIG_DEVICE_HOST: rig_device_kind = 0;
 pub const rig_device_kind_RIG_DEVICE_MEMORY: rig_device_kind = 1;
 pub const rig_device_kind_RIG_DEVICE_GPU: rig_device_kind = 2;
 pub const rig_device_kind_RIG_DEVICE_CPU: rig_device_kind = 3;
+pub const rig_device_kind_RIG_DEVICE_KIND_MAX_ENUM: rig_device_kind = 2147483647;
 pub type rig_device_kind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -307,10 +309,12 @@ extern "C" {
 pub const rig_memory_RIG_MEMORY_DEVICE: rig_memory = 0;
 pub const rig_memory_RIG_MEMORY_PINNED: rig_memory = 1;
 pub const rig_memory_RIG_MEMORY_MAPPED: rig_memory = 2;
+pub const rig_memory_RIG_MEMORY_MAX_ENUM: rig_memory = 2147483647;
 pub type rig_memory = ::std::os::raw::c_uint;
 pub const rig_access_RIG_ACCESS_READ: rig_access = 1;
 pub const rig_access_RIG_ACCESS_WRITE: rig_access = 2;
 pub const rig_access_RIG_ACCESS_READ_WRITE: rig_access = 3;
+pub const rig_access_RIG_ACCESS_MAX_ENUM: rig_access = 2147483647;
 pub type rig_access = ::std::os::raw::c_uint;
 extern "C" {
     pub fn rig_buffer_create(
@@ -410,6 +414,7 @@ pub const rig_module_format_RIG_MODULE_PTX: rig_module_format = 1;
 pub const rig_module_format_RIG_MODULE_CUBIN: rig_module_format = 2;
 pub const rig_module_format_RIG_MODULE_SPIRV: rig_module_format = 3;
 pub const rig_module_format_RIG_MODULE_HIP_CODE_OBJECT: rig_module_format = 4;
+pub const rig_module_format_RIG_MODULE_FORMAT_MAX_ENUM: rig_module_format = 2147483647;
 pub type rig_module_format = ::std::os::raw::c_uint;
 extern "C" {
     pub fn rig_module_load(
@@ -487,6 +492,7 @@ pub const rig_part_kind_RIG_PART_COPY: rig_part_kind = 1;
 pub const rig_part_kind_RIG_PART_FILL: rig_part_kind = 2;
 pub const rig_part_kind_RIG_PART_HOST_KERNEL: rig_part_kind = 3;
 pub const rig_part_kind_RIG_PART_LAUNCH: rig_part_kind = 4;
+pub const rig_part_kind_RIG_PART_KIND_MAX_ENUM: rig_part_kind = 2147483647;
 pub type rig_part_kind = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
