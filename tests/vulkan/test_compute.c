@@ -158,6 +158,34 @@ static void a_launch_takes_scalars_and_block_and_touches_only_its_range(void **s
   OK(rig_device_release(a));
 }
 
+/* A launch over views at offsets off the device's storage-buffer alignment (4, 8, 12 bytes into the
+ * buffer; lavapipe aligns to 16, NVIDIA to 16 or more) works on exactly the view's bytes. */
+static void a_launch_over_unaligned_views_touches_exactly_the_view(void **state) {
+  (void)state;
+  rig_device a;
+  if (!vk_open(&a)) return;
+  rig_module affine = vk_module(a, affine_spv, sizeof affine_spv);
+  enum { M = 256 };
+  uint32_t init[M], want[M];
+  for (uint32_t i = 0; i < M; ++i) init[i] = want[i] = i * 7;
+  rig_buffer x = vk_buffer(a, sizeof init, RIG_MEMORY_DEVICE);
+  OK(rig_buffer_write_from(x, 0, init, sizeof init));
+  for (uint32_t first = 1; first <= 3; ++first) {
+    const uint32_t count = 50 + first;
+    rig_buffer v;
+    OK(rig_buffer_view(x, first * 4 * 17, count * 4, &v)); /* word 17*first: byte offset not a multiple of 16 */
+    affine_scalars s = {2, first, count};
+    rig_access rw = RIG_ACCESS_READ_WRITE;
+    vk_launch(a, affine, "main", &v, &rw, 1, &s, sizeof s, grid_for(count, 64), 64, NULL, 0);
+    for (uint32_t i = 0; i < count; ++i) want[first * 17 + i] = want[first * 17 + i] * 2 + first;
+    OK(rig_buffer_release(v));
+  }
+  expect_words(x, want, M, "affine over unaligned views", 0);
+  OK(rig_buffer_release(x));
+  OK(rig_module_release(affine));
+  OK(rig_device_release(a));
+}
+
 /* Fills and copies at every small offset and length (vkCmdFillBuffer wants 4-byte alignment; the driver
  * handles the rest), through views of device memory, checked byte by byte against a model. */
 static void fills_and_copies_at_any_offset_and_length_match_the_model(void **state) {
@@ -260,6 +288,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_chain_over_two_vulkan_devices_and_a_memory_device_matches_the_model),
       cmocka_unit_test(a_launch_takes_scalars_and_block_and_touches_only_its_range),
+      cmocka_unit_test(a_launch_over_unaligned_views_touches_exactly_the_view),
       cmocka_unit_test(fills_and_copies_at_any_offset_and_length_match_the_model),
       cmocka_unit_test(an_overlapping_copy_between_views_is_a_memmove),
       cmocka_unit_test(staged_host_reads_and_writes_round_trip_every_byte),

@@ -491,12 +491,6 @@ rig_status VulkanDevice::check_bindings(const Work &work) const {
       if (slot >= work.slots.size() || !work.slots[slot].memory)
         return fail(RIG_INVALID_ARGUMENT, "Vulkan: launch slot %u is not bound", slot);
       const Binding &b = work.slots[slot];
-      if (b.length > 0 && b.offset % lim.minStorageBufferOffsetAlignment != 0)
-        return fail(RIG_INVALID_ARGUMENT,
-                    "Vulkan: launch slot %u starts at byte %zu of its buffer; %s binds storage buffers only at "
-                    "multiples of %llu",
-                    slot, b.offset, info_.name.c_str(),
-                    static_cast<unsigned long long>(lim.minStorageBufferOffsetAlignment));
       if (b.length > lim.maxStorageBufferRange)
         return fail(RIG_INVALID_ARGUMENT, "Vulkan: launch slot %u is %zu bytes; %s binds at most %u", slot, b.length,
                     info_.name.c_str(), lim.maxStorageBufferRange);
@@ -676,12 +670,34 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
     return lose(VK_ERROR_UNKNOWN, "a launch's pipeline could not be made");
   const DeviceFunctions &fn = ctx_->fn();
   const Layout &layout = pipeline->layout();
+  // Slots that start off the device's storage-buffer alignment (views at odd offsets) are copied into
+  // scratch buffers for the launch, and copied back after it where the launch may write them.
+  const VkDeviceSize align = ctx_->limits().minStorageBufferOffsetAlignment;
+  std::array<VkBuffer, Context::kMaxBindings> staged{};
+  bool any_staged = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Binding &b = work.slots[part.slots[i]];
+    if (b.length == 0 || b.offset % align == 0) continue;
+    Memory scratch;
+    if (make_buffer(*ctx_, b.length, BufferKind::device, &scratch) != RIG_OK)
+      return lose(VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for a scratch copy of an unaligned launch slot");
+    batch.scratch.push_back(scratch);
+    staged[i] = buffer_of(scratch);
+    VkBufferCopy in{b.offset, 0, b.length};
+    fn.vkCmdCopyBuffer(batch.commands, buffer_of(*b.memory), staged[i], 1, &in);
+    any_staged = true;
+  }
+  if (any_staged) barrier(batch.commands, false);
   if (n > 0) {
     std::array<VkDescriptorBufferInfo, Context::kMaxBindings> infos{};
     for (uint32_t i = 0; i < n; ++i) {
       const Binding &b = work.slots[part.slots[i]];
       infos[i].buffer = buffer_of(*b.memory);
-      if (b.length > 0) {
+      if (staged[i]) {
+        infos[i].buffer = staged[i];
+        infos[i].offset = 0;
+        infos[i].range = b.length;
+      } else if (b.length > 0) {
         infos[i].offset = b.offset;
         infos[i].range = b.length;
       } else {
@@ -717,6 +733,15 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
   }
   fn.vkCmdDispatch(batch.commands, part.grid[0], part.grid[1], part.grid[2]);
   batch.pipelines.push_back(std::move(pipeline));
+  if (any_staged) {
+    barrier(batch.commands, false);
+    for (uint32_t i = 0; i < n; ++i) {
+      const Binding &b = work.slots[part.slots[i]];
+      if (!staged[i] || !(b.access & RIG_ACCESS_WRITE)) continue;
+      VkBufferCopy back{0, b.offset, b.length};
+      fn.vkCmdCopyBuffer(batch.commands, staged[i], buffer_of(*b.memory), 1, &back);
+    }
+  }
   return RIG_OK;
 }
 
