@@ -326,7 +326,8 @@ void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); 
 void k_fault(const Launch &l) { l.ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
 
 const std::vector<Builtin> &builtins() {
-  static const std::vector<Builtin> b = {
+  // Never destroyed: stream workers may still run kernels while the process exits (a failed test).
+  static const std::vector<Builtin> &b = *new std::vector<Builtin>{
       {"rig_add_u32", {8, 8, 8}, k_add_u32},
       {"rig_chain_step", {8, 8, 8}, k_chain_step},
       {"rig_fill_u32", {8, 8}, k_fill_u32},
@@ -428,7 +429,7 @@ EXPORT Result cuDriverGetVersion(int *version) {
 }
 
 EXPORT Result cuGetErrorName(Result error, const char **name) {
-  static const std::map<int, const char *> names = {
+  static const std::map<int, const char *> &names = *new std::map<int, const char *>{
       {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
       {3, "CUDA_ERROR_NOT_INITIALIZED"}, {100, "CUDA_ERROR_NO_DEVICE"}, {101, "CUDA_ERROR_INVALID_DEVICE"},
       {200, "CUDA_ERROR_INVALID_IMAGE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"}, {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
