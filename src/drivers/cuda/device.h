@@ -95,6 +95,8 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
   cu::Result enqueue_part(const Part &part, const Work &work);
+  // Waits for the legacy stream after a synchronous host-to-device copy (see device_memory.cpp).
+  rig_status finish_legacy_copy();
 
   const Api &api_;
   const Gpu &gpu_;

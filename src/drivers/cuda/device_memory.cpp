@@ -256,6 +256,17 @@ rig_status CudaDevice::copy_from_host(const Memory &memory, size_t offset, const
   CurrentContext current(api_, gpu_.context);
   cu::Result r = api_.cuMemcpyHtoD(memory.address + offset, src, length);
   if (r != cu::SUCCESS) return fault("cuMemcpyHtoD", r, false);
+  if (rig_status s = finish_legacy_copy(); s != RIG_OK) return s;
+  return RIG_OK;
+}
+
+// From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands, and rig's
+// streams (non-blocking) do not synchronize with the legacy stream the copy used: without this, the next
+// work on a rig stream can read the old bytes (seen on an H200 by the cross-device kernel chain test).
+// Only the legacy stream is waited for, not the context: other devices' work on this GPU goes on.
+rig_status CudaDevice::finish_legacy_copy() {
+  cu::Result r = api_.cuStreamSynchronize(nullptr);
+  if (r != cu::SUCCESS) return fault("cuStreamSynchronize(legacy stream) after cuMemcpyHtoD", r, false);
   return RIG_OK;
 }
 
@@ -304,7 +315,9 @@ rig_status CudaDevice::upload(const void *host, const Memory &device, size_t off
   CurrentContext current(api_, gpu_.context);
   cu::Result r = api_.cuMemcpyHtoD(device.address + offset, host, length);
   if (r != cu::SUCCESS) return fault("cuMemcpyHtoD", r, false);
-  return RIG_OK;
+  // The upload is over when the bytes are on the device (a speed measured without this flatters pageable
+  // memory, and a kernel launched next would race the DMA).
+  return finish_legacy_copy();
 }
 
 rig_status CudaDevice::download(const Memory &device, size_t offset, void *host, size_t length) {

@@ -43,14 +43,14 @@ struct Switches {
             read_only_supported = 1, host_register_supported = 1, memops = 1, peer_access = 1,
             register_refuse = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
             pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0, fail_launch_at = 0, launch_delay_us = 0,
-            copy_delay_us = 0, ignore_waits = 0;
+            copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100;
 };
 
 #define FAKE_SWITCHES(X)                                                                                       \
   X(devices) X(integrated) X(integrated_query_fails) X(pageable_host_page_tables) X(read_only_supported)       \
   X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_wrong_bytes)             \
   X(unregister_fail) X(registered_upload_ns_per_kib) X(pinned_upload_ns_per_kib)                              \
-  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits)
+  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us)
 
 struct Counters {
   std::atomic<long long> registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
@@ -59,8 +59,11 @@ struct Counters {
 
 // ----- objects ---------------------------------------------------------------------------------------------
 
+struct FStream;
+
 struct Ctx {
   int ordinal = 0;
+  FStream *legacy = nullptr;  // the legacy default stream, made at first use, never destroyed
   std::atomic<int> sticky{0};
   int retains = 0;
   std::set<int> peers;  // ordinals whose memory this context may use in kernels
@@ -223,6 +226,14 @@ void poll_until(FStream *st, const std::function<bool()> &ready) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+// The context's legacy stream: where the synchronous copies run, ordered among themselves but not with
+// non-blocking streams (rig's), as in CUDA.
+FStream *legacy_of(Ctx *c) {
+  std::lock_guard g(state().lock);
+  if (!c->legacy) c->legacy = new FStream(c);
+  return c->legacy;
 }
 
 Result sticky_or(Ctx *c, Result r) {
@@ -550,6 +561,7 @@ EXPORT Result cuCtxSynchronize(void) {
       if (st->ctx == current) mine.push_back(st);
   }
   for (auto &st : mine) st->drain();  // without the state lock: kernels running in workers take it
+  legacy_of(current)->drain();
   return sticky_or(current, SUCCESS);
 }
 
@@ -604,6 +616,11 @@ EXPORT Result cuStreamQuery(FStream *stream) {
 }
 
 EXPORT Result cuStreamSynchronize(FStream *stream) {
+  if (!stream) {  // the legacy stream
+    if (!current) return ERROR_INVALID_CONTEXT;
+    legacy_of(current)->drain();
+    return sticky_or(current, SUCCESS);
+  }
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   st->drain();
@@ -840,6 +857,7 @@ EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t bytes) {
   auto &s = state();
   const char *from = static_cast<const char *>(src);
   long long ns_per_kib = 0;
+  bool pageable = false;
   char *to;
   {
     std::lock_guard g(s.lock);
@@ -853,8 +871,23 @@ EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t bytes) {
       ns_per_kib = s.sw.pinned_upload_ns_per_kib;
     } else {
       ns_per_kib = s.sw.pageable_upload_ns_per_kib;
+      pageable = true;
     }
   }
+  FStream *legacy = legacy_of(current);
+  if (pageable) {
+    // CUDA returns once pageable bytes are staged, before the DMA lands: the copy finishes later on the
+    // legacy stream, so work on a non-blocking stream that does not wait for it reads the old bytes.
+    auto staged = std::make_shared<std::vector<char>>(from, from + bytes);
+    long long delay = s.sw.pageable_dma_delay_us;
+    legacy->push([to, staged, delay] {
+      if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+      std::memmove(to, staged->data(), staged->size());
+    });
+    spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
+    return SUCCESS;
+  }
+  legacy->drain();  // pinned and registered sources: synchronous, after earlier legacy-stream copies
   std::memmove(to, from, bytes);
   spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
   return SUCCESS;
@@ -870,6 +903,7 @@ EXPORT Result cuMemcpyDtoH_v2(void *dst, DevicePtr src, size_t bytes) {
     from = device_view(src, bytes);
     if (!from) return ERROR_INVALID_VALUE;
   }
+  legacy_of(current)->drain();  // ordered after earlier copies on the legacy stream
   std::memmove(dst, from, bytes);
   return SUCCESS;
 }

@@ -19,6 +19,8 @@
  *   fail_launch_at               N: the Nth launch enqueued from now fails when it runs (sticky 719)
  *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs (exposes a
  *                                missing wait: work that should have waited reads stale bytes)
+ *   pageable_dma_delay_us        cuMemcpyHtoD from pageable memory returns at once and its DMA lands this
+ *                                much later on the legacy stream, as in CUDA (default 100)
  *   ignore_waits                 1: cuStreamWaitEvent and cuStreamWaitValue64 enqueue nothing (a broken
  *                                driver: the order tests must then fail)
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
