@@ -89,7 +89,7 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
   }
   d->launch_addresses_.reserve(16);
   d->launch_params_.reserve(17);
-  d->queued_.reserve(16);
+  d->queued_.reserve(2 * kPruneAt);
   *out = std::move(d);
   return RIG_OK;
 }
@@ -240,14 +240,16 @@ static const char *call_of(rig_part_kind kind) {
 rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
   CurrentContext current(api_, gpu_.context);
-  if (!waits.empty()) {
+  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= kPruneAt) {
+    // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
+    // batches: reading the timeline word (written by the GPU, so a cache miss) on every submit costs.
     uint64_t reached = timeline_->signaled();
     std::lock_guard hold(queued_lock_);
-    // Waits our timeline has passed whose producer was not lost short of them are settled.
     std::erase_if(queued_, [&](const QueuedWait &q) {
       return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
                                      q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
     });
+    queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
   for (const QueueWait &w : waits) {
     auto *p = dynamic_cast<CudaDevice *>(w.producer);
@@ -278,6 +280,7 @@ rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<con
     if (r != cu::SUCCESS) return fault(call, r, true);
     std::lock_guard hold(queued_lock_);
     queued_.push_back({ps, w.value, value});
+    queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
   for (const Part &part : work.parts) {
     cu::Result r = enqueue_part(part, work);

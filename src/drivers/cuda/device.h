@@ -120,8 +120,10 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
     uint64_t producer_value;
     uint64_t value;
   };
+  static constexpr size_t kPruneAt = 64;
   std::mutex queued_lock_;
   std::vector<QueuedWait> queued_;
+  std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
 
   std::mutex loss_lock_;
   bool loss_reported_ = false;
