@@ -65,7 +65,8 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL shim_gdpa(VkDevice d, const char
 __attribute__((visibility("default"))) VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
 vkGetInstanceProcAddr(VkInstance instance, const char *name) {
   if (!real_lib) {
-    real_lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *real = getenv("RIG_VKSHIM_REAL"); /* the loader to forward to (default libvulkan.so.1) */
+    real_lib = dlopen(real && *real ? real : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!real_lib) return NULL;
     real_gipa = (PFN_vkGetInstanceProcAddr)dlsym(real_lib, "vkGetInstanceProcAddr");
   }
