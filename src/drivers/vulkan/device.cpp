@@ -510,8 +510,12 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
     covering = covering_big.data();
   }
   for (size_t i = 0; i < waits.size(); ++i) {
-    auto *p = dynamic_cast<const VulkanDevice *>(waits[i].producer);
-    covering[i] = p ? p->signal_covering(waits[i].value) : waits[i].value;
+    auto *p = dynamic_cast<VulkanDevice *>(waits[i].producer);
+    if (!p) continue;  // refused below
+    // The engine commits a producer before it waits on it; should a value still be held, commit it here
+    // (the producer's own lock makes this safe without its turn), since a queue must never wait on held work.
+    if (p->committed_.load(std::memory_order_acquire) < waits[i].value) (void)p->commit();
+    covering[i] = p->signal_covering(waits[i].value);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (lost_.load(std::memory_order_acquire)) return lost_status();
