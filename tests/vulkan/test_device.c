@@ -1,5 +1,6 @@
 /* The Vulkan device as rig shows it: discovery and info, independent devices over one name, memory kinds
  * and export, and every refusal answered with a status and words (never a crash). */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  *  - mapped registration's static verdict is Refused (Kernel_hazard) all the same, and neither it, nor a
  *    probe, nor rig_host_register makes a single import: the driver's import counter proves it, and the
  *    control borrow above proves the counter counts. */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

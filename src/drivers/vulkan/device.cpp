@@ -160,6 +160,8 @@ rig_status VulkanDevice::allocate(size_t length, rig_memory kind, Memory *out) {
       return make_buffer(*ctx_, length, BufferKind::host, out);
     case RIG_MEMORY_MAPPED:
       return make_buffer(*ctx_, length, BufferKind::device_host, out);
+    default:
+      break;
   }
   return fail(RIG_INVALID_ARGUMENT, "Vulkan: unknown memory kind %d", static_cast<int>(kind));
 }
