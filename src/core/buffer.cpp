@@ -97,46 +97,37 @@ rig_status buffer_borrow(Device &device, const Buffer &b, std::shared_ptr<Buffer
   return RIG_OK;
 }
 
-rig_status buffer_read(const Buffer &b, rig_read_fn fn, void *user) {
-  if (rig_status s = b.allocation->wait_last_write(); s != RIG_OK) return s;  // rule 5
+// Runs `visit` on the buffer's bytes: in place where the host addresses them, else on a host copy made by
+// the owner's driver, written back afterwards when `write_back` (the callback may change only some bytes,
+// so the copy starts from what the buffer holds).
+template <class Visit>
+rig_status with_host_bytes(const Buffer &b, const char *what, bool write_back, Visit visit) {
   if (void *h = b.host()) {
-    fn(user, h, b.length);
+    visit(h);
     return RIG_OK;
   }
   std::vector<char> staged;
   try {
     staged.resize(b.length);
   } catch (const std::bad_alloc &) {
-    return fail(RIG_OUT_OF_MEMORY, "read: no host memory to stage %zu bytes", b.length);
+    return fail(RIG_OUT_OF_MEMORY, "%s: no host memory to stage %zu bytes", what, b.length);
   }
-  Device &owner = b.allocation->owner();
-  if (rig_status s = owner.driver().copy_to_host(b.allocation->base(), b.offset, staged.data(), b.length);
-      s != RIG_OK)
-    return s;
-  fn(user, staged.data(), b.length);
-  return RIG_OK;
+  DriverDevice &owner = b.allocation->owner().driver();
+  const Memory &base = b.allocation->base();
+  if (rig_status s = owner.copy_to_host(base, b.offset, staged.data(), b.length); s != RIG_OK) return s;
+  visit(staged.data());
+  return write_back ? owner.copy_from_host(base, b.offset, staged.data(), b.length) : RIG_OK;
+}
+
+rig_status buffer_read(const Buffer &b, rig_read_fn fn, void *user) {
+  if (rig_status s = b.allocation->wait_last_write(); s != RIG_OK) return s;  // rule 5
+  return with_host_bytes(b, "read", false, [&](void *bytes) { fn(user, bytes, b.length); });
 }
 
 rig_status buffer_write(const Buffer &b, rig_write_fn fn, void *user) {
   if (b.allocation->read_only()) return fail(RIG_INVALID_ARGUMENT, "write: the buffer wraps read-only memory");
   if (rig_status s = b.allocation->wait_all_uses(); s != RIG_OK) return s;  // rule 6
-  if (void *h = b.host()) {
-    fn(user, h, b.length);
-    return RIG_OK;
-  }
-  std::vector<char> staged;
-  try {
-    staged.resize(b.length);
-  } catch (const std::bad_alloc &) {
-    return fail(RIG_OUT_OF_MEMORY, "write: no host memory to stage %zu bytes", b.length);
-  }
-  Device &owner = b.allocation->owner();
-  // The callback may write only part of the bytes: start from what the buffer holds.
-  if (rig_status s = owner.driver().copy_to_host(b.allocation->base(), b.offset, staged.data(), b.length);
-      s != RIG_OK)
-    return s;
-  fn(user, staged.data(), b.length);
-  return owner.driver().copy_from_host(b.allocation->base(), b.offset, staged.data(), b.length);
+  return with_host_bytes(b, "write", true, [&](void *bytes) { fn(user, bytes, b.length); });
 }
 
 rig_status buffer_read_into(const Buffer &b, size_t offset, void *dst, size_t length) {
