@@ -31,7 +31,9 @@
  *   and a first borrow (the allocation's lock, while the driver maps the memory). No other wait holds a
  *   lock; none is held while waiting for a device to reach a value. A run is used by one thread at a time.
  * - Commits: a driver may hold handed-over work until it is committed. Every wait (host or in another
- *   device's queue) commits first; rig_device_signaled() commits nothing.
+ *   device's queue) commits first; rig_device_signaled() commits nothing. Memory devices, CUDA and HIP
+ *   commit at hand-over (the work is on its stream when rig_submit returns); Vulkan holds work in an open
+ *   command buffer and commits at a wait for one of its values, or by itself every 8 values.
  * - Loss: a driver fault loses a device once and for good. Every later wait that must pass an unreached
  *   point of a lost device returns RIG_LOST.
  */
