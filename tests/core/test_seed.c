@@ -103,5 +103,5 @@ int main(void) {
       cmocka_unit_test(export_is_ordered_only_at_the_call),
       cmocka_unit_test(two_wraps_of_the_same_bytes_are_independent),
   };
-  return cmocka_run_group_tests_name(getenv("RIG_TEST_KINDS") ? getenv("RIG_TEST_KINDS") : "seed", tests, NULL, NULL);
+  return rt_finish(cmocka_run_group_tests_name(getenv("RIG_TEST_KINDS") ? getenv("RIG_TEST_KINDS") : "seed", tests, NULL, NULL));
 }

@@ -94,8 +94,9 @@ rig_buffer rt_borrow_or_skip(rig_device d, rig_buffer b) {
   rig_buffer out = NULL;
   rig_status s = rig_buffer_borrow(d, b, &out);
   if (s == RIG_UNMAPPABLE) {
-    fprintf(stderr, "SKIP: this program needs a borrow the device cannot make: %s\n", rig_last_error());
-    skip();
+    char why[600];
+    snprintf(why, sizeof why, "this program needs a borrow the device cannot make: %s", rig_last_error());
+    rt_skip(why);
   }
   OK(s);
   return out;
@@ -156,6 +157,20 @@ int rt_required(const char *backend) {
   return 0;
 }
 
+static int skipped;
+
+void rt_skip(const char *why) {
+  fprintf(stderr, "SKIP: %s\n", why);
+  ++skipped;
+  skip();
+}
+
+int rt_finish(int failures) {
+  if (failures) return failures;
+  if (skipped) fprintf(stderr, "%d test(s) skipped: reporting the program as skipped, not passed\n", skipped);
+  return skipped ? 77 : 0;
+}
+
 int rt_open_kind(size_t i, const char *name, rig_device *out) {
   const char *k = rt_kind(i);
   rig_status s;
@@ -170,8 +185,9 @@ int rt_open_kind(size_t i, const char *name, rig_device *out) {
   }
   if (s == RIG_OK) return 1;
   if (rt_required(k)) fail_msg("RIG_REQUIRE names %s but %s:0 did not open: %s", k, k, rig_last_error());
-  fprintf(stderr, "SKIP: no %s device: %s\n", k, rig_last_error());
-  skip();
+  char why[600];
+  snprintf(why, sizeof why, "no %s device: %s", k, rig_last_error());
+  rt_skip(why);
   return 0;
 }
 

@@ -48,6 +48,11 @@ const char *rt_kind(size_t i);
 int rt_open_kind(size_t i, const char *name, rig_device *out);
 /* 1 if device d is a test-driver device (its queue runs only when stepped or waited). */
 int rt_is_test_driver(rig_device d);
+/* Skips the running test with a visible reason, counted for rt_finish. */
+void rt_skip(const char *why);
+/* A test program's exit status: cmocka's failures, else 77 (meson's SKIP) if any test skipped, so a skipped
+ * case is never counted as a pass. */
+int rt_finish(int failures);
 /* 1 if RIG_REQUIRE names `backend` (comma or plus separated). */
 int rt_required(const char *backend);
 
