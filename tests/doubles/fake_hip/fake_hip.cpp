@@ -443,7 +443,8 @@ void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); 
 void k_fault(const Launch &l) { l.dev->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
 
 const Builtin *builtin(const std::string &name) {
-  static const std::vector<Builtin> b = {
+  // Never destroyed: a lost device's stream thread may still run a launch while the process exits.
+  static const std::vector<Builtin> &b = *new std::vector<Builtin>{
       {"rig_add_u32", {8, 8, 8}, k_add_u32},   {"rig_chain_step", {8, 8, 8}, k_chain_step},
       {"rig_fill_u32", {8, 8}, k_fill_u32},    {"rig_delay", {8}, k_delay},
       {"rig_fault", {8}, k_fault},
