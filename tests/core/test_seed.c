@@ -85,7 +85,9 @@ static void two_wraps_of_the_same_bytes_are_independent(void **state) {
   rig_buffer w1_on_d = rt_borrow_or_skip(d, w1);
   rig_point p = rt_fill(d, w1_on_d, 0x5a);
   uint8_t first = 0xff;
-  OK(rig_buffer_read_into(w2, 0, &first, 1)); /* w2's stamps are empty: nothing to wait for */
+  /* w2's stamps are empty: a read through it waits for nothing. Where the fill may run concurrently (a GPU)
+   * that read is the page's data race, so it is made only where nothing runs meanwhile. */
+  if (held || strcmp(rt_kind(1), "memory") == 0) OK(rig_buffer_read_into(w2, 0, &first, 1));
   if (held) {
     assert_int_equal(first, 0);
     assert_int_equal(tdrv_queued(d), 1); /* the read through w2 neither committed nor waited for d */

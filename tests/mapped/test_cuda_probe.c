@@ -140,7 +140,7 @@ static void wrong_bytes(void **state) {
 static void too_slow(void **state) {
   fx *f = *state;
   fake_only();
-  fake_control("registered_upload_ns_per_kib", 2000);
+  fake_control("registered_upload_ns_per_kib", 20000); /* slow enough to lose even under ThreadSanitizer */
   fake_control("pinned_upload_ns_per_kib", 10);
   if (probe(f) != RIG_VERDICT_TOO_SLOW) fail_msg("%s", text(f));
 }
