@@ -51,7 +51,7 @@ class Device final : public LossSink {
   void assign(uint64_t value) {
     // release: a thread that reads a stamp naming `value` (acquire) sees submitted >= value.
     submitted_.store(value, std::memory_order_release);
-    if (driver_->info().commits_at_hand_over) committed_.store(value, std::memory_order_release);
+    if (commits_at_hand_over_) committed_.store(value, std::memory_order_release);
   }
 
   // LossSink: a driver fault, a failed hand-over or commit. Once and for good.
@@ -68,6 +68,7 @@ class Device final : public LossSink {
   const uint32_t index_;
   const rig_device_kind kind_;
   std::unique_ptr<DriverDevice> driver_;
+  const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
   std::mutex turn_;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};
