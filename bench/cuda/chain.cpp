@@ -4,8 +4,11 @@
 //   (a) through rig (submits; rig orders them by the memory they use),
 //   (b) by hand with streams, events and cuStreamWaitEvent,
 //   (c) with a synchronize after each operation,
-//   (d) by hand with the very calls rig's CUDA driver makes (stream memory waits and writes),
-// and (a1) through rig on one device (no cross-device edge), to price an edge.
+//   (d) by hand with the very calls rig's CUDA driver makes with its default timeline (a ring of events:
+//       wait for the other stream's last event, enqueue, record the next event of the ring),
+//   (e) by hand with the calls of its memory-operation timeline (RIG_CUDA_TIMELINE=memops),
+// and (a1) through rig on one device (no cross-device edge), to price an edge, and (am) through rig with
+// the memory-operation timeline.
 // Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
 // Every figure is a ratio against a row of the same run. Needs a GPU: exits 77 with the reason otherwise.
 #include <rig.h>
@@ -164,6 +167,8 @@ struct RawChain {
   uint64_t *words = nullptr;  // two timeline words in pinned, mapped memory
   cu::DevicePtr word_address = 0;
   uint64_t value[2] = {0, 0};
+  static constexpr size_t kRing = 1024;  // as rig's event timeline
+  std::vector<cu::Event> ring[2];
 
   RawChain(const Api &a, unsigned g0, unsigned g1) : api(a) {
     check(rig::cuda::gpu_at(api, g0, &gpu[0]), "gpu");
@@ -172,6 +177,8 @@ struct RawChain {
       rig::cuda::CurrentContext c(api, gpu[d]->context);
       check_cu(api, api.cuStreamCreate(&stream[d], cu::STREAM_NON_BLOCKING), "stream");
       check_cu(api, api.cuEventCreate(&event[d], cu::EVENT_DISABLE_TIMING), "event");
+      ring[d].resize(kRing);
+      for (auto &e : ring[d]) check_cu(api, api.cuEventCreate(&e, cu::EVENT_DISABLE_TIMING), "ring event");
       check_cu(api, api.cuModuleLoadDataEx(&module[d], kernels_ptx, 0, nullptr, nullptr), "module");
       check_cu(api, api.cuModuleGetFunction(&add[d], module[d], "rig_add_u32"), "function");
       if (d == 1 && gpu[1] != gpu[0]) {
@@ -226,8 +233,24 @@ struct RawChain {
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   }
 
-  // (d) the calls rig's driver makes: wait for the other stream (on one GPU an event recorded at its
-  // tail, across GPUs the other timeline's value), enqueue, write our timeline value.
+  // (d) the calls rig's driver makes with its event timeline: wait for the other stream's last value's
+  // event, enqueue, record this value's event of the ring.
+  double ring_events(bool kernels) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < ops; ++i) {
+      int d = i % 2;
+      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
+      check_cu(api, enqueue(d, i, kernels), "enqueue");
+      check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");
+    }
+    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
+    return host;
+  }
+
+  // (e) the calls of rig's memory-operation timeline: wait for the other stream (on one GPU an event
+  // recorded at its tail, across GPUs the other timeline's value), enqueue, write our timeline value.
   double memops(bool kernels) {
     if (!api.cuStreamWaitValue64 || !api.cuStreamWriteValue64) return -1;
     auto t0 = Clock::now();
@@ -256,6 +279,7 @@ struct RawChain {
       api.cuStreamSynchronize(stream[d]);
       api.cuStreamDestroy(stream[d]);
       api.cuEventDestroy(event[d]);
+      for (auto e : ring[d]) api.cuEventDestroy(e);
       api.cuModuleUnload(module[d]);
     }
     rig::cuda::CurrentContext c(api, gpu[0]->context);
@@ -265,39 +289,66 @@ struct RawChain {
   }
 };
 
-void report(const char *what, const Result &a, const Result &a1, const Result &b, const Result &c, const Result &d) {
+struct Rows {
+  Result a, a1, am, b, c, d, e;
+};
+
+void report(const char *what, const Rows &r) {
   std::printf("\n%s (%d ops, best of %d)\n", what, ops, repeats);
-  std::printf("  %-44s %9s %9s\n", "row", "wall us", "host us");
-  std::printf("  %-44s %9.3f %9.3f\n", "(a)  rig, alternating devices", a.wall_us, a.host_us);
-  std::printf("  %-44s %9.3f %9.3f\n", "(a1) rig, one device (no cross-device edge)", a1.wall_us, a1.host_us);
-  std::printf("  %-44s %9.3f %9.3f\n", "(b)  streams + events + cuStreamWaitEvent", b.wall_us, b.host_us);
-  std::printf("  %-44s %9.3f %9.3f\n", "(c)  synchronize after each", c.wall_us, c.host_us);
-  if (d.wall_us > 0) std::printf("  %-44s %9.3f %9.3f\n", "(d)  rig's own calls by hand (memory ops)", d.wall_us, d.host_us);
-  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f\n", a.wall_us / b.wall_us, a.wall_us / c.wall_us);
-  if (d.wall_us > 0)
-    std::printf("  ratio host a/d = %.3f (goal <= 1.05)   wall a/d = %.3f\n", a.host_us / d.host_us, a.wall_us / d.wall_us);
-  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", a.host_us - a1.host_us);
+  std::printf("  %-52s %9s %9s\n", "row", "wall us", "host us");
+  auto row = [](const char *name, const Result &x) {
+    if (x.wall_us > 0) std::printf("  %-52s %9.3f %9.3f\n", name, x.wall_us, x.host_us);
+  };
+  row("(a)  rig, alternating devices", r.a);
+  row("(a1) rig, one device (no cross-device edge)", r.a1);
+  row("(am) rig, alternating, memory-operation timeline", r.am);
+  row("(b)  streams + events + cuStreamWaitEvent", r.b);
+  row("(c)  synchronize after each", r.c);
+  row("(d)  rig's own calls by hand (event ring)", r.d);
+  row("(e)  rig's memory-operation calls by hand", r.e);
+  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f   am/b = %.3f\n", r.a.wall_us / r.b.wall_us,
+              r.a.wall_us / r.c.wall_us, r.am.wall_us / r.b.wall_us);
+  std::printf("  ratio host a/d = %.3f (goal <= 1.05)   wall a/d = %.3f   host a/b = %.3f\n", r.a.host_us / r.d.host_us,
+              r.a.wall_us / r.d.wall_us, r.a.host_us / r.b.host_us);
+  if (r.e.wall_us > 0) std::printf("  ratio host am/e = %.3f\n", r.am.host_us / r.e.host_us);
+  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", r.a.host_us - r.a1.host_us);
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
   std::string n0 = "cuda:" + std::to_string(g0), n1 = "cuda:" + std::to_string(g1);
   std::printf("\n=== %s and %s ===\n", n0.c_str(), n1.c_str());
   for (bool kernels : {false, true}) {
-    Result a, a1, b, c, d;
+    Rows r;
     {
       RigChain chain(n0.c_str(), n1.c_str());
       chain.run(kernels, true);  // warm up
-      a = best([&] { return chain.run(kernels, true); });
-      a1 = best([&] { return chain.run(kernels, false); });
+      r.a = best([&] { return chain.run(kernels, true); });
+      r.a1 = best([&] { return chain.run(kernels, false); });
+    }
+    {
+      // The timeline is chosen when a device opens.
+      const char *was = std::getenv("RIG_CUDA_TIMELINE");
+      std::string saved = was ? was : "";
+      setenv("RIG_CUDA_TIMELINE", "memops", 1);
+      {
+        RigChain chain(n0.c_str(), n1.c_str());
+        chain.run(kernels, true);
+        r.am = best([&] { return chain.run(kernels, true); });
+      }
+      if (was)
+        setenv("RIG_CUDA_TIMELINE", saved.c_str(), 1);
+      else
+        unsetenv("RIG_CUDA_TIMELINE");
     }
     {
       RawChain raw(api, g0, g1);
       raw.events(kernels);
-      b = best([&] { return raw.events(kernels); });
-      c = best([&] { return raw.synchronized(kernels); });
-      d = raw.memops(kernels) < 0 ? Result{-1, -1} : best([&] { return raw.memops(kernels); });
+      r.b = best([&] { return raw.events(kernels); });
+      r.c = best([&] { return raw.synchronized(kernels); });
+      r.d = best([&] { return raw.ring_events(kernels); });
+      r.e = raw.memops(kernels) < 0 ? Result{-1, -1} : best([&] { return raw.memops(kernels); });
     }
-    report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", a, a1, b, c, d);
+    report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", r);
   }
 }
 

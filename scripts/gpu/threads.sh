@@ -3,8 +3,8 @@
 # through the shim, on the H200 with RIG_REQUIRE=cuda,hip; threads under racecheck. Run from the repo root.
 B=build-gpu; export LD_LIBRARY_PATH=$PWD/$B; export RIG_REQUIRE=cuda,hip
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig
-for tl in memops events; do
-  [ $tl = events ] && export RIG_CUDA_TIMELINE=events RIG_HIP_TIMELINE=events
+for tl in events memops; do
+  [ $tl = memops ] && export RIG_CUDA_TIMELINE=memops RIG_HIP_TIMELINE=events
   for k in memory+cuda cuda; do for t in threads seed rules; do
     echo "== $t $k $tl: $(RIG_TEST_KINDS=$k timeout 120 $B/tests/core/test_$t 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' | tr '\n' ' ') rc=$?"; done; done
   for k in memory+hip hip; do

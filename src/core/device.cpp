@@ -34,7 +34,7 @@ rig_status Device::wait(uint64_t value, Deadline deadline) {
   rig_status s = driver_->wait(value, deadline);
   if (s == RIG_LOST || (s != RIG_OK && lost())) {
     if (!lost()) lose(last_error());
-    if (signaled() >= value) return RIG_OK;  // the wanted value was reached before the fault
+    if (driver_->reached(value)) return RIG_OK;  // the wanted value was reached before the fault
     return fail(RIG_LOST, "%s lost: %s", info().name.c_str(), lost_reason_.c_str());
   }
   return s;

@@ -157,8 +157,17 @@ class DriverDevice {
   virtual rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) = 0;
   // Makes every value handed over so far eligible to run. A failure loses the device.
   virtual rig_status commit() = 0;
-  // The last value the device's timeline shows reached. A pure read: commits nothing, never blocks.
+  // The last value the device's timeline shows reached. A pure read: commits nothing, never blocks
+  // (it may ask the device, which costs a driver call).
   virtual uint64_t signaled() const = 0;
+  // Whether `value` is reached; as signaled() >= value, but a driver may answer it with one question
+  // about that value where finding the last one reached would take several.
+  virtual bool reached(uint64_t value) const { return signaled() >= value; }
+  // The last value known reached without asking the device: may lag signaled(). The submit path reads it
+  // for every point it collects, so a driver whose signaled() costs a call answers from what it last saw;
+  // a lag costs an in-queue wait for work already done (or a host wait that returns at once), never a
+  // missed one.
+  virtual uint64_t known_signaled() const { return signaled(); }
   // Blocks until signaled() >= value or the deadline or an interrupt (core/deadline.h): OK, TIMEOUT,
   // INTERRUPTED, or LOST (after calling the loss sink) on a fault.
   virtual rig_status wait(uint64_t value, Deadline deadline) = 0;

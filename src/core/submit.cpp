@@ -136,8 +136,11 @@ rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point
     uint64_t p = collected.data()[i];
     Device &d = *device_at(point_device(p));
     uint64_t v = point_value(p);
-    if (d.reached(v)) continue;
-    if (d.lost()) return lost_status(d);
+    if (d.known_reached(v)) continue;
+    if (d.lost()) {
+      if (d.reached(v)) continue;  // reached before the loss (what the driver knew lagged)
+      return lost_status(d);
+    }
     if (driver.can_wait_in_queue(d.driver())) {
       if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
       if (queued < Collected::kInline)

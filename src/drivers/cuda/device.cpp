@@ -15,11 +15,11 @@
 namespace rig::cuda {
 namespace {
 
-// Stream memory operations unless the device or driver lacks 64-bit ones, or RIG_CUDA_TIMELINE=events
-// asks for events (how the tests cover both ways on one machine).
+// Events unless RIG_CUDA_TIMELINE=memops asks for stream memory operations and the device and driver have
+// 64-bit ones (timeline.h says what each costs; the tests and the benchmark run both).
 bool use_memory_operations(const Api &api, cu::Device device) {
-  const char *forced = std::getenv("RIG_CUDA_TIMELINE");
-  if (forced && std::strcmp(forced, "events") == 0) return false;
+  const char *asked = std::getenv("RIG_CUDA_TIMELINE");
+  if (!asked || std::strcmp(asked, "memops") != 0) return false;
   if (!api.cuStreamWriteValue64 || !api.cuStreamWaitValue64) return false;
   int can = 0;
   if (api.cuDeviceGetAttribute(&can, cu::ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS, device) != cu::SUCCESS) return false;
@@ -240,16 +240,19 @@ static const char *call_of(rig_part_kind kind) {
 rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
   CurrentContext current(api_, gpu_.context);
-  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= kPruneAt) {
+  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) {
     // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
-    // batches: reading the timeline word (written by the GPU, so a cache miss) on every submit costs.
-    uint64_t reached = timeline_->signaled();
+    // batches that grow with what is left, against what is known reached without asking the driver
+    // (events: what the ring's reuse last saw): a prune must not cost a call, nor run on every submit
+    // while the GPU is far behind.
+    uint64_t reached = timeline_->known();
     std::lock_guard hold(queued_lock_);
     std::erase_if(queued_, [&](const QueuedWait &q) {
       return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
                                      q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
     });
     queued_size_.store(queued_.size(), std::memory_order_relaxed);
+    prune_at_ = std::max(kPruneAt, 2 * queued_.size());
   }
   for (const QueueWait &w : waits) {
     auto *p = dynamic_cast<CudaDevice *>(w.producer);
@@ -299,7 +302,7 @@ rig_status CudaDevice::commit() {
 }
 
 rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
-  if (timeline_->signaled() >= value) {
+  if (timeline_->reached(value)) {
     // Reached; but if our queue waited on a producer lost short of its value, the work ran on bad input.
     return check_producers(value, false);
   }
@@ -309,7 +312,7 @@ rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
   auto spin_until = Clock::now() + microseconds(50);  // most chain steps finish within tens of µs
   auto slice = microseconds(5);
   for (;;) {
-    if (timeline_->signaled() >= value) return check_producers(value, false);
+    if (timeline_->reached(value)) return check_producers(value, false);
     if (timeline_->slot()->lost.load(std::memory_order_acquire)) return lose("");
     if (interrupted())
       return fail(RIG_INTERRUPTED, "wait for %s value %llu interrupted", info_.name.c_str(),

@@ -57,6 +57,8 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
   rig_status commit() override;
   uint64_t signaled() const override { return timeline_->signaled(); }
+  bool reached(uint64_t value) const override { return timeline_->reached(value); }
+  uint64_t known_signaled() const override { return timeline_->known(); }
   rig_status wait(uint64_t value, Deadline deadline) override;
 
   HostRegistration *host_registration() override { return this; }
@@ -124,6 +126,7 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   std::mutex queued_lock_;
   std::vector<QueuedWait> queued_;
   std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
+  size_t prune_at_ = kPruneAt;          // the size that prunes next (read and written holding the turn)
 
   std::mutex loss_lock_;
   bool loss_reported_ = false;

@@ -71,6 +71,40 @@ rig_status Timeline::init() {
   return RIG_OK;
 }
 
+void Timeline::raise(uint64_t value) const {
+  uint64_t seen = reached_.load(std::memory_order_relaxed);
+  while (seen < value && !reached_.compare_exchange_weak(seen, value, std::memory_order_release)) {
+  }
+}
+
+bool Timeline::query_locked(uint64_t value) const {
+  size_t i = value % kRing;
+  if (ring_value_[i] != value) return true;  // recorded again: mark() saw `value` reached first
+  // Not ready, or an error: wait() looks at the stream for the error.
+  return api_.cuEventQuery(ring_[i]) == cu::SUCCESS;
+}
+
+cu::Result Timeline::make_room(uint64_t value) {
+  // The entry to reuse last stood for value - kRing, not yet seen reached. Ask about a later value, half a
+  // ring on: once it is done, the next kRing/2 marks need no question at all.
+  uint64_t ahead = value - kRing / 2;
+  cu::Event event;
+  {
+    std::lock_guard hold(ring_lock_);
+    if (query_locked(ahead)) {
+      raise(ahead);
+      return cu::SUCCESS;
+    }
+    event = ring_[ahead % kRing];
+  }
+  // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
+  // GPU would not take anyway. Only mark() records entries, and it is this thread, so `event` stays
+  // the record of `ahead` while this waits outside the lock.
+  cu::Result r = api_.cuEventSynchronize(event);
+  if (r == cu::SUCCESS) raise(ahead);
+  return r;
+}
+
 cu::Result Timeline::mark(uint64_t value) {
   if (memops_) {
     // DEFAULT flags: the write is fenced after the work before it, so a reader that sees the value sees
@@ -80,20 +114,10 @@ cu::Result Timeline::mark(uint64_t value) {
     return r;
   }
   size_t i = value % kRing;
-  uint64_t previous;
-  {
-    std::lock_guard hold(ring_lock_);
-    previous = ring_value_[i];
-  }
-  // The entry last stood for value-kRing: signaled() must have seen it reached before the entry is
-  // recorded again, or it would read the new record's state as the old value's.
-  if (previous && reached_.load(std::memory_order_acquire) < previous) {
-    cu::Result r = api_.cuEventSynchronize(ring_[i]);
-    if (r != cu::SUCCESS) return r;
-    uint64_t seen = reached_.load(std::memory_order_relaxed);
-    while (seen < previous && !reached_.compare_exchange_weak(seen, previous, std::memory_order_release)) {
-    }
-  }
+  // Only mark() writes ring_value_, under the device's turn: its own earlier writes need no lock to read.
+  uint64_t previous = ring_value_[i];
+  if (previous && reached_.load(std::memory_order_acquire) < previous)
+    if (cu::Result r = make_room(value); r != cu::SUCCESS) return r;
   std::lock_guard hold(ring_lock_);
   cu::Result r = api_.cuEventRecord(ring_[i], stream_);
   if (r != cu::SUCCESS) return r;
@@ -113,29 +137,47 @@ cu::Result Timeline::enqueue_wait(cu::Stream consumer, bool consumer_memops, uin
   return api_.cuStreamWaitEvent(consumer, ring_[i], 0);
 }
 
-uint64_t Timeline::signaled() const {
+uint64_t Timeline::known() const {
   if (slot_->lost.load(std::memory_order_acquire)) return slot_->frozen.load(std::memory_order_relaxed);
   if (memops_) {
     // Acquire: a host read after this sees the work's writes (the stream fenced them before the word).
     uint64_t w = __atomic_load_n(slot_->word, __ATOMIC_ACQUIRE);
-    if (w >= kReleasedWord) return slot_->frozen.load(std::memory_order_relaxed);
-    return w;
-  }
-  uint64_t seen = reached_.load(std::memory_order_acquire);
-  uint64_t top = marked_.load(std::memory_order_acquire);
-  uint64_t v = seen;
-  {
-    std::lock_guard hold(ring_lock_);
-    while (v < top) {
-      size_t i = (v + 1) % kRing;
-      if (ring_value_[i] != v + 1) break;  // recorded again since: leave it to mark()'s bookkeeping
-      if (api_.cuEventQuery(ring_[i]) != cu::SUCCESS) break;  // not ready, or an error wait() reports
-      ++v;
-    }
-  }
-  while (seen < v && !reached_.compare_exchange_weak(seen, v, std::memory_order_release)) {
+    return w >= kReleasedWord ? slot_->frozen.load(std::memory_order_relaxed) : w;
   }
   return reached_.load(std::memory_order_acquire);
+}
+
+uint64_t Timeline::signaled() const {
+  uint64_t lo = known();
+  if (memops_ || slot_->lost.load(std::memory_order_acquire)) return lo;
+  uint64_t hi = marked_.load(std::memory_order_acquire);
+  if (lo >= hi) return lo;
+  std::lock_guard hold(ring_lock_);
+  // Stream order: a value's event done means every earlier value's is. So the newest first (the usual
+  // answer once work drains), then a binary search between the last seen reached and it.
+  if (query_locked(hi)) {
+    raise(hi);
+    return hi;
+  }
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (query_locked(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  raise(lo);
+  return reached_.load(std::memory_order_acquire);
+}
+
+bool Timeline::reached(uint64_t value) const {
+  if (known() >= value) return true;
+  if (memops_ || slot_->lost.load(std::memory_order_acquire)) return false;
+  if (value > marked_.load(std::memory_order_acquire)) return false;
+  std::lock_guard hold(ring_lock_);
+  if (!query_locked(value)) return false;
+  raise(value);
+  return true;
 }
 
 void Timeline::freeze(uint64_t cap) {

@@ -1,13 +1,17 @@
-// A CUDA device's timeline: the values its stream has reached, readable by the host without a driver
-// call and waitable by other devices' streams.
+// A CUDA device's timeline: the values its stream has reached, waitable by other devices' streams and
+// readable by the host.
 //
 // Two ways, chosen per device when it opens:
-//  - stream memory operations (where the device can use 64-bit ones): after each value's work the stream
-//    writes the value into a word of pinned, device-mapped host memory (cuStreamWriteValue64, which
-//    fences the work's writes before it); the host reads the word; another stream waits with
-//    cuStreamWaitValue64(GEQ). One word, no per-value object, no driver call to read.
-//  - events otherwise: a ring of events, one recorded per value; the host queries them; another stream
-//    waits with cuStreamWaitEvent.
+//  - events (the default): a ring of events, one recorded after each value's work. Another stream waits
+//    with cuStreamWaitEvent on the value's own event, so a chain of work across devices costs the very
+//    calls a program makes by hand with streams and events: a wait, the work, a record. The host asks
+//    the driver (cuEventQuery) only when it must know; the submit path reads what was last seen.
+//  - stream memory operations (RIG_CUDA_TIMELINE=memops, where the device has 64-bit ones): after each
+//    value's work the stream writes the value into a word of pinned, device-mapped host memory
+//    (cuStreamWriteValue64, fenced after the work); the host reads the word without a driver call;
+//    another stream waits with cuStreamWaitValue64(GEQ). A loss can release other streams' waits (the
+//    word is overwritten), which events cannot do; but on one GPU a wait still needs an event (see
+//    CudaDevice::hand_over), so a cross-device edge costs four calls instead of three.
 #pragma once
 
 #include <rig.h>
@@ -59,23 +63,35 @@ class Timeline {
   TimelineSlot *slot() const { return slot_; }
 
   // Enqueues "value reached" after the work already on the stream. Called holding the device's turn,
-  // values in order. May block (events mode) until the value that last used the ring entry is reached.
+  // values in order. Events mode: one record; when the ring is about to reuse an entry not yet seen
+  // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
+  // (the queue is full: it blocks holding the turn, as a full queue does).
   cu::Result mark(uint64_t value);
 
   // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode is
   // safe against this device's concurrent mark(): the ring entry is checked and used under a lock.
   cu::Result enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value);
 
-  // The last value reached: a read of the word, or queries of the events after the last one seen done.
-  // Never blocks on the device; after freeze(), the value reached at the loss.
+  // The last value reached. Never blocks on the device; events mode asks the driver (at most about
+  // log2(kRing) + 1 queries). After freeze(), the value reached at the loss.
   uint64_t signaled() const;
+  // Whether `value` is reached: events mode asks about that value's event only (one query at most).
+  bool reached(uint64_t value) const;
+  // The last value known reached without a driver call (events mode: what queries last saw).
+  uint64_t known() const;
 
   // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this
-  // timeline.
+  // timeline's word (memory-operation mode).
   void freeze(uint64_t cap = UINT64_MAX);
 
  private:
-  static constexpr size_t kRing = 256;  // events in flight before mark() waits for the oldest
+  static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
+
+  // Events mode, holding ring_lock_, for reached_ < value <= marked_: whether value's work is done (its
+  // entry recorded again for a later value also means done: mark() reuses only entries seen reached).
+  bool query_locked(uint64_t value) const;
+  void raise(uint64_t value) const;
+  cu::Result make_room(uint64_t value);
 
   const Api &api_;
   cu::Stream stream_;

@@ -54,7 +54,8 @@ struct Switches {
 
 struct Counters {
   std::atomic<long long> registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
-      wait_values{0}, write_values{0}, event_waits{0}, live_allocations{0}, live_streams{0}, live_modules{0};
+      wait_values{0}, write_values{0}, event_waits{0}, event_records{0}, event_queries{0}, event_syncs{0},
+      live_allocations{0}, live_streams{0}, live_modules{0};
 };
 
 // ----- objects ---------------------------------------------------------------------------------------------
@@ -388,6 +389,9 @@ EXPORT int fakecuda_control(const char *name, long long value) {
     s.count.wait_values = 0;
     s.count.write_values = 0;
     s.count.event_waits = 0;
+    s.count.event_records = 0;
+    s.count.event_queries = 0;
+    s.count.event_syncs = 0;
     return 0;
   }
 #define FAKE_SET(field)            \
@@ -409,6 +413,7 @@ EXPORT long long fakecuda_query(const char *name) {
   if (n == #field) return s.count.field.load();
   FAKE_COUNT(registers) FAKE_COUNT(unregisters) FAKE_COUNT(last_register_flags) FAKE_COUNT(launches)
   FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
+  FAKE_COUNT(event_records) FAKE_COUNT(event_queries) FAKE_COUNT(event_syncs)
   FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules)
 #undef FAKE_COUNT
   if (n == "sticky") return ctx_of(0)->sticky.load();
@@ -652,6 +657,7 @@ EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
   if (int e = st->ctx->sticky.load()) return e;
+  ++state().count.event_records;
   uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   st->push([ev, gen] {
     uint64_t d = ev->done.load(std::memory_order_relaxed);
@@ -664,6 +670,7 @@ EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
 EXPORT Result cuEventQuery(FEvent *event) {
   auto ev = get_event(event);
   if (!ev) return ERROR_INVALID_HANDLE;
+  ++state().count.event_queries;
   if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
   return ev->done.load(std::memory_order_acquire) >= ev->recorded.load(std::memory_order_acquire)
              ? SUCCESS
@@ -673,6 +680,7 @@ EXPORT Result cuEventQuery(FEvent *event) {
 EXPORT Result cuEventSynchronize(FEvent *event) {
   auto ev = get_event(event);
   if (!ev) return ERROR_INVALID_HANDLE;
+  ++state().count.event_syncs;
   uint64_t want = ev->recorded.load(std::memory_order_acquire);
   while (ev->done.load(std::memory_order_acquire) < want) {
     if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;

@@ -26,8 +26,8 @@
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
  *                                still apply), sticky errors cleared, counters 0
  * Counters (fakecuda_query): registers, unregisters, last_register_flags, launches, copies, wait_values,
- *   write_values, event_waits, live_allocations, live_streams, live_modules, sticky (of device 0),
- *   sticky1 (of device 1).
+ *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
+ *   live_modules, sticky (of device 0), sticky1 (of device 1).
  *
  * Kernels: cuModuleLoadDataEx takes PTX text (or any text) and binds every `.entry NAME` whose NAME is a
  * built-in host function: rig_add_u32, rig_chain_step, rig_fill_u32, rig_delay, rig_fault (see
