@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,18 +55,41 @@ void check_cu(const Api &, cu::Result r, const char *what) {
   }
 }
 
-// Best of `repeats` runs of `body`, which returns the enqueue time and leaves the chain finished.
-Result best(const std::function<double()> &body) {
-  Result r{1e30, 1e30};
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    double host = body();
-    double wall = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    r.wall_us = std::min(r.wall_us, wall / ops);
-    r.host_us = std::min(r.host_us, host / ops);
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// One pass of `ops` operations: op(i) enqueues operation i, finish() waits for everything enqueued.
+// burst == 0: one stream of operations, finished at the end; wall time is the chain's throughput and host
+// time the enqueueing (which includes any blocking on a full queue). burst > 0: finished after every
+// `burst` operations, and only the enqueueing counts: the host's own cost per operation, with the GPU
+// never far enough behind to block it.
+template <class Op, class Finish>
+Result pass(int burst, Op &&op, Finish &&finish) {
+  double host = 0;
+  auto t0 = Clock::now();
+  for (int i = 0; i < ops;) {
+    int end = burst ? std::min(ops, i + burst) : ops;
+    auto h0 = Clock::now();
+    for (; i < end; ++i) op(i);
+    host += micros(Clock::now() - h0);
+    finish();
   }
-  return r;
+  return {micros(Clock::now() - t0) / ops, host / ops};
 }
+
+constexpr int kBurst = 256;
+
+// A row of the table: its chain's operation and finish, and its best wall time (continuous pass) and best
+// host time (burst pass) over the repeats.
+struct Row {
+  const char *name;
+  std::function<void(int)> op;
+  std::function<void()> finish;
+  Result best{1e30, 1e30};
+  void measure() {
+    best.wall_us = std::min(best.wall_us, pass(0, op, finish).wall_us);
+    best.host_us = std::min(best.host_us, pass(kBurst, op, finish).host_us);
+  }
+};
 
 // ---- rig rows --------------------------------------------------------------------------------------------
 
@@ -121,20 +145,15 @@ struct RigChain {
     }
   }
 
-  // The chain: operation i on device (alternate ? i % 2 : 0).
-  double run(bool kernels, bool alternate) {
-    rig_point last = 0;
-    auto t0 = Clock::now();
-    for (int i = 0; i < ops; ++i) {
-      int d = alternate ? i % 2 : 0;
-      // Copies alternate x->y and y->x, so each reads what the one before wrote; kernels work in place.
-      rig_run r = kernels ? step[d] : (i % 2 ? copy_yx[d] : copy_xy[d]);
-      check(rig_submit(r, nullptr, 0, &last), "submit");
-    }
-    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    check(rig_wait_point(last, UINT64_MAX), "wait");
-    return host;
+  // Operation i of the chain, on device (alternate ? i % 2 : 0). Copies alternate x->y and y->x, so each
+  // reads what the one before wrote; kernels work in place.
+  rig_point last = 0;
+  void op(bool kernels, bool alternate, int i) {
+    int d = alternate ? i % 2 : 0;
+    rig_run r = kernels ? step[d] : (i % 2 ? copy_yx[d] : copy_xy[d]);
+    check(rig_submit(r, nullptr, 0, &last), "submit");
   }
+  void finish() { check(rig_wait_point(last, UINT64_MAX), "wait"); }
 
   ~RigChain() {
     for (int d = 0; d < 2; ++d) {
@@ -206,71 +225,53 @@ struct RawChain {
     return i % 2 ? api.cuMemcpyAsync(x, y, 4096, stream[d]) : api.cuMemcpyAsync(y, x, 4096, stream[d]);
   }
 
-  // (b) events: wait for the other stream's last record, enqueue, record.
-  double events(bool kernels) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < ops; ++i) {
-      int d = i % 2;
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
-      if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
-      check_cu(api, enqueue(d, i, kernels), "enqueue");
-      check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
-    }
-    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  void finish() {
     for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
-    return host;
+  }
+
+  // (b) events: wait for the other stream's last record, enqueue, record.
+  void events(bool kernels, int i) {
+    int d = i % 2;
+    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
+    check_cu(api, enqueue(d, i, kernels), "enqueue");
+    check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
   }
 
   // (c) synchronize after each operation.
-  double synchronized(bool kernels) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < ops; ++i) {
-      int d = i % 2;
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
-      check_cu(api, enqueue(d, i, kernels), "enqueue");
-      check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
-    }
-    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  void synchronized(bool kernels, int i) {
+    int d = i % 2;
+    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    check_cu(api, enqueue(d, i, kernels), "enqueue");
+    check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
   }
 
   // (d) the calls rig's driver makes with its event timeline: wait for the other stream's last value's
   // event, enqueue, record this value's event of the ring.
-  double ring_events(bool kernels) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < ops; ++i) {
-      int d = i % 2;
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
-      if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
-      check_cu(api, enqueue(d, i, kernels), "enqueue");
-      check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");
-    }
-    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
-    return host;
+  void ring_events(bool kernels, int i) {
+    int d = i % 2;
+    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
+    check_cu(api, enqueue(d, i, kernels), "enqueue");
+    check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");
   }
 
   // (e) the calls of rig's memory-operation timeline: wait for the other stream (on one GPU an event
   // recorded at its tail, across GPUs the other timeline's value), enqueue, write our timeline value.
-  double memops(bool kernels) {
-    if (!api.cuStreamWaitValue64 || !api.cuStreamWriteValue64) return -1;
-    auto t0 = Clock::now();
-    for (int i = 0; i < ops; ++i) {
-      int d = i % 2;
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
-      if (i && gpu[0] == gpu[1]) {
-        check_cu(api, api.cuEventRecord(event[d], stream[1 - d]), "record on the other stream");
-        check_cu(api, api.cuStreamWaitEvent(stream[d], event[d], 0), "wait event");
-      } else if (i) {
-        check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::STREAM_WAIT_VALUE_GEQ),
-                 "wait value");
-      }
-      check_cu(api, enqueue(d, i, kernels), "enqueue");
-      check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::STREAM_WRITE_VALUE_DEFAULT),
-               "write value");
+  bool has_memops() const { return api.cuStreamWaitValue64 && api.cuStreamWriteValue64; }
+  void memops(bool kernels, int i) {
+    int d = i % 2;
+    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    if (i && gpu[0] == gpu[1]) {
+      check_cu(api, api.cuEventRecord(event[d], stream[1 - d]), "record on the other stream");
+      check_cu(api, api.cuStreamWaitEvent(stream[d], event[d], 0), "wait event");
+    } else if (i) {
+      check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::STREAM_WAIT_VALUE_GEQ),
+               "wait value");
     }
-    double host = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
-    return host;
+    check_cu(api, enqueue(d, i, kernels), "enqueue");
+    check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::STREAM_WRITE_VALUE_DEFAULT),
+             "write value");
   }
 
   ~RawChain() {
@@ -289,66 +290,61 @@ struct RawChain {
   }
 };
 
-struct Rows {
-  Result a, a1, am, b, c, d, e;
-};
-
-void report(const char *what, const Rows &r) {
-  std::printf("\n%s (%d ops, best of %d)\n", what, ops, repeats);
+void report(const char *what, const std::vector<Row> &rows) {
+  std::printf("\n%s (%d ops, best of %d interleaved passes; host time in bursts of %d)\n", what, ops, repeats, kBurst);
   std::printf("  %-52s %9s %9s\n", "row", "wall us", "host us");
-  auto row = [](const char *name, const Result &x) {
-    if (x.wall_us > 0) std::printf("  %-52s %9.3f %9.3f\n", name, x.wall_us, x.host_us);
+  for (const Row &r : rows) std::printf("  %-52s %9.3f %9.3f\n", r.name, r.best.wall_us, r.best.host_us);
+  auto at = [&](char key) -> const Result & {
+    for (const Row &r : rows)
+      if (r.name[1] == key && r.name[2] == ')') return r.best;
+    static const Result none{-1, -1};
+    return none;
   };
-  row("(a)  rig, alternating devices", r.a);
-  row("(a1) rig, one device (no cross-device edge)", r.a1);
-  row("(am) rig, alternating, memory-operation timeline", r.am);
-  row("(b)  streams + events + cuStreamWaitEvent", r.b);
-  row("(c)  synchronize after each", r.c);
-  row("(d)  rig's own calls by hand (event ring)", r.d);
-  row("(e)  rig's memory-operation calls by hand", r.e);
-  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f   am/b = %.3f\n", r.a.wall_us / r.b.wall_us,
-              r.a.wall_us / r.c.wall_us, r.am.wall_us / r.b.wall_us);
-  std::printf("  ratio host a/d = %.3f (goal <= 1.05)   wall a/d = %.3f   host a/b = %.3f\n", r.a.host_us / r.d.host_us,
-              r.a.wall_us / r.d.wall_us, r.a.host_us / r.b.host_us);
-  if (r.e.wall_us > 0) std::printf("  ratio host am/e = %.3f\n", r.am.host_us / r.e.host_us);
-  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", r.a.host_us - r.a1.host_us);
+  const Result &a = rows[0].best, &a1 = rows[1].best, &am = rows[2].best, &b = at('b'), &c = at('c'), &d = at('d'),
+               &e = at('e');
+  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f   am/b = %.3f\n", a.wall_us / b.wall_us,
+              a.wall_us / c.wall_us, am.wall_us / b.wall_us);
+  std::printf("  ratio host a/d = %.3f (goal <= 1.05)   host a/b = %.3f\n", a.host_us / d.host_us, a.host_us / b.host_us);
+  if (e.wall_us > 0) std::printf("  ratio host am/e = %.3f\n", am.host_us / e.host_us);
+  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", a.host_us - a1.host_us);
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
   std::string n0 = "cuda:" + std::to_string(g0), n1 = "cuda:" + std::to_string(g1);
   std::printf("\n=== %s and %s ===\n", n0.c_str(), n1.c_str());
+  RigChain rig(n0.c_str(), n1.c_str());
+  std::unique_ptr<RigChain> rig_memops;
+  {
+    // The timeline is chosen when a device opens.
+    const char *was = std::getenv("RIG_CUDA_TIMELINE");
+    std::string saved = was ? was : "";
+    setenv("RIG_CUDA_TIMELINE", "memops", 1);
+    rig_memops = std::make_unique<RigChain>(n0.c_str(), n1.c_str());
+    if (was)
+      setenv("RIG_CUDA_TIMELINE", saved.c_str(), 1);
+    else
+      unsetenv("RIG_CUDA_TIMELINE");
+  }
+  RawChain raw(api, g0, g1);
   for (bool kernels : {false, true}) {
-    Rows r;
-    {
-      RigChain chain(n0.c_str(), n1.c_str());
-      chain.run(kernels, true);  // warm up
-      r.a = best([&] { return chain.run(kernels, true); });
-      r.a1 = best([&] { return chain.run(kernels, false); });
-    }
-    {
-      // The timeline is chosen when a device opens.
-      const char *was = std::getenv("RIG_CUDA_TIMELINE");
-      std::string saved = was ? was : "";
-      setenv("RIG_CUDA_TIMELINE", "memops", 1);
-      {
-        RigChain chain(n0.c_str(), n1.c_str());
-        chain.run(kernels, true);
-        r.am = best([&] { return chain.run(kernels, true); });
-      }
-      if (was)
-        setenv("RIG_CUDA_TIMELINE", saved.c_str(), 1);
-      else
-        unsetenv("RIG_CUDA_TIMELINE");
-    }
-    {
-      RawChain raw(api, g0, g1);
-      raw.events(kernels);
-      r.b = best([&] { return raw.events(kernels); });
-      r.c = best([&] { return raw.synchronized(kernels); });
-      r.d = best([&] { return raw.ring_events(kernels); });
-      r.e = raw.memops(kernels) < 0 ? Result{-1, -1} : best([&] { return raw.memops(kernels); });
-    }
-    report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", r);
+    std::vector<Row> rows = {
+        {"(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
+        {"(a1) rig, one device (no cross-device edge)", [&](int i) { rig.op(kernels, false, i); }, [&] { rig.finish(); }},
+        {"(am) rig, alternating, memory-operation timeline", [&](int i) { rig_memops->op(kernels, true, i); },
+         [&] { rig_memops->finish(); }},
+        {"(b)  streams + events + cuStreamWaitEvent", [&](int i) { raw.events(kernels, i); }, [&] { raw.finish(); }},
+        {"(c)  synchronize after each", [&](int i) { raw.synchronized(kernels, i); }, [] {}},
+        {"(d)  rig's own calls by hand (event ring)", [&](int i) { raw.ring_events(kernels, i); }, [&] { raw.finish(); }},
+    };
+    if (raw.has_memops())
+      rows.push_back({"(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
+                      [&] { raw.finish(); }});
+    // Every row once to warm up, then the passes interleaved: each repeat measures every row, so a drift
+    // of the machine (clocks, other load) reaches all rows alike.
+    for (Row &r : rows) pass(kBurst, r.op, r.finish);
+    for (int k = 0; k < repeats; ++k)
+      for (Row &r : rows) r.measure();
+    report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", rows);
   }
 }
 
