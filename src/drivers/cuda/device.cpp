@@ -182,7 +182,7 @@ rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
 }
 
 bool CudaDevice::can_wait_in_queue(const DriverDevice &producer) const {
-  auto *p = dynamic_cast<const CudaDevice *>(&producer);
+  const CudaDevice *p = as_cuda(producer);
   if (!p || p->lost()) return false;
   // On one GPU: always (an event recorded on the producer's stream). Across GPUs: a producer on events
   // can always be waited on (cuStreamWaitEvent works across contexts); one on memory operations only by
@@ -255,7 +255,7 @@ rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<con
     prune_at_ = std::max(kPruneAt, 2 * queued_.size());
   }
   for (const QueueWait &w : waits) {
-    auto *p = dynamic_cast<CudaDevice *>(w.producer);
+    CudaDevice *p = as_cuda(*w.producer);
     if (!p) return lose("asked to wait in its queue on a device that is not a CUDA device");
     TimelineSlot *ps = p->timeline_->slot();
     if (ps->lost.load(std::memory_order_acquire) && ps->frozen.load(std::memory_order_relaxed) < w.value) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "core/driver.h"
@@ -75,6 +76,15 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   rig_status free_pinned(void *host) override;
   rig_status upload(const void *host, const Memory &device, size_t offset, size_t length) override;
   rig_status download(const Memory &device, size_t offset, void *host, size_t length) override;
+
+  // `d` as a CUDA device, or null. On the submit path for every in-queue wait: CudaDevice is final, so
+  // comparing the dynamic type is exact and costs a load, where a dynamic_cast walks the hierarchy.
+  static CudaDevice *as_cuda(DriverDevice &d) {
+    return typeid(d) == typeid(CudaDevice) ? static_cast<CudaDevice *>(&d) : nullptr;
+  }
+  static const CudaDevice *as_cuda(const DriverDevice &d) {
+    return typeid(d) == typeid(CudaDevice) ? static_cast<const CudaDevice *>(&d) : nullptr;
+  }
 
   const Gpu &gpu() const { return gpu_; }
   const Api &api() const { return api_; }

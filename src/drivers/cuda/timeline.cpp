@@ -63,7 +63,7 @@ Timeline::~Timeline() {
 rig_status Timeline::init() {
   if (memops_) return RIG_OK;
   ring_.assign(kRing, nullptr);
-  ring_value_.assign(kRing, 0);
+  ring_value_ = std::make_unique<std::atomic<uint64_t>[]>(kRing);  // value-initialised: 0
   for (auto &e : ring_) {
     cu::Result r = api_.cuEventCreate(&e, cu::EVENT_DISABLE_TIMING);
     if (r != cu::SUCCESS) return fail(status_of(r), "cuEventCreate failed: %s", error_name(r));
@@ -77,9 +77,10 @@ void Timeline::raise(uint64_t value) const {
   }
 }
 
-bool Timeline::query_locked(uint64_t value) const {
+bool Timeline::query(uint64_t value) const {
   size_t i = value % kRing;
-  if (ring_value_[i] != value) return true;  // recorded again: mark() saw `value` reached first
+  // Acquire pairs with mark()'s release: an entry that shows `value` was recorded for it.
+  if (ring_value_[i].load(std::memory_order_acquire) != value) return true;  // recorded again: done
   // Not ready, or an error: wait() looks at the stream for the error.
   return api_.cuEventQuery(ring_[i]) == cu::SUCCESS;
 }
@@ -88,19 +89,14 @@ cu::Result Timeline::make_room(uint64_t value) {
   // The entry to reuse last stood for value - kRing, not yet seen reached. Ask about a later value, half a
   // ring on: once it is done, the next kRing/2 marks need no question at all.
   uint64_t ahead = value - kRing / 2;
-  cu::Event event;
-  {
-    std::lock_guard hold(ring_lock_);
-    if (query_locked(ahead)) {
-      raise(ahead);
-      return cu::SUCCESS;
-    }
-    event = ring_[ahead % kRing];
+  if (query(ahead)) {
+    raise(ahead);
+    return cu::SUCCESS;
   }
   // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
-  // GPU would not take anyway. Only mark() records entries, and it is this thread, so `event` stays
-  // the record of `ahead` while this waits outside the lock.
-  cu::Result r = api_.cuEventSynchronize(event);
+  // GPU would not take anyway. Only mark() records entries, and it is this thread, so the entry stays
+  // the record of `ahead` while this waits.
+  cu::Result r = api_.cuEventSynchronize(ring_[ahead % kRing]);
   if (r == cu::SUCCESS) raise(ahead);
   return r;
 }
@@ -114,14 +110,13 @@ cu::Result Timeline::mark(uint64_t value) {
     return r;
   }
   size_t i = value % kRing;
-  // Only mark() writes ring_value_, under the device's turn: its own earlier writes need no lock to read.
-  uint64_t previous = ring_value_[i];
+  // Only mark() stores entries, holding the device's turn, which orders it after the previous mark().
+  uint64_t previous = ring_value_[i].load(std::memory_order_relaxed);
   if (previous && reached_.load(std::memory_order_acquire) < previous)
     if (cu::Result r = make_room(value); r != cu::SUCCESS) return r;
-  std::lock_guard hold(ring_lock_);
   cu::Result r = api_.cuEventRecord(ring_[i], stream_);
   if (r != cu::SUCCESS) return r;
-  ring_value_[i] = value;
+  ring_value_[i].store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
   return cu::SUCCESS;
 }
@@ -130,10 +125,9 @@ cu::Result Timeline::enqueue_wait(cu::Stream consumer, bool consumer_memops, uin
   if (memops_ && consumer_memops)
     return api_.cuStreamWaitValue64(consumer, slot_->address, value, cu::STREAM_WAIT_VALUE_GEQ);
   if (memops_) return cu::ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
-  std::lock_guard hold(ring_lock_);
   size_t i = value % kRing;
   // Recorded again for a later value: that needed `value` reached first, so there is nothing to wait for.
-  if (ring_value_[i] != value) return cu::SUCCESS;
+  if (ring_value_[i].load(std::memory_order_acquire) != value) return cu::SUCCESS;
   return api_.cuStreamWaitEvent(consumer, ring_[i], 0);
 }
 
@@ -152,16 +146,15 @@ uint64_t Timeline::signaled() const {
   if (memops_ || slot_->lost.load(std::memory_order_acquire)) return lo;
   uint64_t hi = marked_.load(std::memory_order_acquire);
   if (lo >= hi) return lo;
-  std::lock_guard hold(ring_lock_);
   // Stream order: a value's event done means every earlier value's is. So the newest first (the usual
   // answer once work drains), then a binary search between the last seen reached and it.
-  if (query_locked(hi)) {
+  if (query(hi)) {
     raise(hi);
     return hi;
   }
   while (hi - lo > 1) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (query_locked(mid))
+    if (query(mid))
       lo = mid;
     else
       hi = mid;
@@ -174,8 +167,7 @@ bool Timeline::reached(uint64_t value) const {
   if (known() >= value) return true;
   if (memops_ || slot_->lost.load(std::memory_order_acquire)) return false;
   if (value > marked_.load(std::memory_order_acquire)) return false;
-  std::lock_guard hold(ring_lock_);
-  if (!query_locked(value)) return false;
+  if (!query(value)) return false;
   raise(value);
   return true;
 }

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -68,8 +69,9 @@ class Timeline {
   // (the queue is full: it blocks holding the turn, as a full queue does).
   cu::Result mark(uint64_t value);
 
-  // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode is
-  // safe against this device's concurrent mark(): the ring entry is checked and used under a lock.
+  // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode, against
+  // this device's concurrent mark(): if the entry is recorded again between the check and the wait, the
+  // wait captures the later record, which was handed over before this wait: a longer wait, never a cycle.
   cu::Result enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
@@ -87,9 +89,11 @@ class Timeline {
  private:
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
 
-  // Events mode, holding ring_lock_, for reached_ < value <= marked_: whether value's work is done (its
-  // entry recorded again for a later value also means done: mark() reuses only entries seen reached).
-  bool query_locked(uint64_t value) const;
+  // Events mode, for value <= marked_: whether value's work is done. Its entry recorded again for a later
+  // value also means done (mark() reuses only entries seen reached); recorded again between the check and
+  // the query, the later record answers, which is true only where `value` is done too. Lock-free: entries
+  // are atomics, the driver's calls are thread-safe.
+  bool query(uint64_t value) const;
   void raise(uint64_t value) const;
   cu::Result make_room(uint64_t value);
 
@@ -97,10 +101,9 @@ class Timeline {
   cu::Stream stream_;
   TimelineSlot *slot_;
   bool memops_;
-  // Events mode.
-  mutable std::mutex ring_lock_;
+  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
   std::vector<cu::Event> ring_;
-  std::vector<uint64_t> ring_value_;           // the value each entry was last recorded for (0: none)
+  std::unique_ptr<std::atomic<uint64_t>[]> ring_value_;  // the value each entry was last recorded for (0: none)
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
 };

@@ -81,10 +81,21 @@ struct Region {
   char *shadow = nullptr;    // registered with register_wrong_bytes: what the device sees instead
 };
 
+// One cuEventRecord: done once the stream reaches it. Records of one event may complete out of order (the
+// event recorded on a slow stream, then on a fast one), and a wait or query concerns the record that was
+// the latest when it was made, as in CUDA; so each record is its own object.
+struct FRecord {
+  std::atomic<bool> done{false};
+};
+
 struct FEvent {
   Ctx *ctx = nullptr;
-  std::atomic<uint64_t> recorded{0};  // generations: record n completes when done >= n
-  std::atomic<uint64_t> done{0};
+  std::mutex lock;
+  std::shared_ptr<FRecord> latest;  // null: never recorded (queries answer done, waits pass)
+  std::shared_ptr<FRecord> current() {
+    std::lock_guard g(lock);
+    return latest;
+  }
 };
 
 struct FStream;
@@ -658,12 +669,12 @@ EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
   if (!ev || !st) return ERROR_INVALID_HANDLE;
   if (int e = st->ctx->sticky.load()) return e;
   ++state().count.event_records;
-  uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
-  st->push([ev, gen] {
-    uint64_t d = ev->done.load(std::memory_order_relaxed);
-    while (d < gen && !ev->done.compare_exchange_weak(d, gen, std::memory_order_release)) {
-    }
-  });
+  auto rec = std::make_shared<FRecord>();
+  {
+    std::lock_guard g(ev->lock);
+    ev->latest = rec;
+  }
+  st->push([rec] { rec->done.store(true, std::memory_order_release); });
   return SUCCESS;
 }
 
@@ -672,17 +683,16 @@ EXPORT Result cuEventQuery(FEvent *event) {
   if (!ev) return ERROR_INVALID_HANDLE;
   ++state().count.event_queries;
   if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
-  return ev->done.load(std::memory_order_acquire) >= ev->recorded.load(std::memory_order_acquire)
-             ? SUCCESS
-             : ERROR_NOT_READY;
+  auto rec = ev->current();
+  return !rec || rec->done.load(std::memory_order_acquire) ? SUCCESS : ERROR_NOT_READY;
 }
 
 EXPORT Result cuEventSynchronize(FEvent *event) {
   auto ev = get_event(event);
   if (!ev) return ERROR_INVALID_HANDLE;
   ++state().count.event_syncs;
-  uint64_t want = ev->recorded.load(std::memory_order_acquire);
-  while (ev->done.load(std::memory_order_acquire) < want) {
+  auto rec = ev->current();
+  while (rec && !rec->done.load(std::memory_order_acquire)) {
     if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -695,12 +705,12 @@ EXPORT Result cuStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
   if (int e = st->ctx->sticky.load()) return e;
-  uint64_t gen = ev->recorded.load(std::memory_order_acquire);  // the latest record, as CUDA captures it
+  auto rec = ev->current();  // the latest record, as CUDA captures it
   ++state().count.event_waits;
   if (state().sw.ignore_waits) return SUCCESS;  // a broken driver: proves the tests see a missing wait
   FStream *raw = st.get();  // the worker runs this op, so the stream outlives it
-  st->push([raw, ev, gen] {
-    poll_until(raw, [&] { return ev->done.load(std::memory_order_acquire) >= gen; });
+  st->push([raw, rec] {
+    poll_until(raw, [&] { return !rec || rec->done.load(std::memory_order_acquire); });
   });
   return SUCCESS;
 }
