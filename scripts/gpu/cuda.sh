@@ -65,7 +65,7 @@ tests events
 
 if [ -x "$bench" ]; then
   # The benchmark runs both timelines itself (rows a and am); the ratios are against rows of the same run.
-  step bench-chain 240 "$bench" 20000 5
+  step bench-chain 240 "$bench" 20000 9
   grep -E "===|copies|kernels|ratio|edge|\(a\)|\(am\)|\(b\)|\(c\)|\(d\)|\(e\)|\(a1\)" "$logs/bench-chain.log" >> "$summary"
 else
   echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
@@ -82,8 +82,14 @@ elif command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     step "sanitizer-$tool-cuda-driver" 180 env RIG_CUDA_TEST_QUICK=1 \
       compute-sanitizer --tool $tool "${quiet_api[@]}" --error-exitcode 99 "$build/tests/cuda/test_cuda_driver"
-    [ -x "$build/tests/core/test_seed" ] && step "sanitizer-$tool-seed-cuda" 180 env RIG_TEST_KINDS=cuda \
-      compute-sanitizer --tool $tool "${quiet_api[@]}" --error-exitcode 99 "$build/tests/core/test_seed"
+    # The ordering suite over CUDA kinds (the model with fewer programs: every kernel runs instrumented).
+    for t in seed rules threads model; do
+      for kinds in memory+cuda cuda; do
+        [ -x "$build/tests/core/test_$t" ] && step "sanitizer-$tool-$t-$kinds" 180 env RIG_TEST_KINDS=$kinds \
+          RIG_MODEL_PROGRAMS=40 compute-sanitizer --tool $tool "${quiet_api[@]}" --error-exitcode 99 \
+          "$build/tests/core/test_$t"
+      done
+    done
   done
 else
   echo "compute-sanitizer not found" | tee -a "$summary"
