@@ -37,11 +37,7 @@ static void chain(const char *n0, const char *n1) {
   for (int i = 0; i < BYTES; ++i) pattern[i] = (unsigned char)(i * 7 + 3);
   OK(rig_buffer_write_from(x[0], 0, pattern, BYTES));
 
-  rig_part copy = {sizeof copy};
-  copy.kind = RIG_PART_COPY;
-  copy.src_slot = 0;
-  copy.dst_slot = 1;
-  copy.length = RIG_WHOLE;
+  rig_part copy = rt_copy_part();
   rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
   rig_submission sub[2];
   rig_run forth[2], back[2];

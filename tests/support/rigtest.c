@@ -43,13 +43,18 @@ static rig_status submit_parts(rig_device d, const rig_part *parts, size_t np, c
   return s;
 }
 
-rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_point *waits, size_t wc,
-                       rig_point *point) {
+rig_part rt_copy_part(void) {
   rig_part p = {sizeof p};
   p.kind = RIG_PART_COPY;
   p.src_slot = 0;
   p.dst_slot = 1;
   p.length = RIG_WHOLE;
+  return p;
+}
+
+rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_point *waits, size_t wc,
+                       rig_point *point) {
+  rig_part p = rt_copy_part();
   rig_buffer b[2] = {src, dst};
   rig_access a[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
   return submit_parts(d, &p, 1, b, a, 2, waits, wc, point);

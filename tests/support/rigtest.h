@@ -22,6 +22,8 @@ void rt_ok(rig_status s, const char *call, const char *file, int line);
 #define STATUS(want, call) rt_status((want), (call), #call, __FILE__, __LINE__)
 void rt_status(rig_status want, rig_status got, const char *call, const char *file, int line);
 
+/* A copy of the whole of slot 0 into slot 1 (the part rt_copy submits), for tests that make their own runs. */
+rig_part rt_copy_part(void);
 /* Submits one part on d over the given buffers (each slot's access given), returning the point. */
 rig_point rt_copy(rig_device d, rig_buffer src, rig_buffer dst);
 rig_point rt_fill(rig_device d, rig_buffer dst, uint8_t byte);
