@@ -148,6 +148,11 @@ class DriverDevice {
                                  std::unique_ptr<DriverModule> *out) = 0;
   // Checks a part the engine has already range-checked (RIG_UNSUPPORTED for what the device cannot run).
   virtual rig_status check_part(const Part &part) = 0;
+  // Checks a run whose every slot is bound and in range against what the device can bind (a binding
+  // range limit, say): RIG_INVALID_ARGUMENT with a message. Called when a run's buffers change, never on
+  // the submit path, so that work hand_over would have to refuse (which loses the device) is refused at
+  // rig_submit instead, leaving the device as it was.
+  virtual rig_status check_work(const Work &) const { return RIG_OK; }
 
   // Timeline.
   // True where this device's queue can wait on `producer`'s timeline values itself.

@@ -163,6 +163,7 @@ void Run::resolve() {
       if (!range(p.dst_slot, p.dst_offset, n)) return;
     }
   }
+  if (submission_->device->driver().check_work(work()) != RIG_OK) not_ready_ = last_error();
 }
 
 rig_status Run::check_ready() const {

@@ -263,9 +263,47 @@ static void a_lost_memory_device_fails_the_waits_past_its_fault(void **state) {
   OK(rig_device_release(b));
 }
 
+/* Work a driver cannot take (a binding past its limit) is refused by rig_submit, before the turn: the
+ * device keeps its timeline and takes the next run. Without the check the driver's hand_over would refuse
+ * it, which loses the device. */
+static void work_the_driver_cannot_take_is_refused_before_the_turn(void **state) {
+  (void)state;
+  rig_device a;
+  OK(tdrv_open("A", &a));
+  tdrv_set_binding_limit(a, 1024);
+  rig_buffer small = rt_create(a, 1024), big = rt_create(a, 4096), big2 = rt_create(a, 4096);
+  rig_part copy = rt_copy_part();
+  rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+  rig_submission sub;
+  rig_run run;
+  OK(rig_submission_make(a, &copy, 1, access, 2, &sub));
+  OK(rig_run_take(sub, &run));
+  OK(rig_run_set_buffer(run, 0, big));
+  OK(rig_run_set_buffer(run, 1, big2));
+  STATUS(RIG_INVALID_ARGUMENT, rig_submit(run, NULL, 0, NULL));
+  assert_non_null(strstr(rig_last_error(), "limit of 1024"));
+  OK(rig_run_release(run));
+  OK(rig_submission_release(sub));
+  assert_int_equal(rt_submitted(a), 0);
+  rig_buffer half = NULL;
+  OK(rig_buffer_view(big, 0, 1024, &half));
+  rig_point p = rt_copy(a, half, small); /* within the limit: taken */
+  OK(rig_wait_point(p, UINT64_MAX));
+  assert_int_equal(rt_submitted(a), 1);
+  rig_device_info info = {sizeof info};
+  OK(rig_device_get_info(a, &info));
+  assert_int_equal(info.lost, 0);
+  OK(rig_buffer_release(half));
+  OK(rig_buffer_release(big2));
+  OK(rig_buffer_release(big));
+  OK(rig_buffer_release(small));
+  OK(rig_device_release(a));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(signaled_shows_held_work_only_after_a_wait_commits_it),
+      cmocka_unit_test(work_the_driver_cannot_take_is_refused_before_the_turn),
       cmocka_unit_test(a_queue_wait_on_held_work_commits_the_producer_first),
       cmocka_unit_test(held_work_is_committed_by_itself_after_k_values),
       cmocka_unit_test(an_empty_submit_takes_a_value),

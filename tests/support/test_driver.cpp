@@ -87,10 +87,22 @@ class TestDriver final : public DriverDevice {
   bool can_wait_in_queue(const DriverDevice &producer) const override {
     return dynamic_cast<const TestDriver *>(&producer) != nullptr;
   }
+  // A binding longer than the limit cannot be taken (as Vulkan's maxStorageBufferRange).
+  rig_status over_limit(const Work &work) const {
+    for (size_t i = 0; i < work.slots.size(); ++i)
+      if (binding_limit && work.slots[i].length > binding_limit)
+        return fail(RIG_INVALID_ARGUMENT, "test driver: slot %zu binds %zu bytes, more than %s's limit of %zu", i,
+                    work.slots[i].length, info_.name.c_str(), binding_limit);
+    return RIG_OK;
+  }
+  rig_status check_work(const Work &work) const override { return over_limit(work); }
 
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override {
     auto &w = world();
     std::unique_lock g(w.lock);
+    // A driver refuses at hand-over what it cannot take, which loses the device: the engine must have
+    // refused it earlier through check_work.
+    if (rig_status s = over_limit(work); s != RIG_OK) return s;
     std::string line = "hand_over " + info_.name + " " + std::to_string(value) + " [";
     for (size_t i = 0; i < waits.size(); ++i)
       line += (i ? " " : "") + waits[i].producer->info().name + ":" + std::to_string(waits[i].value);
@@ -216,6 +228,7 @@ class TestDriver final : public DriverDevice {
   bool hold = false;
   unsigned commit_every = 0;
   unsigned room = 0;
+  size_t binding_limit = 0;
   bool block_hand_over = false;
   bool in_hand_over = false;
   uint64_t fault_at = 0, stall_at = 0, hang_bound_ns = 0;
@@ -252,6 +265,7 @@ rig_status tdrv_open(const char *name, rig_device *out) {
 void tdrv_set_hold(rig_device d, int hold) { WITH(d, t->hold = hold != 0); }
 void tdrv_set_commit_every(rig_device d, unsigned k) { WITH(d, t->commit_every = k); }
 void tdrv_set_room(rig_device d, unsigned room) { WITH(d, t->room = room); }
+void tdrv_set_binding_limit(rig_device d, size_t bytes) { WITH(d, t->binding_limit = bytes); }
 void tdrv_set_block_hand_over(rig_device d, int block) { WITH(d, t->block_hand_over = block != 0); }
 void tdrv_set_fault_at(rig_device d, uint64_t v) { WITH(d, t->fault_at = v); }
 void tdrv_set_stall_at(rig_device d, uint64_t v) { WITH(d, t->stall_at = v); }

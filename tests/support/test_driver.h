@@ -19,6 +19,9 @@ void tdrv_set_hold(rig_device d, int hold);
 void tdrv_set_commit_every(rig_device d, unsigned k);
 /* At most `room` entries queued; a full queue makes hand_over run the world until there is room. 0: no limit. */
 void tdrv_set_room(rig_device d, unsigned room);
+/* Bindings longer than `bytes` cannot be taken (0: no limit): check_work refuses them, and so does
+ * hand_over, which loses the device, as a real driver would. Set before the runs are made. */
+void tdrv_set_binding_limit(rig_device d, size_t bytes);
 /* 1: hand_over blocks (holding the device's turn) until set back to 0. */
 void tdrv_set_block_hand_over(rig_device d, int block);
 /* The work of `value` faults when it runs: the device is lost. 0: none. */

@@ -485,7 +485,7 @@ rig_status VulkanDevice::open_batch(Batch **out) {
   return RIG_OK;
 }
 
-rig_status VulkanDevice::check_bindings(const Work &work) const {
+rig_status VulkanDevice::check_work(const Work &work) const {
   const VkPhysicalDeviceLimits &lim = ctx_->limits();
   for (const Part &part : work.parts) {
     if (part.kind != RIG_PART_LAUNCH) continue;
@@ -522,8 +522,9 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
   std::lock_guard<std::mutex> lock(mutex_);
   if (lost_.load(std::memory_order_acquire)) return lost_status();
   if (ctx_->lost()) return lose(VK_ERROR_DEVICE_LOST, "its VkDevice was lost (seen by another rig device)");
-  // What could be refused is refused before anything is recorded.
-  if (rig_status s = check_bindings(work); s != RIG_OK) return s;
+  // What could be refused is refused before anything is recorded (the engine already refused such work
+  // at rig_submit through check_work; this keeps hand_over safe on its own).
+  if (rig_status s = check_work(work); s != RIG_OK) return s;
   for (const QueueWait &w : waits)
     if (!w.producer || !can_wait_in_queue(*w.producer))
       return fail(RIG_INVALID_ARGUMENT, "Vulkan: %s cannot wait in its queue for %s", info_.name.c_str(),

@@ -133,7 +133,7 @@ class VulkanDevice final : public DriverDevice {
   rig_status open_batch(Batch **out);
   void recycle(Batch &batch);
   rig_status commit_locked();
-  rig_status check_bindings(const Work &work) const;
+  rig_status check_work(const Work &work) const override;
   rig_status record(Batch &batch, const Part &part, const Work &work);
   rig_status record_copy(Batch &batch, const Part &part, const Work &work);
   rig_status record_fill(Batch &batch, const Part &part, const Work &work);

@@ -5,8 +5,8 @@
 //    exactly the slot's range; a slot whose offset is not a multiple of the device's
 //    minStorageBufferOffsetAlignment (a view at an odd offset) is copied into a scratch buffer for the
 //    launch and back after it (if writable), so a slot naming the same bytes twice sees two copies; a
-//    slot's length must be at most maxStorageBufferRange (refused at submit, which loses the device:
-//    the driver interface has no check of bindings before the turn); an empty slot binds the first 4
+//    slot's length must be at most maxStorageBufferRange (refused by rig_submit with
+//    RIG_INVALID_ARGUMENT through DriverDevice::check_work, the device untouched); an empty slot binds the first 4
 //    bytes of its buffer and must not be touched;
 //  - the run's scalars are the push constants from offset 0, zero-padded to the device's push constant
 //    size (scalars beyond it cannot be declared by any valid shader and are not passed);
