@@ -184,12 +184,21 @@ int rt_open_kind(size_t i, const char *name, rig_device *out) {
   } else if (strcmp(k, "test") == 0) {
     s = tdrv_open(name, out);
   } else {
+    /* Devices of a GPU kind take the machine's GPUs in turn (kind's first device on GPU 0, its second on
+     * GPU 1, ...), so that on a machine with several the suite's waits cross GPUs as well. */
+    const char *names[64];
+    size_t listed = 0, gpus = 0, prefix = strlen(k);
+    if (rig_device_list(names, 64, &listed) == RIG_OK)
+      for (size_t j = 0; j < listed && j < 64; ++j)
+        if (strncmp(names[j], k, prefix) == 0 && names[j][prefix] == ':') ++gpus;
+    size_t nth = i / rt_kind_count();
     char dev[64];
-    snprintf(dev, sizeof dev, "%s:0", k);
+    snprintf(dev, sizeof dev, "%s:%zu", k, gpus ? nth % gpus : 0);
     s = rig_device_open(dev, out);
+    if (s != RIG_OK && rt_required(k)) fail_msg("RIG_REQUIRE names %s but %s did not open: %s", k, dev, rig_last_error());
   }
   if (s == RIG_OK) return 1;
-  if (rt_required(k)) fail_msg("RIG_REQUIRE names %s but %s:0 did not open: %s", k, k, rig_last_error());
+  if (rt_required(k)) fail_msg("RIG_REQUIRE names %s but it did not open: %s", k, rig_last_error());
   char why[600];
   snprintf(why, sizeof why, "no %s device: %s", k, rig_last_error());
   rt_skip(why);

@@ -45,8 +45,8 @@ uint64_t rt_signaled(rig_device d);
 /* The kinds of the suite's devices, from RIG_TEST_KINDS. Device i of a test is of kind i % count. */
 size_t rt_kind_count(void);
 const char *rt_kind(size_t i);
-/* Opens device i of the suite's kinds, named name. Returns 0 and skips the test (or fails it, when
- * RIG_REQUIRE names the kind) where the kind cannot be opened. */
+/* Opens device i of the suite's kinds, named name (a GPU kind's devices take the machine's GPUs in turn).
+ * Returns 0 and skips the test (or fails it, when RIG_REQUIRE names the kind) where it cannot be opened. */
 int rt_open_kind(size_t i, const char *name, rig_device *out);
 /* 1 if device d is a test-driver device (its queue runs only when stepped or waited). */
 int rt_is_test_driver(rig_device d);
