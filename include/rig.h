@@ -159,8 +159,9 @@ RIG_API rig_status rig_host(rig_device *out);
 RIG_API rig_status rig_memory_device(const char *name, rig_device *out);
 
 /* Opens a driver's device by name: "cuda:0", "hip:1", "vulkan:0". RIG_NOT_FOUND where the driver cannot
- * be loaded or has no such device (the message says which). Each call opens a new device (a new index).
- * Holds the name's lock while the driver opens it. */
+ * be loaded or has no such device (the message says which); RIG_LOST where the GPU can run nothing more in
+ * this process (a fault ended its context: CUDA ends it for the process). Each call opens a new device (a
+ * new index). Holds the name's lock while the driver opens it. */
 RIG_API rig_status rig_device_open(const char *name, rig_device *out);
 
 /* Writes up to `capacity` device names that rig_device_open accepts into `names` (static strings, valid

@@ -26,6 +26,14 @@ bool use_memory_operations(const Api &api, cu::Device device) {
   return can == 1;
 }
 
+// A failed call while opening: a sticky error means the GPU's context can run nothing more in this
+// process (on the H200 pair a fault on one GPU ended the other's context too), which is a loss.
+rig_status open_failed(const char *call, unsigned ordinal, cu::Result r) {
+  rig_status s = status_of(r);  // sticky: RIG_LOST
+  return fail(s, "%s on cuda:%u failed: %s%s", call, ordinal, error_name(r),
+              s == RIG_LOST ? " (the GPU's context can run nothing more in this process)" : "");
+}
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -62,14 +70,12 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
   cu::Result r = api.cuStreamCreate(&d->stream_, cu::STREAM_NON_BLOCKING);
   if (r != cu::SUCCESS) {
     d->stream_ = nullptr;
-    return fail(status_of(r) == RIG_OUT_OF_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER,
-                "cuStreamCreate on cuda:%u failed: %s", gpu.ordinal, error_name(r));
+    return open_failed("cuStreamCreate", gpu.ordinal, r);
   }
   r = api.cuEventCreate(&d->edge_event_, cu::EVENT_DISABLE_TIMING);
   if (r != cu::SUCCESS) {
     d->edge_event_ = nullptr;
-    return fail(status_of(r) == RIG_OUT_OF_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER, "cuEventCreate on cuda:%u failed: %s",
-                gpu.ordinal, error_name(r));
+    return open_failed("cuEventCreate", gpu.ordinal, r);
   }
   TimelineSlot *slot = nullptr;
   if (rig_status s = take_timeline_slot(api, &slot); s != RIG_OK) return s;
