@@ -184,11 +184,13 @@ int rt_open_kind(size_t i, const char *name, rig_device *out) {
   } else if (strcmp(k, "test") == 0) {
     s = tdrv_open(name, out);
   } else {
-    /* Devices of a GPU kind take the machine's GPUs in turn (kind's first device on GPU 0, its second on
-     * GPU 1, ...), so that on a machine with several the suite's waits cross GPUs as well. */
+    /* CUDA and HIP devices take the machine's GPUs in turn (the kind's first device on GPU 0, its second
+     * on GPU 1, ...), so that on a machine with several the suite's waits and peer borrows cross GPUs as
+     * well. Vulkan devices stay on device 0: rig borrows memory only between devices of one VkDevice. */
     const char *names[64];
     size_t listed = 0, gpus = 0, prefix = strlen(k);
-    if (rig_device_list(names, 64, &listed) == RIG_OK)
+    int spread = strcmp(k, "cuda") == 0 || strcmp(k, "hip") == 0;
+    if (spread && rig_device_list(names, 64, &listed) == RIG_OK)
       for (size_t j = 0; j < listed && j < 64; ++j)
         if (strncmp(names[j], k, prefix) == 0 && names[j][prefix] == ':') ++gpus;
     size_t nth = i / rt_kind_count();
