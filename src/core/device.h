@@ -40,7 +40,7 @@ class Device final : public LossSink {
   // True once value is reached, or will never need waiting for (a released device's values).
   bool reached(uint64_t value) const { return released() || driver_->reached(value); }
   // reached(), from what the driver knows without asking the device (the submit path's question).
-  bool known_reached(uint64_t value) const { return released() || driver_->known_signaled() >= value; }
+  bool known_reached(uint64_t value) const { return released() || driver_->known_reached(value); }
 
   // Commits held work through `value` (a wait's first step). LOST if the commit fails.
   rig_status commit_through(uint64_t value);

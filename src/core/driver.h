@@ -168,11 +168,11 @@ class DriverDevice {
   // Whether `value` is reached; as signaled() >= value, but a driver may answer it with one question
   // about that value where finding the last one reached would take several.
   virtual bool reached(uint64_t value) const { return signaled() >= value; }
-  // The last value known reached without asking the device: may lag signaled(). The submit path reads it
-  // for every point it collects, so a driver whose signaled() costs a call answers from what it last saw;
-  // a lag costs an in-queue wait for work already done (or a host wait that returns at once), never a
-  // missed one.
-  virtual uint64_t known_signaled() const { return signaled(); }
+  // Whether `value` is reached, as far as the driver can tell cheaply: may answer no for a value already
+  // reached. The submit path asks it for every point it collects, so a driver whose signaled() costs a
+  // call answers from what it last saw, asking the device only where that is likely to pay; a wrong no
+  // costs an in-queue wait for work already done (or a host wait that returns at once), never a missed one.
+  virtual bool known_reached(uint64_t value) const { return signaled() >= value; }
   // Blocks until signaled() >= value or the deadline or an interrupt (core/deadline.h): OK, TIMEOUT,
   // INTERRUPTED, or LOST (after calling the loss sink) on a fault.
   virtual rig_status wait(uint64_t value, Deadline deadline) = 0;

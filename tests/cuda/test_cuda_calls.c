@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_test.h"
 
@@ -108,11 +109,47 @@ static void test_a_chain_across_two_gpus_costs_the_hand_written_calls(void **sta
   chain("cuda:0", "cuda:1");
 }
 
+/* A point older than its device's newest value is asked about once (likely done) and then known: reading
+ * a buffer another device wrote long ago costs no wait at all, not a wait on every submit. */
+static void test_an_old_point_is_asked_about_once_then_never_waited_on(void **state) {
+  (void)state;
+  CT_FAKE_ONLY();
+  ct_set("reset", 0);
+  rig_device a, b;
+  if (!ct_open("cuda:0", &a) || !ct_open("cuda:0", &b)) return;
+  rig_buffer x, z, y;
+  OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &x));
+  OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &z));
+  OK(rig_buffer_create(b, BYTES, RIG_MEMORY_DEVICE, &y));
+  rig_buffer xb = rt_borrow(b, x);
+  rt_fill(a, x, 7);                              /* a's value 1: the write b will read */
+  for (int i = 0; i < 10; ++i) rt_fill(a, z, i); /* a moves on: its newest is 11 */
+  struct timespec pause = {0, 50 * 1000 * 1000};
+  nanosleep(&pause, NULL); /* the fake's stream runs them meanwhile; no host wait tells rig */
+  long long waits0 = q("event_waits") + q("wait_values"), queries0 = q("event_queries");
+  rig_point last = 0;
+  for (int i = 0; i < 100; ++i) last = rt_copy(b, xb, y);
+  long long waits = q("event_waits") + q("wait_values") - waits0, queries = q("event_queries") - queries0;
+  fprintf(stderr, "100 reads of a's old write on b: %lld in-queue waits, %lld queries\n", waits, queries);
+  assert_int_equal(waits, 0);
+  assert_true(queries <= 1);
+  OK(rig_wait_point(last, UINT64_MAX));
+  static unsigned char got[BYTES], want[BYTES];
+  memset(want, 7, BYTES);
+  OK(rig_buffer_read_into(y, 0, got, BYTES));
+  assert_memory_equal(got, want, BYTES);
+  rig_buffer all[] = {xb, y, z, x};
+  for (int i = 0; i < 4; ++i) OK(rig_buffer_release(all[i]));
+  OK(rig_device_release(b));
+  OK(rig_device_release(a));
+}
+
 int main(void) {
   if (!ct_cuda_available()) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_chain_on_one_gpu_costs_the_hand_written_calls),
       cmocka_unit_test(test_a_chain_across_two_gpus_costs_the_hand_written_calls),
+      cmocka_unit_test(test_an_old_point_is_asked_about_once_then_never_waited_on),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

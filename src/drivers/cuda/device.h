@@ -59,7 +59,7 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   rig_status commit() override;
   uint64_t signaled() const override { return timeline_->signaled(); }
   bool reached(uint64_t value) const override { return timeline_->reached(value); }
-  uint64_t known_signaled() const override { return timeline_->known(); }
+  bool known_reached(uint64_t value) const override { return timeline_->known_reached(value); }
   rig_status wait(uint64_t value, Deadline deadline) override;
 
   HostRegistration *host_registration() override { return this; }

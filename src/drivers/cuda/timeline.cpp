@@ -163,14 +163,19 @@ uint64_t Timeline::signaled() const {
   return reached_.load(std::memory_order_acquire);
 }
 
-bool Timeline::reached(uint64_t value) const {
+bool Timeline::reached_asking(uint64_t value, bool ask_newest) const {
   if (known() >= value) return true;
   if (memops_ || slot_->lost.load(std::memory_order_acquire)) return false;
-  if (value > marked_.load(std::memory_order_acquire)) return false;
+  uint64_t newest = marked_.load(std::memory_order_acquire);
+  if (value > newest || (value == newest && !ask_newest)) return false;
   if (!query(value)) return false;
   raise(value);
   return true;
 }
+
+bool Timeline::known_reached(uint64_t value) const { return reached_asking(value, false); }
+
+bool Timeline::reached(uint64_t value) const { return reached_asking(value, true); }
 
 void Timeline::freeze(uint64_t cap) {
   if (slot_->lost.load(std::memory_order_acquire)) return;

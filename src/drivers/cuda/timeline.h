@@ -81,6 +81,10 @@ class Timeline {
   bool reached(uint64_t value) const;
   // The last value known reached without a driver call (events mode: what queries last saw).
   uint64_t known() const;
+  // The submit path's question. Events mode: from known(), and one query only for a value older than the
+  // newest marked (likely done; a yes then spares later submits the question), never for the newest,
+  // which a chain across devices names on every submit and which is rarely done yet.
+  bool known_reached(uint64_t value) const;
 
   // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this
   // timeline's word (memory-operation mode).
@@ -95,6 +99,9 @@ class Timeline {
   // are atomics, the driver's calls are thread-safe.
   bool query(uint64_t value) const;
   void raise(uint64_t value) const;
+  // reached() and known_reached(): known(), else one query of value's event (not for the newest value
+  // unless `ask_newest`).
+  bool reached_asking(uint64_t value, bool ask_newest) const;
   cu::Result make_room(uint64_t value);
 
   const Api &api_;
