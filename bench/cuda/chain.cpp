@@ -2,7 +2,8 @@
 // alternates between two streams (two rig devices over one GPU, and over two GPUs where there are two),
 // each operation reading what the previous one wrote, done
 //   (a) through rig (submits; rig orders them by the memory they use),
-//   (b) by hand with streams, events and cuStreamWaitEvent,
+//   (b) by hand with streams, events and cuStreamWaitEvent (the GPU's context current, as after
+//       cudaSetDevice; across two GPUs a switch before each operation),
 //   (c) with a synchronize after each operation,
 //   (d) by hand with the very calls rig's CUDA driver makes with its default timeline (a ring of events:
 //       wait for the other stream's last event, enqueue, record the next event of the ring),
@@ -229,10 +230,17 @@ struct RawChain {
     for (int d = 0; d < 2; ++d) check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
   }
 
+  // What a program written by hand does about contexts: its GPU's context is current on its thread
+  // (cudaSetDevice, once); across two GPUs it switches before each operation. No save and restore: that
+  // is rig's promise to leave the caller's context alone, and rig's rows pay for it.
+  void switch_to(int d) {
+    if (gpu[0] != gpu[1]) check_cu(api, api.cuCtxSetCurrent(gpu[d]->context), "context");
+  }
+
   // (b) events: wait for the other stream's last record, enqueue, record.
   void events(bool kernels, int i) {
     int d = i % 2;
-    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    switch_to(d);
     if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
     check_cu(api, enqueue(d, i, kernels), "enqueue");
     check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
@@ -241,13 +249,14 @@ struct RawChain {
   // (c) synchronize after each operation.
   void synchronized(bool kernels, int i) {
     int d = i % 2;
-    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    switch_to(d);
     check_cu(api, enqueue(d, i, kernels), "enqueue");
     check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
   }
 
-  // (d) the calls rig's driver makes with its event timeline: wait for the other stream's last value's
-  // event, enqueue, record this value's event of the ring.
+  // (d) the calls rig's driver makes with its event timeline: its current-context guard (a query, and a
+  // switch and a switch back only where another context is current), a wait for the other stream's last
+  // value's event, enqueue, a record of this value's event of the ring.
   void ring_events(bool kernels, int i) {
     int d = i % 2;
     rig::cuda::CurrentContext c(api, gpu[d]->context);
@@ -326,6 +335,9 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
       unsetenv("RIG_CUDA_TIMELINE");
   }
   RawChain raw(api, g0, g1);
+  // The thread's current context is the first GPU's, as in a program that called cudaSetDevice: rig's
+  // rows find it current (and on two GPUs switch and restore it), the hand-written rows use it as is.
+  check_cu(api, api.cuCtxSetCurrent(raw.gpu[0]->context), "context");
   for (bool kernels : {false, true}) {
     std::vector<Row> rows = {
         {"(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
