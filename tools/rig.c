@@ -30,9 +30,14 @@ static int devices(void) {
     }
     rig_device_info info = {sizeof info};
     rig_device_get_info(d, &info);
+    /* A driver device says whether it shares the host's memory (mapped registration's verdicts depend on it). */
+    int driver_device = info.kind == RIG_DEVICE_GPU || info.kind == RIG_DEVICE_CPU;
+    const char *integration = !driver_device          ? ""
+                              : info.integrated == 1 ? ", integrated"
+                              : info.integrated == 0 ? ", discrete"
+                                                     : ", integration unknown";
     printf("%-12s %-8s %s, %llu MiB%s%s\n", names[i], info.framework, info.model,
-           (unsigned long long)(info.memory_bytes >> 20), info.integrated == 1 ? ", integrated" : "",
-           info.kind == RIG_DEVICE_CPU ? ", CPU" : "");
+           (unsigned long long)(info.memory_bytes >> 20), integration, info.kind == RIG_DEVICE_CPU ? ", CPU" : "");
     rig_device_release(d);
   }
   return 0;
