@@ -19,10 +19,13 @@ constexpr uint64_t kBlockingSliceNs = 100'000'000;    // uninterruptible waits l
 constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
 constexpr size_t kRing = kMaxBatchesInFlight + 1;  // batches in flight plus the open one
 
+// signaled_ caches the semaphore. Raised with release, read with acquire: a thread that finds a value in
+// the cache and skips the semaphore must still see the work's writes, which only the raising thread's
+// vkWaitSemaphores or vkGetSemaphoreCounterValue made visible (a relaxed cache let a host read on another
+// thread race with lavapipe's copy: ThreadSanitizer in the model test over memory+vulkan).
 void raise_to(std::atomic<uint64_t> &word, uint64_t value) {
   uint64_t seen = word.load(std::memory_order_relaxed);
-  // relaxed: signaled_ is a cache of the semaphore, which is the truth; only monotonicity matters here.
-  while (seen < value && !word.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  while (seen < value && !word.compare_exchange_weak(seen, value, std::memory_order_release, std::memory_order_relaxed)) {
   }
 }
 
@@ -295,11 +298,11 @@ uint64_t VulkanDevice::signaled() const {
   VkResult r = ctx_->fn().vkGetSemaphoreCounterValue(ctx_->device(), timeline_->semaphore(), &v);
   if (r == VK_SUCCESS) raise_to(signaled_, v);
   // On failure (a lost device) the last value read stands: a pure read reports no loss; a wait will.
-  return signaled_.load(std::memory_order_relaxed);
+  return signaled_.load(std::memory_order_acquire);
 }
 
 rig_status VulkanDevice::wait(uint64_t value, Deadline deadline) {
-  if (value <= signaled_.load(std::memory_order_relaxed)) return RIG_OK;
+  if (value <= signaled_.load(std::memory_order_acquire)) return RIG_OK;
   if (lost_.load(std::memory_order_acquire)) return lost_status();
   if (value > committed_.load(std::memory_order_acquire)) {
     // The engine commits before it waits; commit here as well so that no wait can ever wait on held work.
