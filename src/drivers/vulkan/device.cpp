@@ -525,9 +525,8 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
   std::lock_guard<std::mutex> lock(mutex_);
   if (lost_.load(std::memory_order_acquire)) return lost_status();
   if (ctx_->lost()) return lose(VK_ERROR_DEVICE_LOST, "its VkDevice was lost (seen by another rig device)");
-  // What could be refused is refused before anything is recorded (the engine already refused such work
-  // at rig_submit through check_work; this keeps hand_over safe on its own).
-  if (rig_status s = check_work(work); s != RIG_OK) return s;
+  // Bindings the device cannot take never get here: the engine refuses such a run at rig_submit through
+  // check_work, computed when its buffers were set. What is left to refuse is refused before recording.
   for (const QueueWait &w : waits)
     if (!w.producer || !can_wait_in_queue(*w.producer))
       return fail(RIG_INVALID_ARGUMENT, "Vulkan: %s cannot wait in its queue for %s", info_.name.c_str(),
