@@ -346,6 +346,8 @@ typedef struct rig_part {
 RIG_API rig_status rig_submission_make(rig_device device, const rig_part *parts, size_t part_count,
                                        const rig_access *slot_access, size_t slot_count,
                                        rig_submission *out);
+/* Releases the handle; runs taken from it keep what they need. Waits for nothing. RIG_INVALID_HANDLE for a
+ * null, released or foreign handle. */
 RIG_API rig_status rig_submission_release(rig_submission submission);
 
 /* Takes a run of the submission (the page's `take`): a buffer table with one entry per slot, all empty,
@@ -369,9 +371,15 @@ RIG_API rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t le
  * else on the host with no lock held. Then it takes the device's turn (a lock: held while the driver
  * takes the work, which may block on a full queue), assigns submitted+1, hands over and raises the stamps.
  * A submit with no parts still takes a value. No heap allocation unless it waits on the host.
- * RIG_LOST if the device, or a point it must pass, is lost (then nothing is assigned). */
+ * RIG_LOST if the device, or a point it must pass, is lost (then nothing is assigned).
+ * RIG_INVALID_ARGUMENT, before any wait and with nothing assigned, for a slot not set, a range outside its
+ * buffer, or a binding the device cannot take (Vulkan: longer than maxStorageBufferRange); the device is
+ * left as it was. */
 RIG_API rig_status rig_submit(rig_run run, const rig_point *waits, size_t wait_count, rig_point *point);
 
+/* Releases the handle; work already submitted goes on (memory returns only once work using it is
+ * reached). Waits for nothing.
+ * RIG_INVALID_HANDLE for a null, released or foreign handle. */
 RIG_API rig_status rig_run_release(rig_run run);
 
 /* ---------------------------------------------------------------------------------------------------- */
