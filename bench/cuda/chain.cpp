@@ -11,7 +11,9 @@
 // and (a1) through rig on one device (no cross-device edge), to price an edge, and (am) through rig with
 // the memory-operation timeline.
 // Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
-// Every figure is a ratio against a row of the same run. Needs a GPU: exits 77 with the reason otherwise.
+// Every figure is a ratio against a row of the same run: the median over rounds of the two rows' ratio in
+// each round (every round measures every row, in rotated order), with its quartiles, beside the ratio of
+// (b) measured twice, which is the noise. Needs a GPU: exits 77 with the reason otherwise.
 #include <rig.h>
 
 #include <algorithm>
@@ -37,10 +39,12 @@ namespace cu = rig::cu;
 struct Result {
   double wall_us = 0;  // per operation
   double host_us = 0;  // per operation, enqueueing only
+  double tail_us = 0;  // the last finish() of the pass, in all: how far the GPU was behind, plus the wait's own
+  double enqueue_us = 0;  // a row's continuous pass: its enqueueing per operation (wall = enqueue + tail / ops)
 };
 
 int ops = 20000;
-int repeats = 5;
+int repeats = 15;  // rounds
 
 void check(rig_status s, const char *what) {
   if (s != RIG_OK) {
@@ -65,32 +69,49 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 // never far enough behind to block it.
 template <class Op, class Finish>
 Result pass(int burst, Op &&op, Finish &&finish) {
-  double host = 0;
+  double host = 0, tail = 0;
   auto t0 = Clock::now();
   for (int i = 0; i < ops;) {
     int end = burst ? std::min(ops, i + burst) : ops;
     auto h0 = Clock::now();
     for (; i < end; ++i) op(i);
-    host += micros(Clock::now() - h0);
+    auto h1 = Clock::now();
+    host += micros(h1 - h0);
     finish();
+    tail = micros(Clock::now() - h1);
   }
-  return {micros(Clock::now() - t0) / ops, host / ops};
+  return {micros(Clock::now() - t0) / ops, host / ops, tail};
 }
 
 constexpr int kBurst = 256;
 
-// A row of the table: its chain's operation and finish, and its best wall time (continuous pass) and best
-// host time (burst pass) over the repeats.
+// A row of the table: its chain's operation and finish, and what each round measured: wall time from one
+// continuous pass, host time from one pass in bursts.
 struct Row {
+  const char *key;   // "a", "a1", "b", "b2", ...: ratios name rows by key
   const char *name;
   std::function<void(int)> op;
   std::function<void()> finish;
-  Result best{1e30, 1e30};
+  std::vector<Result> rounds = {};
   void measure() {
-    best.wall_us = std::min(best.wall_us, pass(0, op, finish).wall_us);
-    best.host_us = std::min(best.host_us, pass(kBurst, op, finish).host_us);
+    Result whole = pass(0, op, finish);
+    Result r;
+    r.wall_us = whole.wall_us;
+    r.tail_us = whole.tail_us;
+    r.enqueue_us = whole.host_us;
+    r.host_us = pass(kBurst, op, finish).host_us;
+    rounds.push_back(r);
   }
 };
+
+// Quantile q (0..1) of xs, by linear interpolation between order statistics.
+double quantile(std::vector<double> xs, double q) {
+  std::sort(xs.begin(), xs.end());
+  double at = q * (xs.size() - 1);
+  size_t lo = static_cast<size_t>(at);
+  size_t hi = std::min(lo + 1, xs.size() - 1);
+  return xs[lo] + (xs[hi] - xs[lo]) * (at - lo);
+}
 
 // ---- rig rows --------------------------------------------------------------------------------------------
 
@@ -299,23 +320,68 @@ struct RawChain {
   }
 };
 
+// A figure over the rounds: its median and the quartiles around it.
+struct Spread {
+  double median, q1, q3;
+};
+Spread spread(const std::vector<double> &xs) { return {quantile(xs, 0.5), quantile(xs, 0.25), quantile(xs, 0.75)}; }
+
+const Row *row(const std::vector<Row> &rows, const char *key) {
+  for (const Row &r : rows)
+    if (std::strcmp(r.key, key) == 0) return &r;
+  return nullptr;
+}
+
+// Per-round figure f(x_k, y_k) of rows x and y: both measured in the same round, so a drift of the machine
+// between rounds reaches both.
+template <class F>
+std::vector<double> paired(const Row &x, const Row &y, F &&f) {
+  std::vector<double> out;
+  for (size_t k = 0; k < x.rounds.size(); ++k) out.push_back(f(x.rounds[k], y.rounds[k]));
+  return out;
+}
+
+void print_ratio(const char *label, const std::vector<Row> &rows, const char *x, const char *y, bool wall,
+                 const char *goal) {
+  const Row *a = row(rows, x), *b = row(rows, y);
+  if (!a || !b) return;
+  Spread s = spread(paired(*a, *b, [&](const Result &p, const Result &q) {
+    return wall ? p.wall_us / q.wall_us : p.host_us / q.host_us;
+  }));
+  std::printf("  ratio %-6s %s/%-3s median %.3f  (quartiles %.3f-%.3f)%s\n", label, x, y, s.median, s.q1, s.q3, goal);
+}
+
 void report(const char *what, const std::vector<Row> &rows) {
-  std::printf("\n%s (%d ops, best of %d interleaved passes; host time in bursts of %d)\n", what, ops, repeats, kBurst);
-  std::printf("  %-52s %9s %9s\n", "row", "wall us", "host us");
-  for (const Row &r : rows) std::printf("  %-52s %9.3f %9.3f\n", r.name, r.best.wall_us, r.best.host_us);
-  auto at = [&](char key) -> const Result & {
-    for (const Row &r : rows)
-      if (r.name[1] == key && r.name[2] == ')') return r.best;
-    static const Result none{-1, -1};
-    return none;
-  };
-  const Result &a = rows[0].best, &a1 = rows[1].best, &am = rows[2].best, &b = at('b'), &c = at('c'), &d = at('d'),
-               &e = at('e');
-  std::printf("  ratio wall a/b = %.3f (goal <= 1.05)   a/c = %.3f   am/b = %.3f\n", a.wall_us / b.wall_us,
-              a.wall_us / c.wall_us, am.wall_us / b.wall_us);
-  std::printf("  ratio host a/d = %.3f (goal <= 1.05)   host a/b = %.3f\n", a.host_us / d.host_us, a.host_us / b.host_us);
-  if (e.wall_us > 0) std::printf("  ratio host am/e = %.3f\n", am.host_us / e.host_us);
-  std::printf("  cross-device edge, host time: %.3f us (a - a1; goal <= 0.4)\n", a.host_us - a1.host_us);
+  std::printf("\n%s (%d ops a pass, %d rounds; rows in rotated order each round; host time in bursts of %d)\n",
+              what, ops, repeats, kBurst);
+  // wall: the continuous pass; enq: its enqueueing per op; tail: its final wait, in all (us); host: bursts.
+  std::printf("  %-50s %8s %8s %8s %9s %8s %8s\n", "row (us per op)", "wall med", "wall min", "enq med", "tail med",
+              "host med", "host min");
+  for (const Row &r : rows) {
+    std::vector<double> w, e, t, h;
+    for (const Result &x : r.rounds) {
+      w.push_back(x.wall_us);
+      e.push_back(x.enqueue_us);
+      t.push_back(x.tail_us);
+      h.push_back(x.host_us);
+    }
+    std::printf("  %-50s %8.3f %8.3f %8.3f %9.1f %8.3f %8.3f\n", r.name, quantile(w, 0.5), quantile(w, 0),
+                quantile(e, 0.5), quantile(t, 0.5), quantile(h, 0.5), quantile(h, 0));
+  }
+  // Ratios are medians of per-round ratios. b2 is b measured again: b2/b is the noise between two rows
+  // making identical calls, the floor under which no other ratio means anything.
+  print_ratio("wall", rows, "a", "b", true, "   goal <= 1.05");
+  print_ratio("host", rows, "a", "d", false, "   goal <= 1.05");
+  print_ratio("wall", rows, "b2", "b", true, "   noise: the same row twice");
+  print_ratio("host", rows, "b2", "b", false, "   noise: the same row twice");
+  print_ratio("host", rows, "d", "b", false, "   rig's calls by hand over (b)'s");
+  print_ratio("wall", rows, "a", "c", true, "");
+  print_ratio("wall", rows, "am", "b", true, "   memory-operation timeline");
+  print_ratio("host", rows, "am", "e", false, "   memory-operation timeline over its calls by hand");
+  const Row *a = row(rows, "a"), *a1 = row(rows, "a1");
+  Spread edge = spread(paired(*a, *a1, [](const Result &p, const Result &q) { return p.host_us - q.host_us; }));
+  std::printf("  cross-device edge, host time (a - a1): median %.3f us (quartiles %.3f-%.3f)   goal <= 0.4\n",
+              edge.median, edge.q1, edge.q3);
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
@@ -340,22 +406,26 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
   check_cu(api, api.cuCtxSetCurrent(raw.gpu[0]->context), "context");
   for (bool kernels : {false, true}) {
     std::vector<Row> rows = {
-        {"(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
-        {"(a1) rig, one device (no cross-device edge)", [&](int i) { rig.op(kernels, false, i); }, [&] { rig.finish(); }},
-        {"(am) rig, alternating, memory-operation timeline", [&](int i) { rig_memops->op(kernels, true, i); },
+        {"a", "(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
+        {"a1", "(a1) rig, one device (no cross-device edge)", [&](int i) { rig.op(kernels, false, i); },
+         [&] { rig.finish(); }},
+        {"am", "(am) rig, alternating, memory-operation timeline", [&](int i) { rig_memops->op(kernels, true, i); },
          [&] { rig_memops->finish(); }},
-        {"(b)  streams + events + cuStreamWaitEvent", [&](int i) { raw.events(kernels, i); }, [&] { raw.finish(); }},
-        {"(c)  synchronize after each", [&](int i) { raw.synchronized(kernels, i); }, [] {}},
-        {"(d)  rig's own calls by hand (event ring)", [&](int i) { raw.ring_events(kernels, i); }, [&] { raw.finish(); }},
+        {"b", "(b)  streams + events + cuStreamWaitEvent", [&](int i) { raw.events(kernels, i); },
+         [&] { raw.finish(); }},
+        {"b2", "(b2) (b) again, measured apart", [&](int i) { raw.events(kernels, i); }, [&] { raw.finish(); }},
+        {"c", "(c)  synchronize after each", [&](int i) { raw.synchronized(kernels, i); }, [] {}},
+        {"d", "(d)  rig's own calls by hand (event ring)", [&](int i) { raw.ring_events(kernels, i); },
+         [&] { raw.finish(); }},
     };
     if (raw.has_memops())
-      rows.push_back({"(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
+      rows.push_back({"e", "(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
                       [&] { raw.finish(); }});
-    // Every row once to warm up, then the passes interleaved: each repeat measures every row, so a drift
-    // of the machine (clocks, other load) reaches all rows alike.
+    // Every row once to warm up, then rounds: each round measures every row, starting one row further on
+    // each time, so neither a drift of the machine nor the row before (the slow (c), say) favours a row.
     for (Row &r : rows) pass(kBurst, r.op, r.finish);
     for (int k = 0; k < repeats; ++k)
-      for (Row &r : rows) r.measure();
+      for (size_t j = 0; j < rows.size(); ++j) rows[(k + j) % rows.size()].measure();
     report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", rows);
   }
 }
@@ -366,7 +436,7 @@ int main(int argc, char **argv) {
   if (argc > 1) ops = std::atoi(argv[1]);
   if (argc > 2) repeats = std::atoi(argv[2]);
   if (ops < 2 || repeats < 1) {
-    std::fprintf(stderr, "usage: %s [ops >= 2] [repeats >= 1]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [ops a pass >= 2] [rounds >= 1]\n", argv[0]);
     return 2;
   }
   const Api *api = rig::cuda::api();

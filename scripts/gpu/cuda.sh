@@ -65,8 +65,8 @@ tests events
 
 if [ -x "$bench" ]; then
   # The benchmark runs both timelines itself (rows a and am); the ratios are against rows of the same run.
-  step bench-chain 240 "$bench" 20000 9
-  grep -E "===|copies|kernels|ratio|edge|\(a\)|\(am\)|\(b\)|\(c\)|\(d\)|\(e\)|\(a1\)" "$logs/bench-chain.log" >> "$summary"
+  step bench-chain 300 "$bench" 20000 15
+  grep -E "===|copies|kernels|ratio|edge|row|\((a|a1|am|b|b2|c|d|e)\) " "$logs/bench-chain.log" >> "$summary"
 else
   echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
 fi

@@ -12,8 +12,7 @@ Device::Device(uint32_t index, std::unique_ptr<DriverDevice> driver, rig_device_
   driver_->set_loss_sink(this);
 }
 
-rig_status Device::commit_through(uint64_t value) {
-  if (committed_.load(std::memory_order_acquire) >= value) return RIG_OK;
+rig_status Device::commit_held(uint64_t value) {
   std::lock_guard g(turn_);
   if (committed_.load(std::memory_order_relaxed) >= value) return RIG_OK;
   if (lost()) return fail(RIG_LOST, "%s lost: %s", info().name.c_str(), lost_reason_.c_str());

@@ -42,8 +42,12 @@ class Device final : public LossSink {
   // reached(), from what the driver knows without asking the device (the submit path's question).
   bool known_reached(uint64_t value) const { return released() || driver_->known_reached(value); }
 
-  // Commits held work through `value` (a wait's first step). LOST if the commit fails.
-  rig_status commit_through(uint64_t value);
+  // Commits held work through `value` (a wait's first step). LOST if the commit fails. Inline for the
+  // common answer (already committed: every value of a driver that commits at hand-over).
+  rig_status commit_through(uint64_t value) {
+    if (committed_.load(std::memory_order_acquire) >= value) return RIG_OK;
+    return commit_held(value);
+  }
   // Commits, then waits on the host for `value`, holding no lock. OK, TIMEOUT, INTERRUPTED, LOST.
   rig_status wait(uint64_t value, Deadline deadline);
 
@@ -67,6 +71,8 @@ class Device final : public LossSink {
   rig_status release();
 
  private:
+  rig_status commit_held(uint64_t value);
+
   const uint32_t index_;
   const rig_device_kind kind_;
   std::unique_ptr<DriverDevice> driver_;

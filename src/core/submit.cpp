@@ -34,10 +34,28 @@ class Collected {
 
   explicit Collected(uint32_t self) : self_(self) {}
 
+  // Inline for the common case (fewer than kLinear devices so far); the rest out of line.
   void add(uint64_t p) {
     if (!p) return;
     uint32_t d = point_device(p);
     if (rule_on(1) && d == self_) return;  // rule 1: a device never waits on its own work
+    if (size_ < kLinear) {
+      for (size_t i = 0; i < size_; ++i)
+        if (point_device(inline_[i]) == d) {
+          if (p > inline_[i]) inline_[i] = p;
+          return;
+        }
+      inline_[size_++] = p;
+      return;
+    }
+    add_many(p, d);
+  }
+  const uint64_t *data() const { return spill_.empty() ? inline_ : spill_.data(); }
+  uint64_t *data() { return spill_.empty() ? inline_ : spill_.data(); }
+  size_t size() const { return size_; }
+
+ private:
+  [[gnu::noinline]] void add_many(uint64_t p, uint32_t d) {
     uint64_t *items = data();
     if (size_ > kLinear && size_ < kIndex / 2) {
       size_t h = (d * 2654435761u) & (kIndex - 1);
@@ -65,11 +83,6 @@ class Collected {
     ++size_;
     if (size_ == kLinear + 1) build_index();
   }
-  const uint64_t *data() const { return spill_.empty() ? inline_ : spill_.data(); }
-  uint64_t *data() { return spill_.empty() ? inline_ : spill_.data(); }
-  size_t size() const { return size_; }
-
- private:
   void build_index() {
     std::fill(index_, index_ + kIndex, uint16_t{0});
     const uint64_t *items = data();
