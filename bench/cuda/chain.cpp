@@ -449,8 +449,9 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
 int main(int argc, char **argv) {
   if (argc > 1) ops = std::atoi(argv[1]);
   if (argc > 2) repeats = std::atoi(argv[2]);
+  int pairs = argc > 3 ? std::atoi(argv[3]) : 2;  // 1: one GPU only (cuda:0 twice)
   if (ops < 2 || repeats < 1) {
-    std::fprintf(stderr, "usage: %s [ops a pass >= 2] [rounds >= 1]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [ops a pass >= 2] [rounds >= 1] [pairs: 1 one GPU, 2 also two]\n", argv[0]);
     return 2;
   }
   const Api *api = rig::cuda::api();
@@ -465,6 +466,6 @@ int main(int argc, char **argv) {
   std::printf("rig CUDA chain benchmark on %s (%d GPU%s), driver %d, rig timeline: %s\n", name, count,
               count > 1 ? "s" : "", api->driver_version, timeline && *timeline ? timeline : "default");
   bench_pair(*api, 0, 0);
-  if (count > 1) bench_pair(*api, 0, 1);
+  if (count > 1 && pairs > 1) bench_pair(*api, 0, 1);
   return 0;
 }
