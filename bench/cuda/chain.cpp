@@ -281,10 +281,11 @@ struct RawChain {
   // (d) the calls rig's driver makes with its event timeline: its current-context guard (a query, and a
   // switch and a switch back only where another context is current), a wait for the other stream's last
   // value's event, enqueue, a record of this value's event of the ring.
-  void ring_events(bool kernels, int i) {
-    int d = i % 2;
+  // alternate false: (d1), all on the first stream with no wait, as rig's (a1).
+  void ring_events(bool kernels, int i, bool alternate = true) {
+    int d = alternate ? i % 2 : 0;
     rig::cuda::CurrentContext c(api, gpu[d]->context);
-    if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
+    if (i && alternate) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
     check_cu(api, enqueue(d, i, kernels), "enqueue");
     check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");
   }
@@ -396,6 +397,15 @@ void report(const char *what, const std::vector<Row> &rows) {
   Spread edge = spread(paired(*a, *a1, [](const Result &p, const Result &q) { return p.host_us - q.host_us; }));
   std::printf("  cross-device edge, host a - a1: median %.3f us  95%% CI %.3f-%.3f  quartiles %.3f-%.3f   goal <= 0.4\n",
               edge.median, edge.lo, edge.hi, edge.q1, edge.q3);
+  // What rig adds to an edge over the wait call itself, and to an operation with no edge.
+  const Row *d = row(rows, "d"), *d1 = row(rows, "d1");
+  std::vector<double> extra;
+  for (size_t k = 0; k < a->rounds.size(); ++k)
+    extra.push_back((a->rounds[k].host_us - a1->rounds[k].host_us) - (d->rounds[k].host_us - d1->rounds[k].host_us));
+  Spread x = spread(extra);
+  std::printf("  rig's own part of the edge, (a - a1) - (d - d1): median %.3f us  95%% CI %.3f-%.3f\n", x.median, x.lo,
+              x.hi);
+  print_ratio("host", rows, "a1", "d1", false, "   one device, no edge: rig over its calls by hand");
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
@@ -430,6 +440,8 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
         {"b2", "(b2) (b) again, measured apart", [&](int i) { raw.events(kernels, i); }, [&] { raw.finish(); }},
         {"c", "(c)  synchronize after each", [&](int i) { raw.synchronized(kernels, i); }, [] {}},
         {"d", "(d)  rig's own calls by hand (event ring)", [&](int i) { raw.ring_events(kernels, i); },
+         [&] { raw.finish(); }},
+        {"d1", "(d1) (d) on one stream (no wait), as (a1)", [&](int i) { raw.ring_events(kernels, i, false); },
          [&] { raw.finish(); }},
     };
     if (raw.has_memops())
