@@ -82,7 +82,7 @@ rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length) {
   });
 }
 
-rig_status rig_submit(rig_run run, const rig_point *waits, size_t wait_count, rig_point *point) {
+[[gnu::hot]] rig_status rig_submit(rig_run run, const rig_point *waits, size_t wait_count, rig_point *point) {
   return entry("submit", [&] {
     Pinned<Run> r(word_of(run), Kind::run, "submit");
     if (!r) return RIG_INVALID_HANDLE;

@@ -30,7 +30,7 @@ struct Slot {
 // Stores `object` and returns its handle word (0 on out of memory, with the error set).
 uint64_t insert(Kind kind, std::shared_ptr<void> object);
 // The slot of a live handle of `kind`, pinned; null (with the error set) otherwise.
-Slot *pin(uint64_t word, Kind kind, const char *what);
+[[gnu::hot]] Slot *pin(uint64_t word, Kind kind, const char *what);
 inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_release); }
 // Retires the handle and drops its reference; RIG_INVALID_HANDLE if it is not live.
 rig_status remove(uint64_t word, Kind kind, const char *what);

@@ -7,9 +7,9 @@
 namespace rig {
 
 // Records the message (printf-style) for this thread and returns `status`, so `return fail(...)` reads well.
-[[gnu::format(printf, 2, 3)]] rig_status fail(rig_status status, const char *format, ...) noexcept;
+[[gnu::cold, gnu::format(printf, 2, 3)]] rig_status fail(rig_status status, const char *format, ...) noexcept;
 // Clears the message: called at the entry of every C function.
-void clear_error() noexcept;
+[[gnu::hot]] void clear_error() noexcept;
 // The current message ("" when none).
 const char *last_error() noexcept;
 

@@ -17,7 +17,7 @@ rig_status open_device(std::unique_ptr<DriverDevice> driver, rig_device *out);
 
 // The device with this index (null if none was opened). Devices are never freed before process exit, so
 // the pointer stays valid; a released device answers its points as reached.
-Device *device_at(uint32_t index);
+[[gnu::hot]] Device *device_at(uint32_t index);
 
 // Keeps memory that a lost device may still use for the life of the process (reachable, never freed).
 void keep_forever(const Memory &memory);

@@ -102,6 +102,8 @@ rig_status submission_make(Device &device, const rig_part *parts, size_t part_co
 
 Run::Run(std::shared_ptr<Submission> submission)
     : submission_(std::move(submission)),
+      device_(submission_->device),
+      stamping_(submission_->access.size(), Stamping{nullptr, nullptr, RIG_ACCESS_READ}),
       buffers_(submission_->access.size()),
       bindings_(submission_->access.size()),
       parts_(submission_->parts) {
@@ -119,6 +121,7 @@ rig_status Run::set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer) {
   if (writes(s.access[slot]) && buffer->allocation->read_only())
     return fail(RIG_INVALID_ARGUMENT, "run: slot %u is written but the buffer wraps read-only memory", slot);
   bindings_[slot] = buffer->binding(s.access[slot]);
+  stamping_[slot] = {&buffer->allocation->stamps(), buffer->use, s.access[slot]};
   buffers_[slot] = std::move(buffer);
   resolve();
   return RIG_OK;
@@ -166,9 +169,6 @@ void Run::resolve() {
   if (submission_->device->driver().check_work(work()) != RIG_OK) not_ready_ = last_error();
 }
 
-rig_status Run::check_ready() const {
-  if (!not_ready_.empty()) return fail(RIG_INVALID_ARGUMENT, "%s", not_ready_.c_str());
-  return RIG_OK;
-}
+rig_status Run::not_ready() const { return fail(RIG_INVALID_ARGUMENT, "%s", not_ready_.c_str()); }
 
 }  // namespace rig

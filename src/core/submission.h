@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,15 +39,28 @@ class Run {
   rig_status set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer);
   rig_status set_scalars(const void *bytes, size_t length);
 
-  // Ready to submit: every slot set and every part's range inside its buffers.
-  rig_status check_ready() const;
+  // Ready to submit: every slot set and every part's range inside its buffers. Inline: on every submit.
+  rig_status check_ready() const { return not_ready_.empty() ? RIG_OK : not_ready(); }
   const std::vector<std::shared_ptr<Buffer>> &buffers() const { return buffers_; }
   Work work() const { return {parts_, bindings_, scalars_}; }
 
+  // What a submit reads and raises for each slot, kept flat as buffers are set: a submit then follows no
+  // Buffer or Allocation pointer, each a likely cache miss after a driver's calls. Valid once ready.
+  struct Stamping {
+    Stamps *stamps;
+    std::atomic<uint64_t> *use;  // the submitting device's last-use word of the allocation
+    rig_access access;
+  };
+  std::span<const Stamping> stamping() const { return stamping_; }
+  Device &device() const { return *device_; }
+
  private:
+  [[gnu::cold]] rig_status not_ready() const;
   void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
 
   std::shared_ptr<Submission> submission_;
+  Device *device_;
+  std::vector<Stamping> stamping_;
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::vector<Binding> bindings_;
   std::vector<Part> parts_;

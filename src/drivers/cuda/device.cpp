@@ -214,24 +214,27 @@ cu::Result CudaDevice::enqueue_part(const Part &part, const Work &work) {
       return api_.cuMemsetD8Async(dst.memory->address + dst.offset + part.dst_offset, part.byte, length,
                                   stream_);
     }
-    case RIG_PART_LAUNCH: {
-      // Parameters: each slot's device address, then the run's scalars as one block (a struct parameter).
-      size_t n = part.slots.size();
-      launch_addresses_.resize(n);
-      launch_params_.resize(n + (work.scalars.empty() ? 0 : 1));
-      for (size_t i = 0; i < n; ++i) {
-        const Binding &b = work.slots[part.slots[i]];
-        launch_addresses_[i] = b.memory ? b.memory->address + b.offset : 0;
-        launch_params_[i] = &launch_addresses_[i];
-      }
-      if (!work.scalars.empty()) launch_params_[n] = const_cast<std::byte *>(work.scalars.data());
-      return api_.cuLaunchKernel(reinterpret_cast<cu::Function>(part.function), part.grid[0], part.grid[1],
-                                 part.grid[2], part.block[0], part.block[1], part.block[2], part.shared_bytes,
-                                 stream_, launch_params_.empty() ? nullptr : launch_params_.data(), nullptr);
-    }
+    case RIG_PART_LAUNCH:
+      return enqueue_launch(part, work);
     default:
       return cu::ERROR_NOT_SUPPORTED;  // check_part refused it; never reached
   }
+}
+
+cu::Result CudaDevice::enqueue_launch(const Part &part, const Work &work) {
+  // Parameters: each slot's device address, then the run's scalars as one block (a struct parameter).
+  size_t n = part.slots.size();
+  launch_addresses_.resize(n);
+  launch_params_.resize(n + (work.scalars.empty() ? 0 : 1));
+  for (size_t i = 0; i < n; ++i) {
+    const Binding &b = work.slots[part.slots[i]];
+    launch_addresses_[i] = b.memory ? b.memory->address + b.offset : 0;
+    launch_params_[i] = &launch_addresses_[i];
+  }
+  if (!work.scalars.empty()) launch_params_[n] = const_cast<std::byte *>(work.scalars.data());
+  return api_.cuLaunchKernel(reinterpret_cast<cu::Function>(part.function), part.grid[0], part.grid[1], part.grid[2],
+                             part.block[0], part.block[1], part.block[2], part.shared_bytes, stream_,
+                             launch_params_.empty() ? nullptr : launch_params_.data(), nullptr);
 }
 
 static const char *call_of(rig_part_kind kind) {
@@ -243,23 +246,26 @@ static const char *call_of(rig_part_kind kind) {
   }
 }
 
+void CudaDevice::prune_queued() {
+  // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
+  // batches that grow with what is left, against what is known reached without asking the driver
+  // (events: what the ring's reuse last saw): a prune must not cost a call, nor run on every submit
+  // while the GPU is far behind.
+  uint64_t reached = timeline_->known();
+  std::lock_guard hold(queued_lock_);
+  std::erase_if(queued_, [&](const QueuedWait &q) {
+    return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
+                                   q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
+  });
+  queued_size_.store(queued_.size(), std::memory_order_relaxed);
+  prune_at_ = std::max(kPruneAt, 2 * queued_.size());
+}
+
 rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
   CurrentContext current(api_, gpu_.context);
-  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) {
-    // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
-    // batches that grow with what is left, against what is known reached without asking the driver
-    // (events: what the ring's reuse last saw): a prune must not cost a call, nor run on every submit
-    // while the GPU is far behind.
-    uint64_t reached = timeline_->known();
-    std::lock_guard hold(queued_lock_);
-    std::erase_if(queued_, [&](const QueuedWait &q) {
-      return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
-                                     q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
-    });
-    queued_size_.store(queued_.size(), std::memory_order_relaxed);
-    prune_at_ = std::max(kPruneAt, 2 * queued_.size());
-  }
+  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
+    prune_queued();
   for (const QueueWait &w : waits) {
     CudaDevice *p = as_cuda(*w.producer);
     if (!p) return lose("asked to wait in its queue on a device that is not a CUDA device");

@@ -54,12 +54,12 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
                          std::unique_ptr<DriverModule> *out) override;
   rig_status check_part(const Part &part) override;
 
-  bool can_wait_in_queue(const DriverDevice &producer) const override;
-  rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  [[gnu::hot]] bool can_wait_in_queue(const DriverDevice &producer) const override;
+  [[gnu::hot]] rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
   rig_status commit() override;
   uint64_t signaled() const override { return timeline_->signaled(); }
   bool reached(uint64_t value) const override { return timeline_->reached(value); }
-  bool known_reached(uint64_t value) const override { return timeline_->known_reached(value); }
+  [[gnu::hot]] bool known_reached(uint64_t value) const override { return timeline_->known_reached(value); }
   rig_status wait(uint64_t value, Deadline deadline) override;
 
   HostRegistration *host_registration() override { return this; }
@@ -97,16 +97,20 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   int attribute(int which) const;
   // Loses the device (once): freezes the timeline (at most at `reached_cap`: values from a tainted one on
   // count as lost even where the stream ran them), tells the engine. Returns RIG_LOST with `why` set.
-  rig_status lose(const char *why, uint64_t reached_cap = UINT64_MAX) noexcept;
+  [[gnu::cold]] rig_status lose(const char *why, uint64_t reached_cap = UINT64_MAX) noexcept;
   // A failed driver call: loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER
   // or RIG_OUT_OF_MEMORY; the message names the call and the driver's error.
-  rig_status fault(const char *call, cu::Result result, bool always_lose);
+  [[gnu::cold]] rig_status fault(const char *call, cu::Result result, bool always_lose);
   // The stream's sticky error, if any (cuStreamQuery): loses the device and answers RIG_LOST.
   rig_status check_stream();
   // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
-  cu::Result enqueue_part(const Part &part, const Work &work);
+  // The submit path is hot, its rare branches cold and out of line (see core/submit.cpp's submit).
+  [[gnu::hot]] cu::Result enqueue_part(const Part &part, const Work &work);
+  [[gnu::hot]] cu::Result enqueue_launch(const Part &part, const Work &work);
+  // Drops in-queue waits the timeline has passed (see hand_over).
+  [[gnu::cold]] void prune_queued();
   // Waits for the legacy stream after a synchronous host-to-device copy (see device_memory.cpp).
   rig_status finish_legacy_copy();
 

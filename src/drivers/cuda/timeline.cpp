@@ -56,16 +56,17 @@ rig_status take_timeline_slot(const Api &api, TimelineSlot **out) {
 }
 
 Timeline::~Timeline() {
-  for (cu::Event e : ring_)
-    if (e) api_.cuEventDestroy(e);  // a wait already enqueued on it keeps what it captured
+  // A wait already enqueued on an event keeps what it captured.
+  if (ring_)
+    for (size_t i = 0; i < kRing; ++i)
+      if (ring_[i].event) api_.cuEventDestroy(ring_[i].event);
 }
 
 rig_status Timeline::init() {
   if (memops_) return RIG_OK;
-  ring_.assign(kRing, nullptr);
-  ring_value_ = std::make_unique<std::atomic<uint64_t>[]>(kRing);  // value-initialised: 0
-  for (auto &e : ring_) {
-    cu::Result r = api_.cuEventCreate(&e, cu::EVENT_DISABLE_TIMING);
+  ring_ = std::make_unique<Entry[]>(kRing);
+  for (size_t i = 0; i < kRing; ++i) {
+    cu::Result r = api_.cuEventCreate(&ring_[i].event, cu::EVENT_DISABLE_TIMING);
     if (r != cu::SUCCESS) return fail(status_of(r), "cuEventCreate failed: %s", error_name(r));
   }
   return RIG_OK;
@@ -80,9 +81,9 @@ void Timeline::raise(uint64_t value) const {
 bool Timeline::query(uint64_t value) const {
   size_t i = value % kRing;
   // Acquire pairs with mark()'s release: an entry that shows `value` was recorded for it.
-  if (ring_value_[i].load(std::memory_order_acquire) != value) return true;  // recorded again: done
+  if (ring_[i].value.load(std::memory_order_acquire) != value) return true;  // recorded again: done
   // Not ready, or an error: wait() looks at the stream for the error.
-  return api_.cuEventQuery(ring_[i]) == cu::SUCCESS;
+  return api_.cuEventQuery(ring_[i].event) == cu::SUCCESS;
 }
 
 cu::Result Timeline::make_room(uint64_t value) {
@@ -96,7 +97,7 @@ cu::Result Timeline::make_room(uint64_t value) {
   // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
   // GPU would not take anyway. Only mark() records entries, and it is this thread, so the entry stays
   // the record of `ahead` while this waits.
-  cu::Result r = api_.cuEventSynchronize(ring_[ahead % kRing]);
+  cu::Result r = api_.cuEventSynchronize(ring_[ahead % kRing].event);
   if (r == cu::SUCCESS) raise(ahead);
   return r;
 }
@@ -111,12 +112,12 @@ cu::Result Timeline::mark(uint64_t value) {
   }
   size_t i = value % kRing;
   // Only mark() stores entries, holding the device's turn, which orders it after the previous mark().
-  uint64_t previous = ring_value_[i].load(std::memory_order_relaxed);
+  uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
   if (previous && reached_.load(std::memory_order_acquire) < previous)
     if (cu::Result r = make_room(value); r != cu::SUCCESS) return r;
-  cu::Result r = api_.cuEventRecord(ring_[i], stream_);
+  cu::Result r = api_.cuEventRecord(ring_[i].event, stream_);
   if (r != cu::SUCCESS) return r;
-  ring_value_[i].store(value, std::memory_order_release);
+  ring_[i].value.store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
   return cu::SUCCESS;
 }
@@ -127,8 +128,8 @@ cu::Result Timeline::enqueue_wait(cu::Stream consumer, bool consumer_memops, uin
   if (memops_) return cu::ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
   size_t i = value % kRing;
   // Recorded again for a later value: that needed `value` reached first, so there is nothing to wait for.
-  if (ring_value_[i].load(std::memory_order_acquire) != value) return cu::SUCCESS;
-  return api_.cuStreamWaitEvent(consumer, ring_[i], 0);
+  if (ring_[i].value.load(std::memory_order_acquire) != value) return cu::SUCCESS;
+  return api_.cuStreamWaitEvent(consumer, ring_[i].event, 0);
 }
 
 uint64_t Timeline::known() const {

@@ -67,12 +67,12 @@ class Timeline {
   // values in order. Events mode: one record; when the ring is about to reuse an entry not yet seen
   // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
   // (the queue is full: it blocks holding the turn, as a full queue does).
-  cu::Result mark(uint64_t value);
+  [[gnu::hot]] cu::Result mark(uint64_t value);
 
   // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode, against
   // this device's concurrent mark(): if the entry is recorded again between the check and the wait, the
   // wait captures the later record, which was handed over before this wait: a longer wait, never a cycle.
-  cu::Result enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value);
+  [[gnu::hot]] cu::Result enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
   // log2(kRing) + 1 queries). After freeze(), the value reached at the loss.
@@ -80,11 +80,11 @@ class Timeline {
   // Whether `value` is reached: events mode asks about that value's event only (one query at most).
   bool reached(uint64_t value) const;
   // The last value known reached without a driver call (events mode: what queries last saw).
-  uint64_t known() const;
+  [[gnu::hot]] uint64_t known() const;
   // The submit path's question. Events mode: from known(), and one query only for a value older than the
   // newest marked (likely done; a yes then spares later submits the question), never for the newest,
   // which a chain across devices names on every submit and which is rarely done yet.
-  bool known_reached(uint64_t value) const;
+  [[gnu::hot]] bool known_reached(uint64_t value) const;
 
   // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this
   // timeline's word (memory-operation mode).
@@ -101,16 +101,20 @@ class Timeline {
   void raise(uint64_t value) const;
   // reached() and known_reached(): known(), else one query of value's event (not for the newest value
   // unless `ask_newest`).
-  bool reached_asking(uint64_t value, bool ask_newest) const;
-  cu::Result make_room(uint64_t value);
+  [[gnu::hot]] bool reached_asking(uint64_t value, bool ask_newest) const;
+  [[gnu::cold]] cu::Result make_room(uint64_t value);
 
   const Api &api_;
   cu::Stream stream_;
   TimelineSlot *slot_;
   bool memops_;
   // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
-  std::vector<cu::Event> ring_;
-  std::unique_ptr<std::atomic<uint64_t>[]> ring_value_;  // the value each entry was last recorded for (0: none)
+  // An entry's event and value share a cache line: a wait or a mark reads both.
+  struct Entry {
+    cu::Event event = nullptr;
+    std::atomic<uint64_t> value{0};  // the value the event was last recorded for (0: none)
+  };
+  std::unique_ptr<Entry[]> ring_;
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
 };
