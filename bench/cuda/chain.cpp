@@ -390,6 +390,7 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("wall", rows, "b2", "b", true, "   noise: the same row twice");
   print_ratio("host", rows, "b2", "b", false, "   noise: the same row twice");
   print_ratio("host", rows, "d", "b", false, "   rig's calls by hand over (b)'s");
+  print_ratio("wall", rows, "d", "b", true, "   rig's calls by hand over (b)'s");
   print_ratio("wall", rows, "a", "c", true, "");
   print_ratio("wall", rows, "am", "b", true, "   memory-operation timeline");
   print_ratio("host", rows, "am", "e", false, "   memory-operation timeline over its calls by hand");
