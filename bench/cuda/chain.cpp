@@ -4,6 +4,8 @@
 //   (a) through rig (submits; rig orders them by the memory they use),
 //   (b) by hand with streams, events and cuStreamWaitEvent (the GPU's context current, as after
 //       cudaSetDevice; across two GPUs a switch before each operation),
+//   (br) as (b), through the CUDA runtime (cudaStreamWaitEvent and friends, libcudart where the machine
+//       has it): the program the issue names,
 //   (c) with a synchronize after each operation,
 //   (d) by hand with the very calls rig's CUDA driver makes with its default timeline (a ring of events:
 //       wait for the other stream's last event, enqueue, record the next event of the ring),
@@ -30,6 +32,7 @@
 #include "drivers/cuda/api.h"
 #include "drivers/cuda/context.h"
 #include "kernels_ptx.h"
+#include "runtime_chain.h"
 
 namespace {
 
@@ -391,6 +394,8 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("host", rows, "b2", "b", false, "   noise: the same row twice");
   print_ratio("host", rows, "d", "b", false, "   rig's calls by hand over (b)'s");
   print_ratio("wall", rows, "d", "b", true, "   rig's calls by hand over (b)'s");
+  print_ratio("wall", rows, "a", "br", true, "   against (b) through the CUDA runtime, the issue's program");
+  print_ratio("host", rows, "a", "br", false, "   against (b) through the CUDA runtime");
   print_ratio("wall", rows, "a", "c", true, "");
   print_ratio("wall", rows, "am", "b", true, "   memory-operation timeline");
   print_ratio("host", rows, "am", "e", false, "   memory-operation timeline over its calls by hand");
@@ -426,6 +431,8 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
       unsetenv("RIG_CUDA_TIMELINE");
   }
   RawChain raw(api, g0, g1);
+  bench::RuntimeChain runtime(g0, g1, kernels_ptx, "rig_add_u32");
+  if (!runtime.ready()) std::printf("(br) left out: %s\n", runtime.why().c_str());
   // The thread's current context is the first GPU's, as in a program that called cudaSetDevice: rig's
   // rows find it current (and on two GPUs switch and restore it), the hand-written rows use it as is.
   check_cu(api, api.cuCtxSetCurrent(raw.gpu[0]->context), "context");
@@ -445,6 +452,11 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
         {"d1", "(d1) (d) on one stream (no wait), as (a1)", [&](int i) { raw.ring_events(kernels, i, false); },
          [&] { raw.finish(); }},
     };
+    if (runtime.ready() && (!kernels || runtime.has_kernels()))
+      rows.push_back({"br", "(br) (b) through the CUDA runtime (cudart)", [&](int i) { runtime.op(kernels, i); },
+                      [&] { runtime.finish(); }});
+    else if (runtime.ready())
+      std::printf("(br) left out of the kernel chain: this runtime could not load or launch the PTX kernel\n");
     if (raw.has_memops())
       rows.push_back({"e", "(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
                       [&] { raw.finish(); }});

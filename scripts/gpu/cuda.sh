@@ -66,7 +66,7 @@ tests events
 if [ -x "$bench" ]; then
   # The benchmark runs both timelines itself (rows a and am); the ratios are against rows of the same run.
   step bench-chain 300 "$bench" 2048 101
-  grep -E "===|copies|kernels|ratio|edge|row|\((a|a1|am|b|b2|c|d|d1|e)\) " "$logs/bench-chain.log" >> "$summary"
+  grep -E "===|copies|kernels|ratio|edge|row|\((a|a1|am|b|b2|br|c|d|d1|e)\) " "$logs/bench-chain.log" >> "$summary"
 else
   echo "bench/cuda not built (bench_cuda_chain missing)" | tee -a "$summary"
 fi
