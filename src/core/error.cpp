@@ -10,8 +10,6 @@ namespace rig {
 
 std::atomic<bool> interrupt_waits{false};
 
-[[gnu::tls_model("initial-exec")]] thread_local bool error_set = false;
-
 namespace {
 // One message per thread: rig_last_error() is thread-local by contract.
 thread_local char message[512];
@@ -25,10 +23,11 @@ rig_status fail(rig_status status, const char *format, ...) noexcept {
   std::vsnprintf(formatted, sizeof formatted, format, args);
   va_end(args);
   std::memcpy(message, formatted, sizeof message);
-  error_set = true;
   return status;
 }
 
-const char *last_error() noexcept { return error_set ? message : ""; }
+void clear_error() noexcept { message[0] = '\0'; }
+
+const char *last_error() noexcept { return message; }
 
 }  // namespace rig

@@ -8,13 +8,8 @@ namespace rig {
 
 // Records the message (printf-style) for this thread and returns `status`, so `return fail(...)` reads well.
 [[gnu::cold, gnu::format(printf, 2, 3)]] rig_status fail(rig_status status, const char *format, ...) noexcept;
-// Whether this thread's message holds a failure. One byte in the initial-exec TLS model, so that clearing
-// it at every C entry is one store rather than a call to __tls_get_addr (cold code in ld.so, on a GPU's
-// submit path). The 512-byte message itself stays in the dynamic model: a dlopen'd library may take only
-// a little static TLS.
-[[gnu::tls_model("initial-exec")]] extern thread_local bool error_set;
 // Clears the message: called at the entry of every C function.
-inline void clear_error() noexcept { error_set = false; }
+[[gnu::hot]] void clear_error() noexcept;
 // The current message ("" when none).
 const char *last_error() noexcept;
 
