@@ -59,8 +59,8 @@ class Run {
   void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
 
   std::shared_ptr<Submission> submission_;
-  Device *device_;
-  std::vector<Stamping> stamping_;
+  Device *device_;                  // submission_->device, one pointer nearer (see Stamping)
+  std::vector<Stamping> stamping_;  // per slot, set with buffers_
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::vector<Binding> bindings_;
   std::vector<Part> parts_;

@@ -40,12 +40,7 @@ class Collected {
     uint32_t d = point_device(p);
     if (rule_on(1) && d == self_) return;  // rule 1: a device never waits on its own work
     if (size_ < kLinear) {
-      for (size_t i = 0; i < size_; ++i)
-        if (point_device(inline_[i]) == d) {
-          if (p > inline_[i]) inline_[i] = p;
-          return;
-        }
-      inline_[size_++] = p;
+      if (!raise_listed(inline_, d, p)) inline_[size_++] = p;
       return;
     }
     add_many(p, d);
@@ -55,6 +50,15 @@ class Collected {
   size_t size() const { return size_; }
 
  private:
+  // Scans for device d's entry and raises it to p: false if d is not listed yet.
+  bool raise_listed(uint64_t *items, uint32_t d, uint64_t p) {
+    for (size_t i = 0; i < size_; ++i)
+      if (point_device(items[i]) == d) {
+        if (p > items[i]) items[i] = p;
+        return true;
+      }
+    return false;
+  }
   [[gnu::noinline]] void add_many(uint64_t p, uint32_t d) {
     uint64_t *items = data();
     if (size_ > kLinear && size_ < kIndex / 2) {
@@ -68,12 +72,8 @@ class Collected {
         h = (h + 1) & (kIndex - 1);
       }
       index_[h] = static_cast<uint16_t>(size_ + 1);
-    } else {
-      for (size_t i = 0; i < size_; ++i)
-        if (point_device(items[i]) == d) {
-          if (p > items[i]) items[i] = p;
-          return;
-        }
+    } else if (raise_listed(items, d, p)) {
+      return;
     }
     if (size_ == kInline && spill_.empty()) spill_.assign(inline_, inline_ + kInline);
     if (size_ >= kInline)
