@@ -78,8 +78,9 @@ class HostRegistration {
   virtual int pageable_uses_host_page_tables() = 0;
   // Registration with a read-only flag is supported: 1, 0, -1.
   virtual int read_only_supported() = 0;
-  // Registers [host, host+length) with the driver (read-only flag where asked). Callers go through
-  // mapped::RangeTable, never straight here, so overlapping ranges never reach the driver.
+  // Registers [host, host+length) with the driver (read-only flag where asked): the raw driver call only.
+  // Only the engine's range table (core/range_table.h) calls these, so overlapping ranges never reach the
+  // driver and every registration is released once.
   virtual rig_status register_range(void *host, size_t length, bool read_only) = 0;
   virtual rig_status unregister_range(void *host) = 0;
   // Page-locked host memory for staging.
@@ -134,7 +135,9 @@ class DriverDevice {
   // Memory.
   virtual rig_status allocate(size_t length, rig_memory kind, Memory *out) = 0;
   virtual void free(const Memory &memory) noexcept = 0;
-  // Makes host memory usable by this device's work: RIG_UNMAPPABLE with the reason where it cannot.
+  // Makes host memory usable by this device's work: RIG_UNMAPPABLE with the reason where it cannot. Where
+  // host_registration() is not null, the engine has registered the enclosing pages through the range
+  // table before this call and releases them after unmap: the driver only finds the device's address.
   virtual rig_status map_host(void *host, size_t length, bool read_only, Memory *out) = 0;
   // Makes another device's memory usable here (peer access): RIG_UNMAPPABLE where it cannot.
   virtual rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) = 0;

@@ -54,6 +54,11 @@ rig_status submission_make(Device &device, const rig_part *parts, size_t part_co
           return fail(RIG_INVALID_ARGUMENT, "submission: part %zu copies into slot %u, which is not written", i, p.dst_slot);
         if (p.length != RIG_WHOLE && (p.src_offset + p.length < p.src_offset || p.dst_offset + p.length < p.dst_offset))
           return fail(RIG_INVALID_ARGUMENT, "submission: part %zu: offset + length overflows", i);
+        // The overlap rule (Run::copy_overlaps), found here already where the bytes are known to be shared.
+        if (p.src_slot == p.dst_slot && p.length != RIG_WHOLE && p.length != 0 &&
+            p.src_offset < p.dst_offset + p.length && p.dst_offset < p.src_offset + p.length)
+          return fail(RIG_INVALID_ARGUMENT, "submission: part %zu copies within slot %u between overlapping ranges "
+                      "(refused on every device: copy through a second buffer)", i, p.src_slot);
         q.src_slot = p.src_slot, q.dst_slot = p.dst_slot, q.src_offset = p.src_offset, q.dst_offset = p.dst_offset;
         q.length = p.length;
         break;
@@ -159,6 +164,11 @@ void Run::resolve() {
       if (n == RIG_WHOLE) n = buffers_[p.src_slot]->length >= p.src_offset ? buffers_[p.src_slot]->length - p.src_offset : 0;
       q.length = n;
       if (!range(p.src_slot, p.src_offset, n) || !range(p.dst_slot, p.dst_offset, n)) return;
+      if (copy_overlaps(p, n)) {
+        not_ready_ = "submit: part " + std::to_string(i) + ": the copy's source and destination overlap in one "
+                     "allocation (refused on every device: copy through a second buffer)";
+        return;
+      }
     } else if (p.kind == RIG_PART_FILL) {
       size_t n = p.length;
       if (n == RIG_WHOLE) n = buffers_[p.dst_slot]->length >= p.dst_offset ? buffers_[p.dst_slot]->length - p.dst_offset : 0;
@@ -167,6 +177,17 @@ void Run::resolve() {
     }
   }
   if (submission_->device->driver().check_work(work()) != RIG_OK) not_ready_ = last_error();
+}
+
+// One rule on every device: a copy whose source and destination share bytes of one allocation is refused.
+// Drivers differ there (memmove on the host, undefined for cuMemcpyAsync and vkCmdCopyBuffer), and making
+// every driver memmove would cost a staging copy; refusing is honest and costs the submit path nothing,
+// since it is found here, when buffers are bound.
+bool Run::copy_overlaps(const Part &p, size_t length) const {
+  const Buffer &src = *buffers_[p.src_slot], &dst = *buffers_[p.dst_slot];
+  if (length == 0 || src.allocation != dst.allocation) return false;
+  size_t s = src.offset + p.src_offset, d = dst.offset + p.dst_offset;  // in range: no overflow
+  return s < d + length && d < s + length;
 }
 
 rig_status Run::not_ready() const { return fail(RIG_INVALID_ARGUMENT, "%s", not_ready_.c_str()); }

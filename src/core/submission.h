@@ -57,6 +57,8 @@ class Run {
  private:
   [[gnu::cold]] rig_status not_ready() const;
   void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
+  // Whether copy part `p` of `length` bytes reads and writes shared bytes of one allocation.
+  bool copy_overlaps(const Part &p, size_t length) const;
 
   std::shared_ptr<Submission> submission_;
   Device *device_;                  // submission_->device, one pointer nearer (see Stamping)

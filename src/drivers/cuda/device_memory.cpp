@@ -96,11 +96,18 @@ rig_status CudaDevice::map_host(void *host, size_t length, bool, Memory *out) {
   // The engine registered the enclosing pages through its range table (core/range_table.h) before this
   // call, with register_range below: only the device's address of the bytes is found here.
   CurrentContext current(api_, gpu_.context);
-  cu::DevicePtr address = 0;
+  cu::DevicePtr address = 0, last = 0;
+  void *last_byte = static_cast<char *>(host) + length - 1;
   cu::Result r = api_.cuMemHostGetDevicePointer(&address, host, 0);
+  if (r == cu::SUCCESS) r = api_.cuMemHostGetDevicePointer(&last, last_byte, 0);
   if (r != cu::SUCCESS)
     return fail(RIG_UNMAPPABLE, "%s registered %p but cuMemHostGetDevicePointer failed: %s", info_.name.c_str(), host,
                 error_name(r));
+  // The range may span registrations (the table registers only pages not registered yet): the device
+  // must see it as one range for work to use one address.
+  if (last - address != length - 1)
+    return fail(RIG_UNMAPPABLE, "%s: the registered pages of [%p, +%zu) are not contiguous on the device",
+                info_.name.c_str(), host, length);
   m.address = address;
   *out = m;
   return RIG_OK;

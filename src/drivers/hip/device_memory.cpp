@@ -103,11 +103,17 @@ rig_status HipDevice::map_host(void *host, size_t length, bool, Memory *out) {
   // call, with register_range below. Kernels and copies get the device's address of the registered
   // bytes, never the raw host pointer.
   CurrentDevice current(api_, gpu_.ordinal);
-  void *device = nullptr;
+  void *device = nullptr, *last = nullptr;
   Error r = api_.hipHostGetDevicePointer(&device, host, 0);
+  if (r == SUCCESS) r = api_.hipHostGetDevicePointer(&last, static_cast<char *>(host) + length - 1, 0);
   if (r != SUCCESS)
     return fail(RIG_UNMAPPABLE, "%s registered %p but hipHostGetDevicePointer failed: %s", info_.name.c_str(), host,
                 error_name(r));
+  // The range may span registrations (the table registers only pages not registered yet): the device
+  // must see it as one range for work to use one address.
+  if (address_of(last) - address_of(device) != length - 1)
+    return fail(RIG_UNMAPPABLE, "%s: the registered pages of [%p, +%zu) are not contiguous on the device",
+                info_.name.c_str(), host, length);
   m.address = address_of(device);
   *out = m;
   return RIG_OK;

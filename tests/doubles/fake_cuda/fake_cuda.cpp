@@ -156,7 +156,17 @@ Region *find(uintptr_t p, size_t n) {
   if (it == s.regions.begin()) return nullptr;
   --it;
   Region &r = it->second;
-  if (p < r.begin || p - r.begin > r.length || n > r.length - (p - r.begin)) return nullptr;
+  if (p < r.begin || p - r.begin > r.length) return nullptr;
+  if (n <= r.length - (p - r.begin)) return &r;
+  // Unified addressing: registrations that touch are one range to the device, so a range spanning
+  // adjacent registrations (rig registers only the pages of a wrap not registered yet) is reachable.
+  if (r.kind != Kind::registered || r.shadow) return nullptr;
+  uintptr_t end = r.begin + r.length;
+  for (auto next = std::next(it); end < p + n; ++next) {
+    if (next == s.regions.end() || next->first != end || next->second.kind != Kind::registered || next->second.shadow)
+      return nullptr;
+    end += next->second.length;
+  }
   return &r;
 }
 
