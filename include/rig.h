@@ -244,9 +244,13 @@ RIG_API rig_status rig_buffer_view(rig_buffer buffer, size_t offset, size_t leng
 
 /* A buffer on `device` over `buffer`'s bytes without a copy, sharing its allocation's stamps. Memory
  * devices borrow any host memory; a GPU borrows host memory its driver can register and a peer's memory
- * where peer access exists; otherwise RIG_UNMAPPABLE with the reason. The mapping (one per device and
- * allocation) is made at the first borrow and released only after work through it is reached. May call
- * the driver to register memory; holds the allocation's lock meanwhile, waiting for no device. */
+ * where peer access exists; otherwise RIG_UNMAPPABLE with the reason. CUDA and HIP borrow host memory of
+ * any alignment: rig registers the enclosing pages, once for every wrap on them (RIG_UNMAPPABLE where
+ * they overlap a range of rig_host_register). Vulkan borrows host memory only with
+ * RIG_VULKAN_HOST_IMPORT=1: elsewhere use the portable upload and download, rig_buffer_write_from and
+ * rig_buffer_read_into, on a buffer of the device. The mapping (one per device and allocation) is made at
+ * the first borrow and released only after work through it is reached. May call the driver to register
+ * memory; holds the allocation's lock and the range table's lock meanwhile, waiting for no device. */
 RIG_API rig_status rig_buffer_borrow(rig_device device, rig_buffer buffer, rig_buffer *out);
 
 /* The buffer's length in bytes and its device (the device handle is borrowed: do not release it). */
@@ -264,7 +268,9 @@ RIG_API rig_status rig_buffer_read(rig_buffer buffer, rig_read_fn fn, void *user
 typedef void (*rig_write_fn)(void *user, void *bytes, size_t length);
 RIG_API rig_status rig_buffer_write(rig_buffer buffer, rig_write_fn fn, void *user);
 
-/* Copies buffer bytes [offset, offset+length) into `dst` after the last write (rule 5). */
+/* Copies buffer bytes [offset, offset+length) into `dst` after the last write (rule 5). With
+ * rig_buffer_write_from, the portable download and upload: they work on every device, whether or not it
+ * can borrow host memory. */
 RIG_API rig_status rig_buffer_read_into(rig_buffer buffer, size_t offset, void *dst, size_t length);
 /* Copies `length` bytes from `src` into the buffer at `offset` after every use (rule 6). */
 RIG_API rig_status rig_buffer_write_from(rig_buffer buffer, size_t offset, const void *src, size_t length);
@@ -307,7 +313,7 @@ typedef struct rig_span {
 typedef void (*rig_host_kernel_fn)(void *user, const rig_span *slots, size_t slot_count);
 
 typedef enum rig_part_kind {
-  RIG_PART_COPY = 1,        /* copy bytes from one slot to another (or within one slot, not overlapping) */
+  RIG_PART_COPY = 1,        /* copy bytes from one slot to another, or within one (never overlapping) */
   RIG_PART_FILL = 2,        /* fill a slot's range with a byte */
   RIG_PART_HOST_KERNEL = 3, /* memory devices (and the test driver): run a C function */
   RIG_PART_LAUNCH = 4,      /* GPU: launch a kernel of a module */
@@ -342,7 +348,10 @@ typedef struct rig_part {
 /* Makes a submission for `device`: its parts in order and, for each of slot_count slots, the access its
  * parts make (what the stamps record). Checks each part against the slots (indices, access: a copy's
  * destination must be writable, its source readable) and the device (RIG_UNSUPPORTED for a host kernel
- * on a GPU). Copies what it needs of `parts`. Waits for nothing. */
+ * on a GPU). Copies what it needs of `parts`. Waits for nothing.
+ * The overlap rule, the same on every device: a copy whose source and destination share bytes of one
+ * allocation is refused with RIG_INVALID_ARGUMENT (never run as memmove, never left undefined): here
+ * where both are in one slot, else by rig_submit once rig_run_set_buffer bound such buffers. */
 RIG_API rig_status rig_submission_make(rig_device device, const rig_part *parts, size_t part_count,
                                        const rig_access *slot_access, size_t slot_count,
                                        rig_submission *out);
@@ -357,7 +366,9 @@ RIG_API rig_status rig_run_take(rig_submission submission, rig_run *out);
 /* Puts `buffer` in slot `slot` of the run's table. The buffer must be on the submission's device (memory
  * of another device is reached only through a borrow: RIG_INVALID_ARGUMENT otherwise), large enough for
  * every part's range in that slot, and writable if the slot writes (not a read-only wrap). The run keeps
- * the buffer alive. */
+ * the buffer alive. A copy whose source and destination then share bytes of one allocation (two views of
+ * one buffer, say) makes rig_submit answer RIG_INVALID_ARGUMENT until a slot is set again (the overlap
+ * rule, rig_submission_make); the check is made here, never on the submit path. */
 RIG_API rig_status rig_run_set_buffer(rig_run run, uint32_t slot, rig_buffer buffer);
 
 /* Sets the scalar bytes passed to launches (copied; at most 4096 bytes). */
