@@ -237,8 +237,36 @@ def threads():
 
 a, b = hello_world()
 threads()
+def numpy_borrows():
+    # numpy memory (not page-aligned) borrowed onto the CUDA or HIP device of a driver double (meson's
+    # binding-python[cuda-fake] and [hip-fake] name it): the device copies the array's bytes in place.
+    names = [n for var, n in (("RIG_CUDA_LIBRARY", "cuda:0"), ("RIG_HIP_LIBRARY", "hip:0")) if os.environ.get(var)]
+    if not names:
+        return
+    try:
+        import numpy
+    except ImportError:
+        print("skip numpy not installed: the numpy borrows are not run")
+        return
+    for name in names:
+        d = rig.device_open(name)
+        arr = numpy.arange(5000, dtype=numpy.uint8)
+        part = arr[3:4003]  # starts 3 bytes into numpy's allocation: on no page boundary
+        src = rig.Buffer.wrap(part)
+        on_d = src.borrow(d)
+        x = rig.Buffer.create(d, len(part))
+        rig.submit(d, [rig.copy(0, 1)], [(on_d, rig.READ), (x, rig.WRITE)])
+        out = bytearray(len(part))
+        x.read_into(0, out)
+        check(bytes(out) == part.tobytes(), "numpy memory borrowed onto %s is copied in place" % name)
+        for b in (on_d, src, x):
+            b.release()
+        d.release()
+
+
 errors(a)
 callbacks(a)
 probes()
+numpy_borrows()
 print("binding-python: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
