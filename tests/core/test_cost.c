@@ -55,10 +55,10 @@ static void a_submit_that_does_not_wait_allocates_nothing(void **state) {
   rig_device a, b;
   OK(rig_memory_device("A", &a));
   OK(rig_memory_device("B", &b));
-  rig_buffer x = rt_create(a, 4096), y = rt_create(b, 4096);
+  rig_buffer x = rt_create(a, 4096), y = rt_create(b, 4096), z = rt_create(a, 4096);
   rig_buffer x_on_b = rt_borrow(b, x);
   rig_submission s1, s2, s3;
-  rig_run ra = copy_run(a, x, x, &s1);         /* A writes x */
+  rig_run ra = copy_run(a, z, x, &s1);         /* A writes x (from z: a copy onto itself is refused) */
   rig_run rb = copy_run(b, x_on_b, y, &s2);    /* B reads x: a foreign last write, already reached */
   rig_run empty;
   OK(rig_submission_make(a, NULL, 0, NULL, 0, &s3));
@@ -76,7 +76,7 @@ static void a_submit_that_does_not_wait_allocates_nothing(void **state) {
   assert_int_equal(allocations, 0);
   rig_run_release(ra), rig_run_release(rb), rig_run_release(empty);
   rig_submission_release(s1), rig_submission_release(s2), rig_submission_release(s3);
-  rig_buffer_release(x_on_b), rig_buffer_release(x), rig_buffer_release(y);
+  rig_buffer_release(x_on_b), rig_buffer_release(x), rig_buffer_release(y), rig_buffer_release(z);
   rig_device_release(a), rig_device_release(b);
 #endif
 }
@@ -105,10 +105,10 @@ static void submit_cost_does_not_grow_with_history(void **state) {
   rig_device a, b;
   OK(rig_memory_device("A", &a));
   OK(rig_memory_device("B", &b));
-  rig_buffer x = rt_create(a, 64), y = rt_create(b, 64);
+  rig_buffer x = rt_create(a, 64), y = rt_create(b, 64), z = rt_create(a, 64);
   rig_buffer x_on_b = rt_borrow(b, x);
   rig_submission s1, s2;
-  rig_run ra = copy_run(a, x, x, &s1), rb = copy_run(b, x_on_b, y, &s2);
+  rig_run ra = copy_run(a, z, x, &s1), rb = copy_run(b, x_on_b, y, &s2);
   OK(rig_submit(ra, NULL, 0, NULL));
   double short_history = ns_per_submit(rb, 1000);
   double long_history = ns_per_submit(rb, 300000);
@@ -118,7 +118,7 @@ static void submit_cost_does_not_grow_with_history(void **state) {
   assert_true(long_history / short_history < 3.0);
   rig_run_release(ra), rig_run_release(rb);
   rig_submission_release(s1), rig_submission_release(s2);
-  rig_buffer_release(x_on_b), rig_buffer_release(x), rig_buffer_release(y);
+  rig_buffer_release(x_on_b), rig_buffer_release(x), rig_buffer_release(y), rig_buffer_release(z);
   rig_device_release(a), rig_device_release(b);
 }
 

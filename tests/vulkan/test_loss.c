@@ -65,9 +65,9 @@ static void a_loss_at_commit_answers_lost_and_takes_the_vkdevice_with_it(void **
   OK(rig_run_release(run));
   OK(rig_submission_release(sub));
   /* B shares the VkDevice: its next work is refused as lost too. */
-  rig_buffer xb = vk_buffer(b, 64, RIG_MEMORY_DEVICE);
+  rig_buffer xb = vk_buffer(b, 64, RIG_MEMORY_DEVICE), yb = vk_buffer(b, 64, RIG_MEMORY_DEVICE);
   rig_point pb = 0;
-  rig_status s = rt_try_copy(b, xb, xb, NULL, 0, &pb);
+  rig_status s = rt_try_copy(b, xb, yb, NULL, 0, &pb);  /* two buffers: a copy onto itself is refused */
   if (s == RIG_OK) s = rig_wait_point(pb, UINT64_MAX); /* a hand-over may pass; its wait may not */
   assert_int_equal(s, RIG_LOST);
   expect_lost(b, NULL);
@@ -76,6 +76,7 @@ static void a_loss_at_commit_answers_lost_and_takes_the_vkdevice_with_it(void **
   OK(rig_buffer_read_into(y, 0, &byte, 1));
   assert_int_equal(byte, 9);
   OK(rig_buffer_release(xb));
+  OK(rig_buffer_release(yb));
   OK(rig_buffer_release(x));
   OK(rig_buffer_release(y));
   OK(rig_device_release(a));
