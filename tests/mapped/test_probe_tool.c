@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "probe.h"
+#include "commands.h"
 
 static char file[64];
 static char out[16384];
