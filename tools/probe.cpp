@@ -3,7 +3,7 @@
 // Why it looks like this:
 //  - The file is mapped MAP_SHARED, PROT_READ: the file's own page-cache pages, which is what a loader
 //    registers. A MAP_PRIVATE mapping was seen to make CUDA's registration never return, or to copy the
-//    range into anonymous memory (mapped-registration-notes.md).
+//    range into anonymous memory (docs/mapped.md).
 //  - The reference is read with pread, independently of the mapping, so the bytes the device returns are
 //    checked against the file and not against the mapping itself.
 //  - The self-test runs in a child process with a deadline: a driver that never returns (that MAP_PRIVATE

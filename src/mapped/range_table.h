@@ -1,6 +1,6 @@
 // The process-wide table of host ranges registered with a driver. Every registration goes through it, so
 // a range registered twice or overlapping a live one is refused before the driver is called (HIP answers
-// success there, seed-mapped-registration.txt), and a range whose release failed stays listed: it may still
+// success there: docs/mapped.md), and a range whose release failed stays listed: it may still
 // be registered with the driver and must not be unmapped.
 #pragma once
 

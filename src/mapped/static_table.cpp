@@ -1,4 +1,4 @@
-// The rows, first match wins (seed-mapped-registration.txt, static_verdict; mapped-registration-notes.md):
+// The rows, first match wins (docs/mapped.md says what each verdict means):
 //  - Vulkan first, before any query: registering host memory through Vulkan's external-memory import has
 //    crashed the kernel (an oops, on AMD GPUs). No environment opts in: a hazard to the machine is not the
 //    caller's to accept.

@@ -1,7 +1,7 @@
 // HipDevice's memory: allocations, host registration (map_host), peer access (map_peer), host copies, and
 // the HostRegistration calls mapped registration makes. Every registration goes through the process-wide
 // range table (mapped/range_table.h) first: HIP answers success for a range registered twice or overlapping
-// another (seed-mapped-registration.txt), so such a range must never reach hipHostRegister.
+// another (docs/mapped.md), so such a range must never reach hipHostRegister.
 #include <unistd.h>
 
 #include <cstring>
