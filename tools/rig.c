@@ -3,6 +3,7 @@
 #include <rig.h>
 
 #include "probe.h"
+#include "load.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -86,7 +87,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "devices") == 0) return devices();
   if (argc >= 2 && strcmp(argv[1], "demo") == 0) return demo();
   if (argc >= 2 && strcmp(argv[1], "probe") == 0) return rig_tool_probe(argc - 1, argv + 1);
+  if (argc >= 2 && strcmp(argv[1], "load") == 0) return rig_load_command(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "version") == 0) return puts(rig_version_string()) < 0;
-  fprintf(stderr, "usage: rig devices | demo | probe FILE [--device NAME] [--offset N --length N] [--json] [--deadline S] | version\n");
+  fprintf(stderr, "usage: rig devices | demo | probe FILE [--device NAME] [--offset N --length N] [--json] [--deadline S] | load FILE --device NAME[,NAME] [...] | version\n");
   return 2;
 }
