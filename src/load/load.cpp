@@ -282,7 +282,7 @@ void Load::fail_with(rig_status s) {
 }
 
 void Load::progress(uint64_t bytes) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(progress_mutex_);  // not mutex_: the callback may block while rig_load_buffer waits
   bytes_done_ += bytes;
   if (options_.progress) options_.progress(options_.progress_user, bytes_done_, bytes_total_);
 }
@@ -419,6 +419,13 @@ void Load::run_windows() {
   }
   rig_status s = RIG_OK;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  // Releasing a window's last handle waits for the copies that read it (rule 6), so the window before is
+  // released only after the next one is registered and its copies submitted: release behind, by one.
+  rig_buffer behind[2] = {nullptr, nullptr};
+  auto release_behind = [&] {
+    for (rig_buffer &b : behind)
+      if (b) rig_buffer_release(b), b = nullptr;
+  };
   for (const Chunk &c : chunks_) {
     if (stopping(&s)) break;
     uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
@@ -436,12 +443,14 @@ void Load::run_windows() {
     if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, rig_last_error());
     if (!s) s = copy_chunk(c, borrowed, nullptr);
     if (!s) s = file_->unchanged();
-    if (borrowed) rig_buffer_release(borrowed);
-    rig_buffer_release(window);  // unregistered and unmapped once the copies that read it are reached
+    release_behind();
+    behind[0] = borrowed;
+    behind[1] = window;  // unregistered and unmapped once the copies that read it are reached
     if (s) break;
     bytes_read_ += length;
     progress(c.end - c.start);
   }
+  release_behind();
   m->drop();
   if (s) fail_with(s);
 }

@@ -78,11 +78,12 @@ class Load {
   double first_tensor_s_ = -1, seconds_ = 0;
   size_t staging_used_ = 0;
 
-  std::mutex mutex_;  // guards status_, message_, done_, ready flags, progress
+  std::mutex mutex_;  // guards status_, message_, done_, ready flags
   std::condition_variable cv_;
   rig_status status_ = RIG_OK;
   std::string message_;
   bool done_ = false;
+  std::mutex progress_mutex_;  // one progress callback at a time; guards bytes_done_
   uint64_t bytes_done_ = 0;
   std::thread thread_;
 };

@@ -15,7 +15,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
     rig_status s = rig_buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &b);
     if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, rig_last_error());
     p->slots_.push_back(b);
-    p->free_.push_back(count - 1 - i);
+    p->free_.push_back(i);
   }
   *out = std::move(p);
   return RIG_OK;
@@ -28,8 +28,8 @@ StagingPool::~StagingPool() {
 size_t StagingPool::acquire() {
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return !free_.empty(); });
-  size_t s = free_.back();
-  free_.pop_back();
+  size_t s = free_.front();
+  free_.pop_front();
   return s;
 }
 

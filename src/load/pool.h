@@ -5,6 +5,7 @@
 #include <rig.h>
 
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -34,7 +35,7 @@ class StagingPool {
   rig_device device_ = nullptr;
   size_t chunk_bytes_ = 0;
   std::vector<rig_buffer> slots_;
-  std::vector<size_t> free_;
+  std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
   std::condition_variable cv_;
   bool claimed_ = false;
