@@ -298,12 +298,13 @@ rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_bu
   if (!s) s = rig_run_set_buffer(run, 0, from);
   if (!s) s = rig_run_set_buffer(run, 1, to);
   if (!s) s = rig_submit(run, nullptr, 0, nullptr);
-  if (s) s = fail(s, "copying %llu bytes to placement device %zu: %s", (unsigned long long)length, device, rig_last_error());
+  std::string why = s ? rig_last_error() : "";  // the releases below clear the thread's message
   if (run) rig_run_release(run);
   if (to) rig_buffer_release(to);
   if (from) rig_buffer_release(from);
-  if (!s) bytes_copied_ += length;
-  return s;
+  if (s) return fail(s, "copying %llu bytes to placement device %zu: %s", (unsigned long long)length, device, why.c_str());
+  bytes_copied_ += length;
+  return RIG_OK;
 }
 
 rig_status Load::make_buffer(LoadTensor &t, size_t position) {
@@ -338,6 +339,7 @@ rig_status Load::finish_tensor(LoadTensor &t) {
       if (rig_status s = rig_buffer_borrow(devices_[pos], primary, &peer))
         return fail(s, "borrowing tensor '%s' for placement device %zu: %s", file_->tensors[t.index].name.c_str(), pos, rig_last_error());
       rig_status s = copy(pos, peer, 0, t.buffers[pos], 0, t.length);
+      if (s) fail_with(s);  // keeps the message before the release clears it
       rig_buffer_release(peer);
       if (s) return s;
     }
@@ -401,6 +403,7 @@ void Load::stage_worker() {
     if (!s) s = read_chunk(c, host);
     if (!s) s = file_->unchanged();
     if (!s) s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(host));
+    if (s) fail_with(s);
     pool.give_back(slot);
     if (s) break;
     progress(c.end - c.start);
@@ -443,6 +446,7 @@ void Load::run_windows() {
     if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, rig_last_error());
     if (!s) s = copy_chunk(c, borrowed, nullptr);
     if (!s) s = file_->unchanged();
+    if (s) fail_with(s);  // before the releases below clear the thread's message
     release_behind();
     behind[0] = borrowed;
     behind[1] = window;  // unregistered and unmapped once the copies that read it are reached
