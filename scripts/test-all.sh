@@ -17,14 +17,17 @@ run() {  # name, build dir, meson options...
   ninja -C "$dir" >/dev/null || { echo "=== $name: BUILD FAILED"; ninja -C "$dir" | tail -40; status=1; return; }
   if meson test -C "$dir" --print-errorlogs --num-processes 2 $SUITES; then echo "=== $name: passed"; else echo "=== $name: FAILED"; status=1; fi
 }
-SUITES=""
+SUITES="--no-suite fuzz"
 RIG_REQUIRE=${RIG_REQUIRE:-vulkan} export RIG_REQUIRE
 run plain "$out/plain"
 # Sanitizer builds run the C ABI and ordering suites (bindings run in the plain build).
-SUITES="--no-suite bindings --no-suite install --no-suite bench"
+SUITES="--no-suite bindings --no-suite install --no-suite bench --no-suite fuzz"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run asan+ubsan "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
 run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+echo "=== fuzz: the safetensors and GGUF header parsers, 20 s of libFuzzer each (clang only)"
+if meson test -C "$out/plain" --suite fuzz --print-errorlogs; then
+  echo "=== fuzz: passed"; else echo "=== fuzz: FAILED"; status=1; fi
 echo "=== valgrind: the core suites under memcheck (shorter model run)"
 if RIG_MODEL_PROGRAMS=300 meson test -C "$out/plain" --suite core --print-errorlogs --timeout-multiplier 20 \
     --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q'; then

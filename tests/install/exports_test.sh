@@ -21,8 +21,9 @@ if [ -n "$bad" ]; then
   echo "$bad" >&2
   exit 1
 fi
-# every function the header declares with RIG_API (joined lines: declarations span several)
-tr '\n' ' ' <"$header" | grep -o 'RIG_API[^;(]*(' | grep -o 'rig_[a-z0-9_]*($' | tr -d '(' | sort -u >"$tmp/declared"
+# every function the public headers declare with RIG_API (rig.h and the rig_*.h beside it, such as
+# rig_load.h; joined lines: declarations span several)
+cat "$header" "$(dirname "$header")"/rig_*.h 2>/dev/null | tr '\n' ' ' | grep -o 'RIG_API[^;(]*(' | grep -o 'rig_[a-z0-9_]*($' | tr -d '(' | sort -u >"$tmp/declared"
 if ! diff -u "$tmp/declared" "$tmp/exported"; then
   echo "rig.h's RIG_API functions (-) and librig's exports (+) differ" >&2
   exit 1

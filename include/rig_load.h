@@ -1,0 +1,225 @@
+/* rig_load.h: model weights from a file onto one or more devices, each tensor ordered by its own stamps.
+ *
+ * Open a weights file (safetensors, GGUF, or raw byte ranges of any file), list its tensors, and load a
+ * chosen set of them onto devices by a placement. Every copy the load makes is a rig submit, so each
+ * tensor's buffer carries the load's write in its stamps: a submit that reads tensor k follows the copy
+ * of the chunk that holds k (rule 3), never the whole file. rig_load_buffer hands a tensor's buffer out as
+ * soon as its copies are submitted, while later chunks are still being read and copied.
+ *
+ * Conventions are rig.h's: every call returns rig_status with rig_last_error() saying why; out-pointers
+ * are written only on RIG_OK; pointers are non-null unless "nullable"; structs start with their size.
+ * docs/load.md says how each path works and what was measured.
+ *
+ * Statuses for bad input (with a message naming the tensor or offset):
+ *   RIG_INVALID_ARGUMENT  a file that is truncated, a header length past the end or over the format's
+ *                         limit, tensors overlapping or outside the data, a dtype and shape that disagree
+ *                         with the byte range, a name that is not UTF-8, a malformed header, and a file
+ *                         that changed (size or mtime) between rig_load_open and the end of a load;
+ *   RIG_DRIVER            a read of the file failed (the message carries errno's words), or verification
+ *                         found device bytes that differ from the file's;
+ *   RIG_OUT_OF_MEMORY, RIG_LOST  from the devices (a lost device's buffers answer RIG_LOST; buffers of
+ *                         other devices handed out before stay intact);
+ *   RIG_INTERRUPTED       cancelled (the options' flag, or rig_interrupt_waits).
+ */
+#ifndef RIG_LOAD_H
+#define RIG_LOAD_H
+
+#include <rig.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rig_load_file_h *rig_load_file; /* an open weights file and its tensor table */
+typedef struct rig_load_h *rig_load;           /* one load of a set of tensors, running or finished */
+typedef struct rig_load_pool_h *rig_load_pool; /* pinned staging chunks of one device, kept across loads */
+
+typedef enum rig_load_format {
+  RIG_LOAD_FORMAT_AUTO = 0,        /* by the first bytes: "GGUF" magic, else safetensors */
+  RIG_LOAD_FORMAT_SAFETENSORS = 1,
+  RIG_LOAD_FORMAT_GGUF = 2,
+  RIG_LOAD_FORMAT_RAW = 3,         /* the ranges given to rig_load_open_raw */
+  RIG_LOAD_FORMAT_MAX_ENUM = 0x7fffffff
+} rig_load_format;
+
+/* A tensor's element type. Safetensors' dtypes and GGUF's ggml types map here; GGUF's block-quantized
+ * types are RIG_DTYPE_GGML with the ggml type number in rig_load_tensor.ggml_type. */
+typedef enum rig_dtype {
+  RIG_DTYPE_U8 = 1, RIG_DTYPE_I8 = 2, RIG_DTYPE_BOOL = 3, RIG_DTYPE_F8_E4M3 = 4, RIG_DTYPE_F8_E5M2 = 5,
+  RIG_DTYPE_U16 = 6, RIG_DTYPE_I16 = 7, RIG_DTYPE_F16 = 8, RIG_DTYPE_BF16 = 9,
+  RIG_DTYPE_U32 = 10, RIG_DTYPE_I32 = 11, RIG_DTYPE_F32 = 12,
+  RIG_DTYPE_U64 = 13, RIG_DTYPE_I64 = 14, RIG_DTYPE_F64 = 15,
+  RIG_DTYPE_GGML = 16, /* a ggml block type (Q4_0, Q8_0, Q4_K, ...): see ggml_type */
+  RIG_DTYPE_MAX_ENUM = 0x7fffffff
+} rig_dtype;
+
+#define RIG_LOAD_MAX_DIMS 8
+
+/* One tensor of a file. */
+typedef struct rig_load_tensor {
+  size_t size;         /* set by the caller: sizeof(rig_load_tensor) */
+  const char *name;    /* UTF-8, NUL-terminated; valid while the file handle lives */
+  const char *dtype_name; /* the file's own name for the type ("BF16", "Q4_K"); valid as name */
+  rig_dtype dtype;
+  uint32_t ggml_type;  /* GGUF: the ggml type number; 0 otherwise */
+  uint32_t rank;       /* number of dimensions, 0..RIG_LOAD_MAX_DIMS */
+  uint64_t shape[RIG_LOAD_MAX_DIMS]; /* outermost first (GGUF's ne[] reversed), unused entries 0 */
+  uint64_t offset;     /* absolute byte offset of the tensor's bytes in the file */
+  uint64_t length;     /* its byte length (equals elements times the type's size, checked at open) */
+} rig_load_tensor;
+
+/* Opens `path` and reads its tensor table (format AUTO, SAFETENSORS or GGUF). Reads only the header
+ * (up to the format's limit: 100 MB for safetensors, 256 MiB for GGUF) with pread; keeps the file open
+ * and remembers its size and mtime so a load can tell it changed. Waits for the reads; holds no lock.
+ * Bad input: see the statuses above. RIG_NOT_FOUND where the file cannot be opened. */
+RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_load_file *out);
+
+/* A byte range of a raw file, loaded as a U8 tensor of rank 1. */
+typedef struct rig_load_range {
+  const char *name;    /* copied; UTF-8, unique among the ranges */
+  uint64_t offset, length;
+} rig_load_range;
+
+/* Opens any file with the given ranges as its tensors. Ranges must lie inside the file and not overlap
+ * (RIG_INVALID_ARGUMENT naming them). `ranges` nullable if count is 0. Waits for nothing but open. */
+RIG_API rig_status rig_load_open_raw(const char *path, const rig_load_range *ranges, size_t count,
+                                     rig_load_file *out);
+
+/* The number of tensors, and tensor `index`'s description (info->size set by the caller). Pure reads. */
+RIG_API rig_status rig_load_tensor_count(rig_load_file file, size_t *count);
+RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_load_tensor *info);
+/* The index of the tensor called `name`; RIG_NOT_FOUND if none. Pure read. */
+RIG_API rig_status rig_load_find(rig_load_file file, const char *name, size_t *index);
+/* The file's format. Pure read. */
+RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *format);
+
+/* Releases the handle. Loads still running keep the file open until they end. Waits for nothing. */
+RIG_API rig_status rig_load_file_release(rig_load_file file);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Placement: which tensor goes to which devices                                                         */
+
+typedef enum rig_load_rule {
+  RIG_LOAD_RULE_EACH = 0,     /* every tensor on every device (read once, copied device to device) */
+  RIG_LOAD_RULE_BY_LAYER = 1, /* a name's first ".N." number is its layer; layers split into
+                                 device_count contiguous blocks; tensors without a layer on devices[0] */
+  RIG_LOAD_RULE_MASKS = 2,    /* masks[i]: bit d places selected tensor i on devices[d] */
+  RIG_LOAD_RULE_MAX_ENUM = 0x7fffffff
+} rig_load_rule;
+
+typedef struct rig_load_placement {
+  size_t size;               /* sizeof(rig_load_placement) */
+  const rig_device *devices; /* 1..64 distinct devices; the handles are borrowed for the call */
+  size_t device_count;
+  rig_load_rule rule;
+  const uint64_t *masks;     /* RULE_MASKS: one non-zero mask per selected tensor; nullable otherwise */
+} rig_load_placement;
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Options                                                                                               */
+
+typedef enum rig_load_path {
+  RIG_LOAD_PATH_AUTO = 0,       /* direct where the verdict is Not_needed, else staged (docs/load.md) */
+  RIG_LOAD_PATH_STAGED = 1,     /* pinned chunks filled by threads with pread, copied by submits */
+  RIG_LOAD_PATH_REGISTERED = 2, /* a read-only MAP_SHARED mapping registered in windows: only where the
+                                   device's static verdict and cached probe say Usable */
+  RIG_LOAD_PATH_DIRECT = 3,     /* the device reads the mapping itself (verdict Not_needed: memory devices,
+                                   GPUs that read pageable memory through the host's page tables) */
+  RIG_LOAD_PATH_MAX_ENUM = 0x7fffffff
+} rig_load_path;
+
+typedef enum rig_load_io {
+  RIG_LOAD_IO_AUTO = 0,     /* O_DIRECT when mincore finds under half of the file resident, else pread */
+  RIG_LOAD_IO_BUFFERED = 1, /* pread through the page cache */
+  RIG_LOAD_IO_DIRECT = 2,   /* pread with O_DIRECT (falls back to buffered where the file system refuses) */
+  RIG_LOAD_IO_MAX_ENUM = 0x7fffffff
+} rig_load_io;
+
+/* Called from a load's threads (one at a time) after each chunk is submitted. Must not call rig_load_*
+ * on the same load. Never called for a load whose rig_load_start failed. */
+typedef void (*rig_load_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_total);
+
+typedef struct rig_load_options {
+  size_t size;              /* sizeof(rig_load_options) */
+  rig_load_path path;
+  rig_load_io io;
+  size_t staging_bytes;     /* pinned staging for the load's own pools, all devices together;
+                               0: 256 MiB (never more by default) */
+  size_t chunk_bytes;       /* 0: 8 MiB; rounded up to 64 KiB */
+  size_t window_bytes;      /* registered and direct paths' window; 0: 256 MiB; rounded up to 64 KiB */
+  uint32_t threads;         /* reader threads of the staged path; 0: min(8, cores) */
+  int verify;               /* 1: read every copied range back from the device and compare its XXH3
+                               with that of an independent pread of the file (slow: for checking) */
+  rig_load_progress_fn progress; /* nullable */
+  void *progress_user;
+  const volatile int *cancel; /* nullable: the load stops with RIG_INTERRUPTED once *cancel != 0 */
+  const rig_load_pool *pools; /* nullable: pools to stage through (one per device at most); devices with
+                                 none get a pool made and released by the load */
+  size_t pool_count;
+} rig_load_options;
+
+/* A pool of `bytes` of pinned staging (rig_buffer_create(device, chunk, RIG_MEMORY_PINNED) chunks of
+ * chunk_bytes, 0: 8 MiB) for `device`, kept across loads: making pinned memory is slow (2.4 GB/s on an
+ * H200), so a process that loads more than once keeps one. Used by one load at a time (RIG_BUSY
+ * otherwise). Waits for the allocations; holds no lock. */
+RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t chunk_bytes,
+                                        rig_load_pool *out);
+/* Releases the pool (its memory returns once the copies reading it are reached). RIG_BUSY while a load
+ * uses it. Waits for nothing. */
+RIG_API rig_status rig_load_pool_release(rig_load_pool pool);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Loads                                                                                                 */
+
+/* Starts loading `tensors` (indices into the file; nullable: all of them) onto the placement's devices
+ * and returns at once with the running load. Checks everything it can first (indices, placement,
+ * options, the path against the verdict: an explicit REGISTERED on a device whose verdict is not Usable
+ * answers RIG_UNSUPPORTED naming the verdict; DIRECT needs Not_needed likewise), probing at most once
+ * per file system and device (docs/load.md: the cache). Threads then read the file and submit the
+ * copies. Waits for the probe where it runs; holds no lock while it does. */
+RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, size_t tensor_count,
+                                  const rig_load_placement *placement, const rig_load_options *options,
+                                  rig_load *out);
+
+/* A new buffer handle of selected tensor `index` (an index into the file) on placement device `device`
+ * (its position in placement->devices), of exactly the tensor's length. Waits on the host (no lock held)
+ * until every copy into it is submitted, and verified where asked; its stamps then carry them, so work
+ * on it follows them and only them. Once the load failed or was cancelled it answers that status for
+ * every tensor: nothing half-loaded is handed out (buffers given before stay valid and complete).
+ * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. */
+RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, rig_buffer *out);
+
+/* Waits (on the host, no lock held) until the load ends and answers its status: RIG_OK once every copy
+ * is submitted (and verified where asked; the devices may still be copying: the stamps order that). */
+RIG_API rig_status rig_load_wait(rig_load load);
+
+/* What a finished load measured. */
+typedef struct rig_load_stats {
+  size_t size;                 /* sizeof(rig_load_stats) */
+  rig_load_path path;          /* the path taken (for the first device) */
+  const char *why;             /* why that path, in words; valid while the load handle lives */
+  int direct_io;               /* 1 if reads used O_DIRECT */
+  uint64_t bytes_total;        /* bytes of the selected tensors */
+  uint64_t bytes_read;         /* bytes read from the file (once each: a tensor on several devices is
+                                  copied device to device) */
+  uint64_t bytes_copied;       /* bytes copied into devices, peer copies included */
+  double seconds;              /* rig_load_start to the last submit (and verification) */
+  double first_tensor_seconds; /* rig_load_start to the first tensor handed over */
+  size_t staging_bytes;        /* pinned staging used (pools made by the load and given to it) */
+} rig_load_stats;
+
+/* Fills `stats` for a load that ended (RIG_BUSY while it runs). Pure read. */
+RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats);
+
+/* Releases the load: cancels it if running, waits (no lock held) for its threads, releases every buffer
+ * not handed out and the pools it made. Buffers handed out stay the caller's. */
+RIG_API rig_status rig_load_release(rig_load load);
+
+/* The name of a path ("auto", "staged", "registered", "direct"), a static string; "unknown" otherwise. */
+RIG_API const char *rig_load_path_name(rig_load_path path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIG_LOAD_H */

@@ -1,0 +1,91 @@
+// One load: a selection of a file's tensors, placed on devices, read and copied by rig submits on threads
+// of its own. Each tensor gets its own allocation per device, so its stamps carry only the copies into it.
+#pragma once
+
+#include <rig_load.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "load/file.h"
+#include "load/plan.h"
+#include "load/pool.h"
+
+namespace rig::load {
+
+struct LoadTensor {
+  size_t index;                  // in the file
+  uint64_t offset, length;
+  std::vector<size_t> devices;   // placement positions, primary first
+  std::vector<rig_buffer> buffers;  // per placement position (null where not placed), owned by the load
+  std::atomic<uint64_t> remaining{0};  // bytes not yet submitted to the primary device
+  std::mutex make_mutex;         // guards making the primary buffer
+  bool ready = false;            // every copy submitted (and verified): may be handed out
+};
+
+class Load {
+ public:
+  ~Load();
+  // Checks everything, decides the path, starts the run thread. Sets rig's message on failure.
+  static rig_status start(std::shared_ptr<File> file, const size_t *tensors, size_t count,
+                          const rig_load_placement &placement, const rig_load_options &options,
+                          std::unique_ptr<Load> *out);
+  rig_status buffer(size_t index, size_t device, rig_buffer *out);
+  rig_status wait();
+  rig_status stats(rig_load_stats *out);
+  void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+
+ private:
+  Load() = default;
+  void run();
+  void stage_worker();
+  void run_windows();
+  // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
+  rig_status copy_chunk(const Chunk &chunk, rig_buffer src, const unsigned char *host_bytes);
+  rig_status copy(size_t device, rig_buffer src, uint64_t src_offset, rig_buffer dst, uint64_t dst_offset,
+                  uint64_t length);
+  rig_status make_buffer(LoadTensor &t, size_t position);
+  rig_status finish_tensor(LoadTensor &t);
+  rig_status verify(LoadTensor &t, size_t position, uint64_t offset, uint64_t length, const unsigned char *reference);
+  rig_status read_chunk(const Chunk &c, void *dst);
+  bool stopping(rig_status *why);
+  void fail_with(rig_status s);
+  void progress(uint64_t bytes);
+
+  std::shared_ptr<File> file_;
+  rig_load_options options_{};
+  std::vector<rig_device> devices_;
+  std::vector<rig_submission> copiers_;  // per device: one COPY from slot 0 to slot 1, whole views
+  std::vector<std::unique_ptr<LoadTensor>> tensors_;
+  std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
+  std::vector<Chunk> chunks_;
+  rig_load_path path_ = RIG_LOAD_PATH_STAGED;
+  std::string why_;
+  int direct_fd_ = -1;
+  uint64_t align_ = 1;
+  std::vector<std::unique_ptr<StagingPool>> own_pools_;
+  std::vector<StagingPool *> pools_;      // per device (staged path)
+  std::atomic<size_t> next_chunk_{0};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<uint64_t> bytes_read_{0}, bytes_copied_{0};
+  uint64_t bytes_total_ = 0;
+  uint64_t t0_ns_ = 0;
+  double first_tensor_s_ = -1, seconds_ = 0;
+  size_t staging_used_ = 0;
+
+  std::mutex mutex_;  // guards status_, message_, done_, ready flags
+  std::condition_variable cv_;
+  rig_status status_ = RIG_OK;
+  std::string message_;
+  bool done_ = false;
+  std::mutex progress_mutex_;  // one progress callback at a time; guards bytes_done_
+  uint64_t bytes_done_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace rig::load

@@ -1,0 +1,44 @@
+// Pinned staging chunks of one device, handed to a load's reader threads one at a time. Made once and kept
+// (by a caller's rig_load_pool, or for one load): pinned allocation is slow, reuse is what reaches the link.
+#pragma once
+
+#include <rig.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace rig::load {
+
+class StagingPool {
+ public:
+  // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). Sets rig's message.
+  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out);
+  ~StagingPool();
+
+  rig_device device() const { return device_; }
+  size_t chunk_bytes() const { return chunk_bytes_; }
+  size_t bytes() const { return chunk_bytes_ * slots_.size(); }
+
+  // Takes a free chunk, waiting (its own lock only) until one is given back. Returns its index.
+  size_t acquire();
+  void give_back(size_t slot);
+  rig_buffer buffer(size_t slot) const { return slots_[slot]; }
+
+  // A load claims the pool for its run (false: another load holds it).
+  bool claim();
+  void unclaim();
+  bool claimed();
+
+ private:
+  rig_device device_ = nullptr;
+  size_t chunk_bytes_ = 0;
+  std::vector<rig_buffer> slots_;
+  std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool claimed_ = false;
+};
+
+}  // namespace rig::load

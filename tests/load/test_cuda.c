@@ -1,0 +1,180 @@
+/* The loader through the CUDA driver on the fake libcuda (RIG_CUDA_LIBRARY): the staged and registered
+ * paths deliver the file's bytes; a registration serving wrong bytes is caught by the probe (the load is
+ * refused) and, where a cached Usable verdict let it through, by verification; two GPUs get their copies
+ * device to device. Skipped (exit 77, with the reason) without the fake; it drives the fake's switches. */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "weights.h"
+
+typedef int (*control_fn)(const char *, long long);
+typedef long long (*query_fn)(const char *);
+static control_fn control;
+static query_fn query;
+static rig_device gpu[2];
+static const char *path;
+static char last_why[1024]; /* the message of the last load that failed in rig_load_wait */
+static const size_t lengths[] = {100000, 300000, 4096, 700000};
+#define COUNT 4
+
+static rig_load_options options(rig_load_path p, int verify) {
+  rig_load_options o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.path = p;
+  o.io = RIG_LOAD_IO_BUFFERED;
+  o.chunk_bytes = 128 << 10;
+  o.window_bytes = 256 << 10;
+  o.threads = 2;
+  o.verify = verify;
+  return o;
+}
+
+static rig_status load_on(rig_device *devices, size_t n, rig_load_options o, rig_load_file f, rig_load *out) {
+  rig_load_placement p;
+  memset(&p, 0, sizeof p);
+  p.size = sizeof p;
+  p.devices = devices;
+  p.device_count = n;
+  rig_status s = rig_load_start(f, NULL, 0, &p, &o, out);
+  if (s != RIG_OK) return s;
+  s = rig_load_wait(*out);
+  if (s != RIG_OK) {
+    snprintf(last_why, sizeof last_why, "%s", rig_last_error());
+    rig_load_release(*out);
+  }
+  return s;
+}
+
+static int all_equal(rig_load load, rig_load_file f, size_t device) {
+  for (size_t i = 0; i < COUNT; ++i) {
+    rig_load_tensor t;
+    memset(&t, 0, sizeof t);
+    t.size = sizeof t;
+    rig_load_tensor_get(f, i, &t);
+    rig_buffer b;
+    if (rig_load_buffer(load, i, device, &b) != RIG_OK) return 0;
+    int same = tw_same_as_file(b, path, t.offset, t.length);
+    rig_buffer_release(b);
+    if (!same) return 0;
+  }
+  return 1;
+}
+
+static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_AUTO, 1), f, &load), RIG_OK);
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  rig_load_get_stats(load, &st);
+  assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  rig_load_file_release(f);
+}
+
+static void a_registration_serving_wrong_bytes_is_refused_by_the_probe(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  control("register_wrong_bytes", 1);
+  rig_load load = NULL;
+  assert_int_equal(load_on(&gpu[1], 1, options(RIG_LOAD_PATH_REGISTERED, 0), f, &load), RIG_UNSUPPORTED);
+  assert_non_null(strstr(rig_last_error(), "Wrong_bytes"));
+  /* cacheable: asked again, the answer comes from the cache without registering */
+  long long before = query("registers");
+  assert_int_equal(load_on(&gpu[1], 1, options(RIG_LOAD_PATH_REGISTERED, 0), f, &load), RIG_UNSUPPORTED);
+  assert_non_null(strstr(rig_last_error(), "cached"));
+  assert_int_equal(query("registers"), before);
+  control("register_wrong_bytes", 0);
+  rig_load_file_release(f);
+}
+
+static void registered_windows_equal_the_file_and_verify_catches_wrong_bytes(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  long long before = query("registers");
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_REGISTERED, 1), f, &load), RIG_OK);
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  rig_load_get_stats(load, &st);
+  assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
+  assert_true(query("registers") > before + 1); /* the probe's windows and the load's */
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  /* The verdict is cached as Usable; now the driver serves wrong bytes from registrations. */
+  control("register_wrong_bytes", 1);
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_REGISTERED, 0), f, &load), RIG_OK);
+  assert_false(all_equal(load, f, 0)); /* what verification is for */
+  rig_load_release(load);
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_REGISTERED, 1), f, &load), RIG_DRIVER);
+  assert_non_null(strstr(last_why, "verify"));
+  control("register_wrong_bytes", 0);
+  rig_load_file_release(f);
+}
+
+static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  assert_int_equal(load_on(gpu, 2, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  rig_load_get_stats(load, &st);
+  assert_int_equal(st.bytes_read, st.bytes_total);
+  assert_int_equal(st.bytes_copied, 2 * st.bytes_total);
+  assert_true(all_equal(load, f, 0));
+  assert_true(all_equal(load, f, 1));
+  rig_load_release(load);
+  rig_load_file_release(f);
+}
+
+int main(void) {
+  const char *lib = getenv("RIG_CUDA_LIBRARY");
+  void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  if (rig_device_open("cuda:0", &gpu[0]) != RIG_OK || rig_device_open("cuda:1", &gpu[1]) != RIG_OK) {
+    fprintf(stderr, "no two CUDA devices (%s): skipped\n", rig_last_error());
+    return 77;
+  }
+  h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  if (h) {
+    control = (control_fn)(uintptr_t)dlsym(h, "fakecuda_control");
+    query = (query_fn)(uintptr_t)dlsym(h, "fakecuda_query");
+  }
+  if (!control || !query) {
+    fprintf(stderr, "RIG_CUDA_LIBRARY does not name the fake libcuda: skipped\n");
+    return 77;
+  }
+  /* The probe times registered uploads against staged ones: make staging clearly slower on the fake. */
+  control("pinned_upload_ns_per_kib", 2000);
+  path = tw_path("cuda_weights");
+  tw_safetensors_u8(path, lengths, COUNT);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(staged_copies_through_pinned_chunks_equal_the_file),
+      cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
+      cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
+      cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
+  };
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  rig_device_release(gpu[0]);
+  rig_device_release(gpu[1]);
+  unlink(path);
+  return failed;
+}

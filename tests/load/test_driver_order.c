@@ -1,0 +1,161 @@
+/* The loader's ordering on the test driver, whose queue runs only when stepped: a consumer of tensor 0
+ * follows the copy of the chunk that holds tensor 0 and nothing else (rule 3), so it runs while the later
+ * chunks' copies are still held. Observed in the driver's log, not by timing. */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_driver.h"
+#include "weights.h"
+
+static void sum_bytes(void *user, const rig_span *slots, size_t count) {
+  (void)count;
+  unsigned long long *sum = user;
+  const unsigned char *p = slots[0].data;
+  for (size_t i = 0; i < slots[0].length; ++i) *sum += p[i];
+}
+
+static void a_consumer_of_tensor_0_runs_while_later_chunks_are_held(void **state) {
+  (void)state;
+  const size_t lengths[] = {64 << 10, 256 << 10, 256 << 10, 128 << 10};
+  const char *path = tw_path("weights");
+  tw_safetensors_u8(path, lengths, 4);
+  rig_device t, u;
+  assert_int_equal(tdrv_open("T", &t), RIG_OK);
+  assert_int_equal(tdrv_open("U", &u), RIG_OK);
+  tdrv_set_hold(t, 1); /* T's copies are handed over and held until something commits and steps them */
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load_options o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.io = RIG_LOAD_IO_BUFFERED;
+  o.chunk_bytes = 64 << 10;
+  o.threads = 1;
+  /* A kept pool with a chunk for each chunk of the file: no staging reuse and no release of staging at the
+   * end of the load, so the load waits for nothing of T (releasing memory waits for its uses, rule 6). */
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(t, 16 << 20, 64 << 10, &pool), RIG_OK);
+  o.pools = &pool;
+  o.pool_count = 1;
+  rig_load_placement p;
+  memset(&p, 0, sizeof p);
+  p.size = sizeof p;
+  p.devices = &t;
+  p.device_count = 1;
+  tdrv_log_clear();
+  rig_load load;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+  assert_int_equal(rig_load_wait(load), RIG_OK);
+  uint64_t copies = 0;
+  rig_device_submitted(t, &copies);
+
+  assert_int_equal(copies, 11); /* 1 + 4 + 4 + 2 chunks of 64 KiB, one copy each */
+  assert_int_equal(tdrv_queued(t), 11);
+  assert_int_equal(tdrv_log_find("run T", 0), -1);
+
+  /* The consumer: a host kernel on U over tensor 0 borrowed from T. */
+  rig_buffer t0, t0_on_u;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &t0), RIG_OK);
+  assert_int_equal(rig_buffer_borrow(u, t0, &t0_on_u), RIG_OK);
+  unsigned long long sum = 0, want = 0;
+  rig_load_tensor info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  rig_load_tensor_get(f, 0, &info);
+  for (uint64_t i = 0; i < info.length; ++i) want += tw_byte(info.offset + i);
+  rig_part part;
+  memset(&part, 0, sizeof part);
+  part.size = sizeof part;
+  part.kind = RIG_PART_HOST_KERNEL;
+  part.fn = sum_bytes;
+  part.user = &sum;
+  rig_access access = RIG_ACCESS_READ;
+  rig_submission s;
+  rig_run r;
+  assert_int_equal(rig_submission_make(u, &part, 1, &access, 1, &s), RIG_OK);
+  assert_int_equal(rig_run_take(s, &r), RIG_OK);
+  assert_int_equal(rig_run_set_buffer(r, 0, t0_on_u), RIG_OK);
+  assert_int_equal(rig_submit(r, NULL, 0, NULL), RIG_OK);
+  /* It waits in U's queue for T:1, the copy of the chunk holding tensor 0, and for nothing later. */
+  assert_true(tdrv_log_find("hand_over U 1 [T:1]", 0) >= 0);
+
+  assert_int_equal(tdrv_step(t, 1), 1); /* T runs the first chunk's copy only */
+  assert_int_equal(tdrv_step(u, 1), 1); /* the consumer runs */
+  int consumer = tdrv_log_find("run U 1", 0);
+  assert_true(consumer >= 0);
+  assert_int_equal(tdrv_log_find("run T 2", 0), -1); /* every later chunk is still held */
+  assert_int_equal(tdrv_queued(t), 10);
+  assert_int_equal(sum, want);
+
+  /* Then the rest lands and every tensor equals the file. */
+  tdrv_run_all();
+  assert_true(tdrv_log_find("run T 11", 0) > consumer);
+  for (size_t i = 0; i < 4; ++i) {
+    rig_buffer b;
+    assert_int_equal(rig_load_buffer(load, i, 0, &b), RIG_OK);
+    rig_load_tensor_get(f, i, &info);
+    assert_true(tw_same_as_file(b, path, info.offset, info.length));
+    rig_buffer_release(b);
+  }
+  rig_run_release(r);
+  rig_submission_release(s);
+  rig_buffer_release(t0_on_u);
+  rig_buffer_release(t0);
+  rig_load_release(load);
+  assert_int_equal(rig_load_pool_release(pool), RIG_OK);
+  rig_load_file_release(f);
+  rig_device_release(u);
+  rig_device_release(t);
+  unlink(path);
+}
+
+static void a_device_refused_registration_gets_staged_and_direct_is_refused(void **state) {
+  (void)state;
+  const size_t lengths[] = {4096};
+  const char *path = tw_path("weights");
+  tw_safetensors_u8(path, lengths, 1);
+  rig_device t;
+  tdrv_open("T", &t);
+  rig_load_file f;
+  rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f);
+  rig_load_options o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  rig_load_placement p;
+  memset(&p, 0, sizeof p);
+  p.size = sizeof p;
+  p.devices = &t;
+  p.device_count = 1;
+  rig_load load;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK); /* auto: staged */
+  assert_int_equal(rig_load_wait(load), RIG_OK);
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  rig_load_get_stats(load, &st);
+  assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
+  assert_non_null(strstr(st.why, "Refused"));
+  rig_load_release(load);
+  o.path = RIG_LOAD_PATH_DIRECT;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_UNSUPPORTED);
+  o.path = RIG_LOAD_PATH_REGISTERED;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_UNSUPPORTED);
+  rig_load_file_release(f);
+  tdrv_run_all();
+  rig_device_release(t);
+  unlink(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_consumer_of_tensor_0_runs_while_later_chunks_are_held),
+      cmocka_unit_test(a_device_refused_registration_gets_staged_and_direct_is_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
