@@ -6,6 +6,8 @@
 #include <time.h>
 
 #include "rigtest.h"
+#include <rig_testing.h>
+
 #include "test_driver.h"
 
 static void sleep_ms(int ms) {

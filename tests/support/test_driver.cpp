@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi/devices.h"
 #include "capi/handles.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -250,7 +251,7 @@ using namespace rig;
 extern "C" {
 
 rig_status tdrv_open(const char *name, rig_device *out) {
-  return open_device(std::make_unique<TestDriver>(name), out);
+  return capi::open_device(std::make_unique<TestDriver>(name), out);
 }
 
 #define WITH(d, body)                                  \

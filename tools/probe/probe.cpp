@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <cerrno>
 #include <chrono>
