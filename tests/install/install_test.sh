@@ -9,7 +9,8 @@ case "$includedir" in /*) ;; *) includedir="$prefix/$includedir" ;; esac
 dest=$(mktemp -d "${TMPDIR:-/tmp}/rig-install.XXXXXX")
 trap 'rm -rf "$dest"' EXIT
 "$meson" install -C "$build" --destdir "$dest" --no-rebuild --quiet
-for f in "$includedir/rig.h" "$libdir/pkgconfig/rig.pc" "$libdir/librig.so" "$libdir/librig.so.0"; do
+[ ! -e "$dest$includedir/rig_testing.h" ] || { echo "the tests' header rig_testing.h was installed" >&2; exit 1; }
+for f in "$includedir/rig.h" "$includedir/rig_mapped.h" "$libdir/pkgconfig/rig.pc" "$libdir/librig.so" "$libdir/librig.so.0"; do
   [ -e "$dest$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
 # the development link and the soname link both end at the versioned file
