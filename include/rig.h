@@ -245,8 +245,9 @@ RIG_API rig_status rig_device_lost_reason(rig_device RIG_NONNULL device, const c
 
 /* Releases the handle. Waits (on the host, holding no lock) for all work submitted to the device; a lost
  * device is released at once. Buffers on it stay valid handles, but new work on it and new buffers answer
- * RIG_LOST ("released"). Its points count as reached; its driver objects are kept until the process exits,
- * its memory returns as its buffers are released. Releasing the host does nothing. */
+ * RIG_LOST ("released"). Its points count as reached (a lost device's: only those it reached before the
+ * loss); its driver objects are kept until the process exits, its memory returns as its buffers are
+ * released. Releasing the host does nothing. */
 RIG_API rig_status rig_device_release(rig_device RIG_NONNULL device);
 
 /* Makes every wait in progress, and every later wait until rig_interrupt_waits(0), return RIG_INTERRUPTED
