@@ -82,7 +82,8 @@ class Device final : public LossSink {
   // A loss the engine itself decides (a failed hand-over or commit, the testing hook), on a thread that holds
   // no driver lock: the value reached at the loss is read from the driver now.
   void lose_now(const char *why) noexcept;
-  // The fork child's loss (core/fork.cpp): every value unreached, no driver called, no lock taken.
+  // The fork child's loss (the registry's atfork handler, core/registry.cpp): every value unreached, no
+  // driver called, no lock taken.
   void lose_inherited() noexcept;
   // RIG_LOST with the device's name and reason.
   [[gnu::cold]] rig_status lost_status() const;
