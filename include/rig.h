@@ -430,7 +430,8 @@ RIG_API rig_status rig_run_set_scalars(rig_run RIG_NONNULL run, const void *RIG_
  * takes the work, which may block on a full queue), assigns submitted+1, hands over and raises the stamps.
  * A submit with no parts still takes a value. No heap allocation unless it waits on the host.
  * RIG_BUSY, with nothing assigned, while another thread's call on the same run is in progress.
- * RIG_LOST if the device, or a point it must pass, is lost (then nothing is assigned).
+ * RIG_LOST if the device, or a point it must pass, is lost (then nothing is assigned). A submit whose
+ * hand-over had begun when the device was lost returns RIG_OK and its point, which is never reached.
  * RIG_INVALID_ARGUMENT, before any wait and with nothing assigned, for a slot not set, a range outside its
  * buffer, or a binding the device cannot take (Vulkan: longer than maxStorageBufferRange); the device is
  * left as it was. */
