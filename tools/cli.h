@@ -3,7 +3,7 @@
 #ifndef RIG_TOOLS_CLI_H
 #define RIG_TOOLS_CLI_H
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <stddef.h>
 #include <stdint.h>

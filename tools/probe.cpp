@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <cerrno>
 #include <chrono>

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <algorithm>
 #include <atomic>

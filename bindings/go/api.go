@@ -214,12 +214,6 @@ func (d *Device) LostReason() (string, error) {
 	return s, err
 }
 
-// Lose is the testing hook: loses a memory device as a driver fault would.
-func (d *Device) Lose(why string) error {
-	defer runtime.KeepAlive(d)
-	return call(func() Enum_SS_rig_status { return Rig_testing_lose_device(d.h, why) })
-}
-
 // WaitPoint waits for a point of any device.
 func WaitPoint(point, timeoutNs uint64) error {
 	return call(func() Enum_SS_rig_status { return Rig_wait_point(point, timeoutNs) })

@@ -112,7 +112,6 @@ let c_device_release = fn "rig_device_release" (handle @-> returning int)
 let c_device_submitted = fn "rig_device_submitted" (handle @-> ptr uint64_t @-> returning int)
 let c_device_signaled = fn "rig_device_signaled" (handle @-> ptr uint64_t @-> returning int)
 let c_device_wait = fn "rig_device_wait" (handle @-> uint64_t @-> uint64_t @-> returning int)
-let c_testing_lose = fn "rig_testing_lose_device" (handle @-> string @-> returning int)
 let c_buffer_create = fn "rig_buffer_create" (handle @-> size_t @-> int @-> ptr handle @-> returning int)
 let release_fn = funptr (ptr void @-> returning void)
 
@@ -219,8 +218,6 @@ module Device = struct
 
   let wait ?(timeout_ns = Unsigned.UInt64.max_int) d v =
     check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) timeout_ns)
-
-  let lose d why = check (c_testing_lose d.raw why)
 
   type info = {
     name : string;

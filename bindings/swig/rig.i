@@ -16,6 +16,7 @@
 
 %{
 #include <rig.h>
+#include <rig_mapped.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,8 +190,9 @@ static const char *rig_swig_device_name(size_t i) {
 }
 %}
 
-/* The raw API, last, so that the typemaps above apply to it. */
+/* The raw API, last, so that the typemaps above apply to it: ordering, then mapped registration. */
 %include <rig.h>
+%include <rig_mapped.h>
 
 /* SIZE_MAX is not a constant SWIG evaluates: RIG_WHOLE is declared to it by value. */
 %constant size_t RIG_WHOLE_LENGTH = SIZE_MAX;

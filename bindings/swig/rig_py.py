@@ -79,10 +79,6 @@ class Device(_Owned):
     def lost_reason(self):
         return rig_device_lost_reason(self._raw)
 
-    def lose(self, why):
-        """Testing hook: loses a memory device as a driver fault would."""
-        rig_testing_lose_device(self._raw, why)
-
 
 def _borrowed_device(raw):
     d = Device(raw)

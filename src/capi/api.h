@@ -6,6 +6,7 @@
 #include <exception>
 #include <new>
 
+#include "capi/devices.h"
 #include "capi/handles.h"
 #include "core/buffer.h"
 #include "core/device.h"
@@ -43,10 +44,5 @@ rig_status give(Kind kind, std::shared_ptr<T> object, H *out) {
 
 #define RIG_REQUIRE_OUT(ptr, what) \
   if (!(ptr)) return fail(RIG_INVALID_ARGUMENT, "%s: null output pointer", what)
-
-// The host device (index 0, never stamped).
-Device &host_device();
-// The handle of a device (the borrowed handle of rig_buffer_device).
-rig_status device_handle(Device &d, rig_device *out);
 
 }  // namespace rig::capi

@@ -6,47 +6,12 @@
 #include <vector>
 
 #include "capi/api.h"
+#include "capi/devices.h"
 #include "core/registry.h"
 #include "drivers/memory/memory_driver.h"
 
-namespace rig {
-std::mutex &device_name_lock(const std::string &name);
-}
-
 using namespace rig;
 using namespace rig::capi;
-
-namespace rig::capi {
-
-namespace {
-uint64_t host_word() {
-  static uint64_t word = [] {
-    // The host is index 0: it is never stamped, so no point ever names it.
-    static Device *host = new Device(0, std::make_unique<MemoryDriver>("host", RIG_DEVICE_HOST), RIG_DEVICE_HOST);
-    uint64_t w = insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), host));
-    host->set_handle(w);
-    return w;
-  }();
-  return word;
-}
-}  // namespace
-
-rig_status device_handle(Device &d, rig_device *out) {
-  if (d.is_host()) {
-    *out = handle_of<rig_device>(host_word());
-    return RIG_OK;
-  }
-  if (d.released()) return fail(RIG_LOST, "%s was released", d.info().name.c_str());
-  *out = handle_of<rig_device>(d.handle());
-  return RIG_OK;
-}
-
-Device &host_device() {
-  Pinned<Device> p(host_word(), Kind::device, "host");
-  return *p;
-}
-
-}  // namespace rig::capi
 
 extern "C" {
 
@@ -249,16 +214,5 @@ rig_status rig_device_release(rig_device device) {
 }
 
 void rig_interrupt_waits(int on) { interrupt_waits.store(on != 0, std::memory_order_relaxed); }
-
-rig_status rig_testing_lose_device(rig_device device, const char *why) {
-  return entry("testing_lose_device", [&] {
-    auto d = pin_device(device, "testing_lose_device");
-    if (!d) return RIG_INVALID_HANDLE;
-    auto *m = dynamic_cast<MemoryDriver *>(&d->driver());
-    if (!m || d->is_host()) return fail(RIG_UNSUPPORTED, "testing_lose_device: %s is not a memory device", d->info().name.c_str());
-    m->fault(why ? why : "lost by rig_testing_lose_device");
-    return RIG_OK;
-  });
-}
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <thread>
 
 #include "core/error.h"
@@ -19,8 +20,20 @@ struct Table {
   uint32_t free_head = 0;  // slot index + 1; 0 when empty
 };
 
+Table &table();
+
+// Fork: a parent thread may hold the table's lock (it is held only for a moment, to insert or free a slot):
+// it is taken around fork() so that the child, whose other threads are gone, finds it free.
+void lock_for_fork() { table().lock.lock(); }
+void unlock_after_fork() { table().lock.unlock(); }
+
 Table &table() {
-  static Table *t = new Table;  // leaked on purpose: handles stay checkable during static destruction
+  // Leaked on purpose: handles stay checkable during static destruction.
+  static Table *t = [] {
+    auto *made = new Table;
+    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+    return made;
+  }();
   return *t;
 }
 
@@ -79,7 +92,10 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
   return word;
 }
 
-Slot *pin(uint64_t word, Kind kind, const char *what) {
+namespace {
+
+// Pins the slot of `word`; *before is the number of pins other callers held at that moment.
+[[gnu::always_inline]] inline Slot *pin_counted(uint64_t word, Kind kind, const char *what, uint32_t *before) {
   uint32_t index = uint32_t(word & 0xffffffffu);
   if (!word || index == 0 || Kind(word >> 56) != kind) {
     fail(RIG_INVALID_HANDLE, "%s: %s is not a %s handle", what, word ? "the handle" : "a null handle",
@@ -97,10 +113,33 @@ Slot *pin(uint64_t word, Kind kind, const char *what) {
     return nullptr;
   }
   // seq_cst on both sides of the pin/retire handshake: release must see our pin or we must see its retire.
-  s->pins.fetch_add(1, std::memory_order_seq_cst);
+  *before = s->pins.fetch_add(1, std::memory_order_seq_cst);
   if (s->tag.load(std::memory_order_seq_cst) != word) {
     s->pins.fetch_sub(1, std::memory_order_release);
     fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
+    return nullptr;
+  }
+  return s;
+}
+
+}  // namespace
+
+Slot *pin(uint64_t word, Kind kind, const char *what) {
+  uint32_t before;
+  return pin_counted(word, kind, what, &before);
+}
+
+Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why) {
+  uint32_t before;
+  Slot *s = pin_counted(word, kind, what, &before);
+  *why = RIG_INVALID_HANDLE;
+  // The pins are the calls in progress on this handle: a run's calls exclude each other, since the
+  // fetch_add is one total order, of two overlapping calls exactly the later one sees the other's pin.
+  if (s && before != 0) [[unlikely]] {
+    unpin(s);
+    *why = RIG_BUSY;
+    fail(RIG_BUSY, "%s: the %s is in use by another thread's call (a run is used by one thread at a time)", what,
+         kind_name(kind));
     return nullptr;
   }
   return s;

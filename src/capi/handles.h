@@ -31,6 +31,10 @@ struct Slot {
 uint64_t insert(Kind kind, std::shared_ptr<void> object);
 // The slot of a live handle of `kind`, pinned; null (with the error set) otherwise.
 [[gnu::hot]] Slot *pin(uint64_t word, Kind kind, const char *what);
+// pin() for a call that must be the handle's only one in progress (a run's submit and setters): null with
+// RIG_BUSY where another call holds a pin. It reads the count the pin's own fetch_add returns, so it costs
+// nothing over pin(). *why is the failure's status (RIG_INVALID_HANDLE or RIG_BUSY).
+[[gnu::hot]] Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why);
 inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_release); }
 // Retires the handle and drops its reference; RIG_INVALID_HANDLE if it is not live.
 rig_status remove(uint64_t word, Kind kind, const char *what);
@@ -41,6 +45,8 @@ class Pinned {
  public:
   Pinned() = default;
   Pinned(uint64_t word, Kind kind, const char *what) : slot_(pin(word, kind, what)) {}
+  // Pinned alone: see pin_alone.
+  Pinned(uint64_t word, Kind kind, const char *what, rig_status *why) : slot_(pin_alone(word, kind, what, why)) {}
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
   Pinned(Pinned &&o) noexcept : slot_(std::exchange(o.slot_, nullptr)) {}

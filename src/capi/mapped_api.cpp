@@ -1,7 +1,7 @@
 // The extern "C" layer of mapped registration: handle checks, argument checks and translation only; the
 // logic is in src/mapped. Verdicts and opened probe ops share the handle kind `verdict`, told apart by a
 // tag, so that both are generation-checked: a forged ops->user or a stale verdict is RIG_INVALID_HANDLE.
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <cmath>
 #include <cstddef>

@@ -31,18 +31,34 @@ class Device final : public LossSink {
   uint64_t point(uint64_t value) const { return make_point(index_, value); }
 
   uint64_t submitted() const { return submitted_.load(std::memory_order_acquire); }
-  uint64_t signaled() const { return driver_->signaled(); }
-  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  // The last value reached; once lost, the last value reached at the loss, for good (see device.cpp).
+  uint64_t signaled() const {
+    uint64_t s = driver_->signaled();
+    return state() & kLost ? reached_at_loss() : s;
+  }
+  bool lost() const { return state_.load(std::memory_order_acquire) & kLost; }
   // The loss reason, or null while not lost.
-  const char *lost_reason() const { return lost() ? lost_reason_.c_str() : nullptr; }
-  bool released() const { return released_.load(std::memory_order_acquire); }
+  const char *lost_reason() const { return lost() ? reason_.load(std::memory_order_acquire) : nullptr; }
+  bool released() const { return state_.load(std::memory_order_acquire) & kReleased; }
 
-  // True once value is reached, or will never need waiting for (a released device's values).
-  bool reached(uint64_t value) const { return released() || driver_->reached(value); }
+  // True once value is reached, or will never need waiting for (a released device's values). After a loss,
+  // true only for values reached at the loss, whatever the driver says later.
+  bool reached(uint64_t value) const {
+    bool r = driver_->reached(value);  // the driver first, then the state: see "Loss for good" in device.cpp
+    if (uint32_t s = state(); s != 0) [[unlikely]]
+      return settled(s, value);
+    return r;
+  }
   // reached(), from what the driver knows without asking the device (the submit path's question).
-  bool known_reached(uint64_t value) const { return released() || driver_->known_reached(value); }
+  bool known_reached(uint64_t value) const {
+    bool r = driver_->known_reached(value);
+    if (uint32_t s = state(); s != 0) [[unlikely]]
+      return settled(s, value);
+    return r;
+  }
 
-  // Commits held work through `value` (a wait's first step). LOST if the commit fails. Inline for the
+  // Commits held work through `value` (a wait's first step). LOST if the commit fails or the device is
+  // lost (without taking the turn, which a forked child may find held forever). Inline for the
   // common answer (already committed: every value of a driver that commits at hand-over).
   rig_status commit_through(uint64_t value) {
     if (committed_.load(std::memory_order_acquire) >= value) return RIG_OK;
@@ -60,18 +76,31 @@ class Device final : public LossSink {
     if (commits_at_hand_over_) committed_.store(value, std::memory_order_release);
   }
 
-  // LossSink: a driver fault, a failed hand-over or commit. Once and for good.
+  // LossSink: a driver fault, reported from inside the driver (which may hold its own locks: the value
+  // reached at the loss is read from the driver later, by the first caller that needs it). Once and for good.
   void lose(const char *why) noexcept override;
-
-  // The C handle word of the device (set once when its handle is made).
-  void set_handle(uint64_t word) { handle_.store(word, std::memory_order_release); }
-  uint64_t handle() const { return handle_.load(std::memory_order_acquire); }
+  // A loss the engine itself decides (a failed hand-over or commit, the testing hook), on a thread that holds
+  // no driver lock: the value reached at the loss is read from the driver now.
+  void lose_now(const char *why) noexcept;
+  // The fork child's loss (the registry's atfork handler, core/registry.cpp): every value unreached, no
+  // driver called, no lock taken.
+  void lose_inherited() noexcept;
+  // RIG_LOST with the device's name and reason.
+  [[gnu::cold]] rig_status lost_status() const;
 
   // Waits for all submitted work, then marks the device released (its points count as reached).
   rig_status release();
 
  private:
   rig_status commit_held(uint64_t value);
+  static constexpr uint32_t kReleased = 1, kLost = 2, kLosing = 4;
+  static constexpr uint64_t kUnset = ~uint64_t{0};
+  // seq_cst: the reads of reached() (driver, then state) and the loss (state, then driver) must not pass
+  // each other; a plain load on x86 and an ldar on ARM, as the acquire load it replaces.
+  uint32_t state() const { return state_.load(std::memory_order_seq_cst) & (kReleased | kLost); }
+  [[gnu::cold]] bool settled(uint32_t state, uint64_t value) const;
+  [[gnu::cold]] uint64_t reached_at_loss() const;
+  bool begin_loss(const char *why) noexcept;
 
   const uint32_t index_;
   const rig_device_kind kind_;
@@ -80,11 +109,9 @@ class Device final : public LossSink {
   std::mutex turn_;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};
-  std::atomic<bool> lost_{false};
-  std::atomic<bool> released_{false};
-  std::atomic<uint64_t> handle_{0};
-  std::once_flag lost_once_;
-  std::string lost_reason_;
+  std::atomic<uint32_t> state_{0};                 // kReleased, kLost, kLosing
+  mutable std::atomic<uint64_t> reached_at_loss_{kUnset};  // set once after the loss (see reached_at_loss)
+  std::atomic<const char *> reason_{nullptr};      // a copy kept for the process, or a static string
 };
 
 }  // namespace rig

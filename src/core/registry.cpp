@@ -1,13 +1,14 @@
 #include "core/registry.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <map>
+#include <pthread.h>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "capi/handles.h"
 #include "core/device.h"
 #include "core/error.h"
 
@@ -32,8 +33,44 @@ struct Registry {
   }
 };
 
+Registry &registry();
+
+// Fork. A child of fork() has one thread: whatever another parent thread held (a device's turn, a driver's
+// lock, a name's lock while a driver opened a device) stays held there forever, and a GPU context belongs
+// to the parent. So in the child every inherited device is lost ("inherited across fork") before any rig
+// call can reach it: its waits and submits answer RIG_LOST at once, without taking its turn or calling its
+// driver. Devices the child opens are new and work. pthread_atfork rather than a pid check at each entry:
+// the handlers run only at fork, while getpid() is a system call glibc no longer caches, on every submit.
+void before_fork() {
+  // The registry's own short-held locks, so that the child gets them in a known state.
+  registry().names_lock.lock();
+  registry().kept_lock.lock();
+}
+void after_fork_in_parent() {
+  registry().kept_lock.unlock();
+  registry().names_lock.unlock();
+}
+void after_fork_in_child() {
+  Registry &r = registry();
+  r.kept_lock.unlock();
+  r.names_lock.unlock();
+  // A name's lock may be held by a parent thread opening a device: the child gets new ones (the old ones
+  // are leaked, as a locked mutex may not be destroyed).
+  for (auto &[name, lock] : r.name_locks) {
+    (void)lock.release();
+    lock = std::make_unique<std::mutex>();
+  }
+  uint32_t end = std::min<uint32_t>(r.next_index.load(std::memory_order_relaxed), 65536);
+  for (uint32_t i = 1; i < end; ++i)
+    if (Device *d = r.devices[i].load(std::memory_order_relaxed)) d->lose_inherited();
+}
+
 Registry &registry() {
-  static Registry *r = new Registry;
+  static Registry *r = [] {
+    auto *made = new Registry;
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    return made;
+  }();
   return *r;
 }
 
@@ -45,18 +82,14 @@ Device *device_at(uint32_t index) {
   return registry().devices[index].load(std::memory_order_acquire);
 }
 
-rig_status open_device(std::unique_ptr<DriverDevice> driver, rig_device *out) {
+rig_status register_device(std::unique_ptr<DriverDevice> driver, Device **out) {
   auto &r = registry();
   uint32_t index = r.next_index.fetch_add(1, std::memory_order_relaxed);
   if (index > 65535) return fail(RIG_OUT_OF_MEMORY, "open: all 65535 device indices of this process are used");
   rig_device_kind kind = driver->info().kind;
   Device *d = new Device(index, std::move(driver), kind);  // owned by the registry until exit
   r.devices[index].store(d, std::memory_order_release);
-  // The handle shares the device without owning it: devices outlive their handles.
-  uint64_t word = capi::insert(capi::Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), d));
-  if (!word) return RIG_OUT_OF_MEMORY;
-  d->set_handle(word);
-  *out = capi::handle_of<rig_device>(word);
+  *out = d;
   return RIG_OK;
 }
 

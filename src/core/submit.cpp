@@ -99,10 +99,6 @@ class Collected {
   std::vector<uint64_t> spill_;
 };
 
-[[gnu::cold]] rig_status lost_status(const Device &d) {
-  return fail(RIG_LOST, "%s lost: %s", d.info().name.c_str(), d.lost_reason());
-}
-
 // Past kInline in-queue waits: the rest go to the heap, and join() puts the first kInline before them.
 [[gnu::noinline, gnu::cold]] void spill(std::vector<QueueWait> &waits, QueueWait wait) { waits.push_back(wait); }
 [[gnu::noinline, gnu::cold]] std::span<const QueueWait> join(const QueueWait *first, size_t count,
@@ -136,7 +132,7 @@ class Collected {
 [[gnu::hot]] rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
   Device &self = run.device();
   if (self.released()) return fail(RIG_LOST, "%s was released", self.info().name.c_str());
-  if (self.lost()) return lost_status(self);
+  if (self.lost()) return self.lost_status();
 
   // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer).
   if (rig_status s = run.check_ready(); s != RIG_OK) return s;
@@ -169,7 +165,7 @@ class Collected {
     if (d.known_reached(v)) continue;
     if (d.lost()) {
       if (d.reached(v)) continue;  // reached before the loss (what the driver knew lagged)
-      return lost_status(d);
+      return d.lost_status();
     }
     if (driver.can_wait_in_queue(d.driver())) {
       if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
@@ -188,12 +184,12 @@ class Collected {
   // 4. The turn: assign the value, hand over, raise the stamps. From here the work is handed over or the
   // device is lost; nothing fails silently.
   std::lock_guard turn(self.turn());
-  if (self.lost()) return lost_status(self);
+  if (self.lost()) return self.lost_status();
   uint64_t value = self.submitted() + 1;
   if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
   if (rig_status s = driver.hand_over(run.work(), value, queue_waits); s != RIG_OK) {
-    self.lose(last_error());
-    return lost_status(self);
+    self.lose_now(last_error());
+    return self.lost_status();
   }
   self.assign(value);
   uint64_t here = self.point(value);

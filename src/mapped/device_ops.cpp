@@ -35,6 +35,7 @@ std::optional<Verdict> static_verdict_of(Device &device) {
     switch (fact) {
       case RIG_FACT_INTEGRATED: return hr ? hr->integrated() : info.integrated;
       case RIG_FACT_PAGEABLE_USES_HOST_PAGE_TABLES: return hr ? hr->pageable_uses_host_page_tables() : -1;
+      default: break;  // a fact added later: unknown here
     }
     return -1;
   });

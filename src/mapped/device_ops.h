@@ -2,7 +2,7 @@
 // the ops the self-test needs (seed: with_device_ops) backed by the device's own driver.
 #pragma once
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <memory>
 #include <optional>

@@ -2,7 +2,7 @@
 // back, compared with an independent read of the file, timed against a staged copy, and released.
 #pragma once
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <cstddef>
 #include <functional>

@@ -2,7 +2,7 @@
 // registered or copied. The rows and why each is what it is are in static_table.cpp.
 #pragma once
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <functional>
 #include <optional>

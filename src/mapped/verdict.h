@@ -2,7 +2,7 @@
 // handle's strings stay valid while it lives.
 #pragma once
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <string>
 

@@ -238,31 +238,6 @@ static void a_fault_loses_the_device_and_what_waits_on_it(void **state) {
   OK(rig_device_release(c));
 }
 
-/* The memory device's test hook: the fault hits its last value; a reader on another device fails. */
-static void a_lost_memory_device_fails_the_waits_past_its_fault(void **state) {
-  (void)state;
-  rig_device a, b;
-  OK(rig_memory_device("A", &a));
-  OK(rig_memory_device("B", &b));
-  rig_buffer x = rt_create(a, 64), y = rt_create(b, 64);
-  rig_point p = rt_fill(a, x, 1);
-  OK(rig_testing_lose_device(a, "unplugged"));
-  STATUS(RIG_LOST, rig_wait_point(p, UINT64_MAX));
-  assert_non_null(strstr(rig_last_error(), "unplugged"));
-  rig_buffer x_on_b = rt_borrow(b, x);
-  STATUS(RIG_LOST, rt_try_copy(b, x_on_b, y, NULL, 0, NULL));
-  assert_int_equal(rt_submitted(b), 0); /* nothing assigned */
-  rt_fill(b, y, 4);                       /* B itself goes on */
-  rig_device h;
-  OK(rig_host(&h));
-  STATUS(RIG_UNSUPPORTED, rig_testing_lose_device(h, "no"));
-  OK(rig_buffer_release(x_on_b));
-  OK(rig_buffer_release(x));
-  OK(rig_buffer_release(y));
-  OK(rig_device_release(a));
-  OK(rig_device_release(b));
-}
-
 /* Work a driver cannot take (a binding past its limit) is refused by rig_submit, before the turn: the
  * device keeps its timeline and takes the next run. Without the check the driver's hand_over would refuse
  * it, which loses the device. */
@@ -312,7 +287,6 @@ int main(void) {
       cmocka_unit_test(waits_time_out_are_interrupted_and_refuse_the_future),
       cmocka_unit_test(a_hang_past_the_bound_loses_the_device),
       cmocka_unit_test(a_fault_loses_the_device_and_what_waits_on_it),
-      cmocka_unit_test(a_lost_memory_device_fails_the_waits_past_its_fault),
   };
   return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rig_mapped.h>
+
 #include "hip_test.h"
 
 static void reset_fake(void) {

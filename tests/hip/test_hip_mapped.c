@@ -15,6 +15,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <rig_mapped.h>
+
 #include "hip_test.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994

@@ -18,7 +18,8 @@ unset LD_LIBRARY_PATH
 dest=$(mktemp -d "${TMPDIR:-/tmp}/rig-install.XXXXXX")
 trap 'rm -rf "$dest"' EXIT
 "$meson" install -C "$build" --destdir "$dest" --no-rebuild --quiet
-for f in "$includedir/rig.h" "$libdir/pkgconfig/rig.pc" "$libdir/librig.so" "$libdir/librig.so.0" "$bindir/rig"; do
+[ ! -e "$dest$includedir/rig_testing.h" ] || { echo "the tests' header rig_testing.h was installed" >&2; exit 1; }
+for f in "$includedir/rig.h" "$includedir/rig_mapped.h" "$libdir/pkgconfig/rig.pc" "$libdir/librig.so" "$libdir/librig.so.0" "$bindir/rig"; do
   [ -e "$dest$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
 if [ "$man" = yes ]; then

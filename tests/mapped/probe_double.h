@@ -4,7 +4,7 @@
 #ifndef RIG_TESTS_MAPPED_PROBE_DOUBLE_H
 #define RIG_TESTS_MAPPED_PROBE_DOUBLE_H
 
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <stddef.h>
 #include <stdint.h>

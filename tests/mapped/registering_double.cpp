@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "capi/devices.h"
 #include "capi/handles.h"
 #include "core/device.h"
 #include "core/driver.h"
@@ -167,7 +168,7 @@ using rig::RegisteringDouble;
 extern "C" {
 
 rig_status rd_open(const rd_config *c, rig_device *out) {
-  return rig::open_device(std::make_unique<RegisteringDouble>(*c), out);
+  return rig::capi::open_device(std::make_unique<RegisteringDouble>(*c), out);
 }
 rd_counts rd_get_counts(rig_device d) { return double_of(d)->counts(); }
 void rd_set_wrong_bytes(rig_device d, int on) {

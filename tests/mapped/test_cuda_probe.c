@@ -4,7 +4,7 @@
  * both speeds, the read-only registration of a read-only mapping, the range table refusing a second or
  * overlapping registration, Not_needed for none of it. No CUDA device: skipped (exit 77), or failed when
  * RIG_REQUIRE names cuda. */
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <dlfcn.h>
 #include <fcntl.h>

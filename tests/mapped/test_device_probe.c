@@ -1,7 +1,7 @@
 /* rig_probe and the registered-range table over a rig device (the registering double): the device-backed
  * ops, the read-only flag, every self-test kind through the engine's device, and the table refusing a second
  * or overlapping registration before the driver sees it. */
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * lists, Still_registered after two and after three failed releases, the errors a callback returns as the
  * probe's own, and the windows' bounds. The map's bytes past the two windows are PROT_NONE and differ from
  * the reference's, so a probe that registered, read or compared them would fail these tests. */
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <setjmp.h>
 #include <stdarg.h>

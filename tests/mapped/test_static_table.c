@@ -1,7 +1,7 @@
 /* The static table row by row (rig_static_verdict_for with a counting fact query), and the same rows on
  * devices (rig_static_verdict over the registering double): Vulkan is refused before any query and nothing
  * is ever registered or read on a refused or decided device. */
-#include <rig.h>
+#include <rig_mapped.h>
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi/devices.h"
 #include "capi/handles.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -174,7 +175,7 @@ class TestDriver final : public DriverDevice {
 
   // Runs the front entry if it can run. Called with the world lock held.
   bool step_one() {
-    if (queue.empty() || lost()) return false;
+    if (queue.empty() || (lost() && !runs_on_after_loss)) return false;
     Entry &e = queue.front();
     if (!e.committed) return false;
     if (stall_at && e.value == stall_at) return false;
@@ -233,7 +234,15 @@ class TestDriver final : public DriverDevice {
   bool in_hand_over = false;
   uint64_t fault_at = 0, stall_at = 0, hang_bound_ns = 0;
   bool interrupt_next = false;
+  bool runs_on_after_loss = false;
   uint64_t handed = 0;
+
+  // tdrv_lose: a fault reported from outside the queue (another thread's view of the device).
+  void lose_from_outside(const char *why, bool runs_on) {
+    runs_on_after_loss = runs_on;
+    log_line("lose " + info_.name);
+    report_loss(why);
+  }
 };
 
 TestDriver *test_driver(rig_device d) {
@@ -250,7 +259,7 @@ using namespace rig;
 extern "C" {
 
 rig_status tdrv_open(const char *name, rig_device *out) {
-  return open_device(std::make_unique<TestDriver>(name), out);
+  return capi::open_device(std::make_unique<TestDriver>(name), out);
 }
 
 #define WITH(d, body)                                  \
@@ -271,6 +280,7 @@ void tdrv_set_fault_at(rig_device d, uint64_t v) { WITH(d, t->fault_at = v); }
 void tdrv_set_stall_at(rig_device d, uint64_t v) { WITH(d, t->stall_at = v); }
 void tdrv_set_hang_bound_ns(rig_device d, uint64_t ns) { WITH(d, t->hang_bound_ns = ns); }
 void tdrv_interrupt_next_wait(rig_device d) { WITH(d, t->interrupt_next = true); }
+void tdrv_lose(rig_device d, const char *why, int runs_on) { WITH(d, t->lose_from_outside(why, runs_on != 0)); }
 
 unsigned tdrv_step(rig_device d, unsigned n) {
   unsigned ran = 0;

@@ -30,6 +30,10 @@ void tdrv_set_fault_at(rig_device d, uint64_t value);
 void tdrv_set_stall_at(rig_device d, uint64_t value);
 /* A hang of more than `ns` in a wait loses the device (the driver's bound). 0: no bound. */
 void tdrv_set_hang_bound_ns(rig_device d, uint64_t ns);
+/* The driver reports a fault of the device now (as a fault seen on another thread). runs_on 1: its queue
+ * still runs afterwards when stepped, as work already on a GPU or a memory device's running kernel may
+ * complete after the fault; the engine must count none of it as reached. */
+void tdrv_lose(rig_device d, const char *why, int runs_on);
 /* The next host wait on the device returns RIG_INTERRUPTED. */
 void tdrv_interrupt_next_wait(rig_device d);
 /* Runs up to n runnable entries of the device in order; returns how many ran. */

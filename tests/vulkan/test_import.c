@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rig_mapped.h>
+
 #include "vk_common.h"
 
 static int import_offered(rig_device a) {

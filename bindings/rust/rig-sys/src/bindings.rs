@@ -64,12 +64,6 @@ pub struct rig_module_h {
     _unused: [u8; 0],
 }
 pub type rig_module = *mut rig_module_h;
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct rig_verdict_h {
-    _unused: [u8; 0],
-}
-pub type rig_verdict = *mut rig_verdict_h;
 pub type rig_point = u64;
 pub const rig_device_kind_RIG_DEVICE_HOST: rig_device_kind = 0;
 pub const rig_device_kind_RIG_DEVICE_MEMORY: rig_device_kind = 1;
@@ -854,12 +848,19 @@ extern "C" {
 extern "C" {
     pub fn rig_run_release(run: rig_run) -> rig_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_verdict_h {
+    _unused: [u8; 0],
+}
+pub type rig_verdict = *mut rig_verdict_h;
 pub const rig_verdict_kind_RIG_VERDICT_USABLE: rig_verdict_kind = 1;
 pub const rig_verdict_kind_RIG_VERDICT_NOT_NEEDED: rig_verdict_kind = 2;
 pub const rig_verdict_kind_RIG_VERDICT_REFUSED: rig_verdict_kind = 3;
 pub const rig_verdict_kind_RIG_VERDICT_TOO_SLOW: rig_verdict_kind = 4;
 pub const rig_verdict_kind_RIG_VERDICT_INCONCLUSIVE: rig_verdict_kind = 5;
 pub const rig_verdict_kind_RIG_VERDICT_STILL_REGISTERED: rig_verdict_kind = 6;
+pub const rig_verdict_kind_RIG_VERDICT_KIND_MAX_ENUM: rig_verdict_kind = 2147483647;
 pub type rig_verdict_kind = ::std::os::raw::c_uint;
 pub const rig_refusal_RIG_REFUSAL_NONE: rig_refusal = 0;
 pub const rig_refusal_RIG_REFUSAL_INTEGRATED_GPU: rig_refusal = 1;
@@ -867,6 +868,7 @@ pub const rig_refusal_RIG_REFUSAL_DEVICE_KIND_UNKNOWN: rig_refusal = 2;
 pub const rig_refusal_RIG_REFUSAL_KERNEL_HAZARD: rig_refusal = 3;
 pub const rig_refusal_RIG_REFUSAL_NOT_MEASURED: rig_refusal = 4;
 pub const rig_refusal_RIG_REFUSAL_WRONG_BYTES: rig_refusal = 5;
+pub const rig_refusal_RIG_REFUSAL_MAX_ENUM: rig_refusal = 2147483647;
 pub type rig_refusal = ::std::os::raw::c_uint;
 extern "C" {
     pub fn rig_verdict_get_kind(verdict: rig_verdict, kind: *mut rig_verdict_kind) -> rig_status;
@@ -910,6 +912,7 @@ extern "C" {
 }
 pub const rig_device_fact_RIG_FACT_INTEGRATED: rig_device_fact = 1;
 pub const rig_device_fact_RIG_FACT_PAGEABLE_USES_HOST_PAGE_TABLES: rig_device_fact = 2;
+pub const rig_device_fact_RIG_FACT_MAX_ENUM: rig_device_fact = 2147483647;
 pub type rig_device_fact = ::std::os::raw::c_uint;
 pub type rig_device_fact_fn = ::std::option::Option<
     unsafe extern "C" fn(
@@ -1287,11 +1290,5 @@ extern "C" {
         host: *const ::std::os::raw::c_void,
         length: usize,
         registered: *mut ::std::os::raw::c_int,
-    ) -> rig_status;
-}
-extern "C" {
-    pub fn rig_testing_lose_device(
-        device: rig_device,
-        why: *const ::std::os::raw::c_char,
     ) -> rig_status;
 }

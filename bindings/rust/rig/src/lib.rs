@@ -211,11 +211,6 @@ impl Device {
         let why = out_handle(|o| unsafe { sys::rig_device_lost_reason(self.raw, o) })?;
         Ok(if why.is_null() { None } else { Some(unsafe { owned_str(why) }) })
     }
-    /// Testing hook: loses a memory device as a driver fault would.
-    pub fn lose(&self, why: &str) -> Result<()> {
-        let w = cstring(why)?;
-        check(unsafe { sys::rig_testing_lose_device(self.raw, w.as_ptr()) })
-    }
 }
 
 impl Drop for Device {

@@ -185,6 +185,6 @@ fn the_rest_of_the_api() {
     let e = rig::Module::load(&a, rig::ModuleFormat::Ptx, b"// no code").err().expect("memory devices load no module");
     println!("module on a memory device: {}", e);
     assert_eq!(e.status, Status::UNSUPPORTED);
-    a.lose("a test lost it").unwrap();
-    assert_eq!(a.lost_reason().unwrap().as_deref(), Some("a test lost it"));
+    // librig exports no hook to lose a device (rig_testing.h is for rig's own tests): a live one has no reason.
+    assert_eq!(a.lost_reason().unwrap().as_deref(), None);
 }
