@@ -1,13 +1,11 @@
 #include "drivers/cuda/api.h"
 
-#include <dlfcn.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "core/error.h"
+#include "drivers/common/library.h"
+#include "drivers/cuda/module.h"
 
 namespace rig::cuda {
 namespace {
@@ -18,34 +16,57 @@ struct Loaded {
   std::string why;  // the reason it is not ok, repeated on every later call
 };
 
+// The stream device's table, filled with the very pointers loaded (cu.h's types are the table's). Names are
+// the calls as CUDA's documentation spells them.
+void fill_family(Api &a) {
+  stream::Family &f = a.family;
+  f.prefix = "cuda";
+  f.framework = "CUDA";
+#define RIG_CU_STREAM(field, entry)  \
+  f.calls.field = a.entry;           \
+  f.names.field = #entry;
+  RIG_CU_STREAM_CALLS(RIG_CU_STREAM)
+#undef RIG_CU_STREAM
+  f.attributes = {{cu::ATTR_MAX_BLOCK_DIM_X, cu::ATTR_MAX_BLOCK_DIM_Y, cu::ATTR_MAX_BLOCK_DIM_Z},
+                  {cu::ATTR_MAX_GRID_DIM_X, cu::ATTR_MAX_GRID_DIM_Y, cu::ATTR_MAX_GRID_DIM_Z},
+                  cu::ATTR_MAX_THREADS_PER_BLOCK,
+                  cu::ATTR_MAX_SHARED_MEMORY_PER_BLOCK,
+                  cu::ATTR_HOST_REGISTER_SUPPORTED,
+                  cu::ATTR_INTEGRATED,
+                  cu::ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+                  cu::ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED};
+  f.error_name = error_name;
+  f.is_sticky = is_sticky;
+  f.load_module = load_module;
+  f.formats[0] = RIG_MODULE_PTX;
+  f.formats[1] = RIG_MODULE_CUBIN;
+  f.formats_named = "PTX, cubin or fatbin modules";
+  // From pageable memory cuMemcpyHtoD returns before the DMA lands (see stream/device_memory.cpp).
+  f.copies_finish_on_legacy_stream = true;
+}
+
 Loaded load() {
   Loaded l;
-  const char *env = std::getenv("RIG_CUDA_LIBRARY");
-  const char *file = env && *env ? env : "libcuda.so.1";
-  // RTLD_LOCAL: the driver's symbols never leak into the program's namespace. Never dlclosed: the driver
-  // must outlive every context and stream rig made.
-  void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = dlerror();
-    l.why = std::string("cannot load the CUDA driver ") + file + ": " + (e ? e : "unknown dlopen error");
+  // Never closed: the driver must outlive every context and stream rig made.
+  common::Library lib = common::open_library("RIG_CUDA_LIBRARY", "libcuda.so.1", "the CUDA driver");
+  if (!lib.handle) {
+    l.why = lib.why;
     return l;
   }
-  using namespace cu;  // the entry point table names its types unqualified
   Api &a = l.api;
   const char *missing = nullptr;
-#define RIG_CU_LOAD(field, symbol, ret, params)                                  \
-  a.field = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));                 \
-  if (!a.field && !missing) missing = symbol;
+#define RIG_CU_LOAD(field, symbol, ret, params) \
+  if (!common::resolve(lib, symbol, a.field) && !missing) missing = symbol;
   RIG_CU_ENTRY_POINTS(RIG_CU_LOAD)
 #undef RIG_CU_LOAD
   if (missing) {
-    l.why = std::string("the CUDA driver ") + file + " lacks " + missing;
+    l.why = "the CUDA driver " + lib.file + " lacks " + missing;
     return l;
   }
-#define RIG_CU_LOAD_OPTIONAL(field, symbol, ret, params) \
-  a.field = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));
+#define RIG_CU_LOAD_OPTIONAL(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
   RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_CU_LOAD_OPTIONAL)
 #undef RIG_CU_LOAD_OPTIONAL
+  fill_family(a);
   cu::Result r = a.cuInit(0);
   if (r != cu::SUCCESS) {
     const char *name = nullptr;
@@ -102,12 +123,6 @@ bool is_sticky(cu::Result r) {
     default:
       return false;
   }
-}
-
-rig_status status_of(cu::Result r) {
-  if (r == cu::ERROR_OUT_OF_MEMORY) return RIG_OUT_OF_MEMORY;
-  if (is_sticky(r)) return RIG_LOST;
-  return RIG_DRIVER;
 }
 
 }  // namespace rig::cuda

@@ -6,16 +6,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "drivers/stream/calls.h"
+
 namespace rig::cu {
 
-using Result = int;  // CUresult
-using Device = int;  // CUdevice
-using DevicePtr = unsigned long long;  // CUdeviceptr (64-bit)
-using Context = struct CUctx_st *;
-using Stream = struct CUstream_st *;
-using Event = struct CUevent_st *;
-using Module = struct CUmod_st *;
-using Function = struct CUfunc_st *;
+// The stream device's types (drivers/stream/calls.h), which are CUDA's: the entry points the stream device
+// calls go into its table as loaded, with no adapter between (drivers/cuda/api.cpp).
+using Result = stream::Result;        // CUresult
+using Device = int;                   // CUdevice
+using DevicePtr = stream::DevicePtr;  // CUdeviceptr (64-bit)
+using Context = stream::Context;      // CUcontext
+using Stream = stream::Stream;        // CUstream
+using Event = stream::Event;          // CUevent
+using Module = stream::Module;        // CUmodule
+using Function = stream::Function;    // CUfunction
 
 // CUresult values rig tells apart.
 enum : Result {
@@ -149,5 +153,40 @@ constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
     (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))                                         \
   X(cuStreamWaitValue64, "cuStreamWaitValue64_v2", Result,                                                   \
     (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))
+
+// The stream device's table (drivers/stream/calls.h): each field and the entry point above that fills it.
+#define RIG_CU_STREAM_CALLS(X)                                                                                 \
+  X(get_current, cuCtxGetCurrent)                                                                            \
+  X(set_current, cuCtxSetCurrent)                                                                            \
+  X(synchronize_context, cuCtxSynchronize)                                                                   \
+  X(device_attribute, cuDeviceGetAttribute)                                                                  \
+  X(can_access_peer, cuDeviceCanAccessPeer)                                                                  \
+  X(enable_peer_access, cuCtxEnablePeerAccess)                                                               \
+  X(stream_create, cuStreamCreate)                                                                           \
+  X(stream_destroy, cuStreamDestroy)                                                                         \
+  X(stream_query, cuStreamQuery)                                                                             \
+  X(stream_synchronize, cuStreamSynchronize)                                                                 \
+  X(stream_wait_event, cuStreamWaitEvent)                                                                    \
+  X(event_create, cuEventCreate)                                                                             \
+  X(event_destroy, cuEventDestroy)                                                                           \
+  X(event_record, cuEventRecord)                                                                             \
+  X(event_query, cuEventQuery)                                                                               \
+  X(event_synchronize, cuEventSynchronize)                                                                   \
+  X(mem_alloc, cuMemAlloc)                                                                                   \
+  X(mem_free, cuMemFree)                                                                                     \
+  X(host_alloc, cuMemHostAlloc)                                                                              \
+  X(host_free, cuMemFreeHost)                                                                                \
+  X(host_device_pointer, cuMemHostGetDevicePointer)                                                          \
+  X(host_register, cuMemHostRegister)                                                                        \
+  X(host_unregister, cuMemHostUnregister)                                                                    \
+  X(copy_to_device, cuMemcpyHtoD)                                                                            \
+  X(copy_to_host, cuMemcpyDtoH)                                                                              \
+  X(copy_async, cuMemcpyAsync)                                                                               \
+  X(fill_async, cuMemsetD8Async)                                                                             \
+  X(module_unload, cuModuleUnload)                                                                           \
+  X(module_function, cuModuleGetFunction)                                                                    \
+  X(launch, cuLaunchKernel)                                                                                  \
+  X(write_value64, cuStreamWriteValue64)                                                                     \
+  X(wait_value64, cuStreamWaitValue64)
 
 }  // namespace rig::cu

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "drivers/common/library.h"
+#include "drivers/hip/module.h"
 
 namespace rig::hip {
 namespace {
@@ -14,6 +15,91 @@ struct Loaded {
   bool ok = false;
   std::string why;  // the reason it is not ok, repeated on every later call
 };
+
+// The loaded runtime, for the adapters below (they run only once api() has answered with it).
+const Api &loaded() { return *api(); }
+
+void *pointer(stream::DevicePtr a) { return reinterpret_cast<void *>(static_cast<uintptr_t>(a)); }
+stream::DevicePtr address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Adapters where HIP's signature is not the table's: device ids for contexts, void * device addresses, a
+// copy's direction argument, a wait's mask. One call each; the rest of the table is HIP's entry points.
+Error get_current(stream::Context *context) {
+  DeviceId id = -1;
+  Error r = loaded().hipGetDevice(&id);
+  *context = r == SUCCESS ? context_of(id) : nullptr;
+  return r;
+}
+Error set_current(stream::Context context) {
+  return context ? loaded().hipSetDevice(device_of(context)) : SUCCESS;  // "none": HIP always has one
+}
+Error enable_peer_access(stream::Context peer, unsigned flags) {
+  return loaded().hipDeviceEnablePeerAccess(device_of(peer), flags);
+}
+Error mem_alloc(stream::DevicePtr *a, size_t bytes) {
+  void *p = nullptr;
+  Error r = loaded().hipMalloc(&p, bytes);
+  *a = address(p);
+  return r;
+}
+Error mem_free(stream::DevicePtr a) { return loaded().hipFree(pointer(a)); }
+Error host_device_pointer(stream::DevicePtr *a, void *host, unsigned flags) {
+  void *p = nullptr;
+  Error r = loaded().hipHostGetDevicePointer(&p, host, flags);
+  *a = address(p);
+  return r;
+}
+Error copy_to_device(stream::DevicePtr dst, const void *src, size_t bytes) {
+  return loaded().hipMemcpyHtoD(pointer(dst), src, bytes);
+}
+Error copy_to_host(void *dst, stream::DevicePtr src, size_t bytes) {
+  return loaded().hipMemcpyDtoH(dst, pointer(src), bytes);
+}
+Error copy_async(stream::DevicePtr dst, stream::DevicePtr src, size_t bytes, Stream stream) {
+  return loaded().hipMemcpyAsync(pointer(dst), pointer(src), bytes, MEMCPY_DEFAULT, stream);
+}
+Error fill_async(stream::DevicePtr dst, unsigned char value, size_t bytes, Stream stream) {
+  return loaded().hipMemsetD8Async(pointer(dst), value, bytes, stream);
+}
+Error write_value64(Stream stream, stream::DevicePtr a, uint64_t value, unsigned flags) {
+  return loaded().hipStreamWriteValue64(stream, pointer(a), value, flags);
+}
+Error wait_value64(Stream stream, stream::DevicePtr a, uint64_t value, unsigned flags) {
+  return loaded().hipStreamWaitValue64(stream, pointer(a), value, flags, ~uint64_t{0});
+}
+
+void fill_family(Api &a) {
+  stream::Family &f = a.family;
+  f.prefix = "hip";
+  f.framework = "HIP";
+  stream::Calls &c = f.calls;
+  stream::CallNames &n = f.names;
+  // HIP's entry points that are the table's calls, and the adapters for the others.
+#define RIG_HIP_STREAM(field, entry) \
+  c.field = a.entry;                 \
+  n.field = #entry;
+#define RIG_HIP_ADAPTED(field, entry) \
+  c.field = field;                    \
+  n.field = #entry;
+  RIG_HIP_STREAM_CALLS(RIG_HIP_STREAM, RIG_HIP_ADAPTED)
+#undef RIG_HIP_STREAM
+#undef RIG_HIP_ADAPTED
+  if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
+  f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z},
+                  {ATTR_MAX_GRID_DIM_X, ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z},
+                  ATTR_MAX_THREADS_PER_BLOCK,
+                  ATTR_MAX_SHARED_MEMORY_PER_BLOCK,
+                  ATTR_HOST_REGISTER_SUPPORTED,
+                  ATTR_INTEGRATED,
+                  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+                  -1};  // hipHostRegisterReadOnly has no attribute: the runtime answers the registration
+  f.error_name = error_name;
+  f.is_sticky = is_sticky;
+  f.load_module = load_module;
+  f.formats[0] = f.formats[1] = RIG_MODULE_HIP_CODE_OBJECT;
+  f.formats_named = "HIP code objects (RIG_MODULE_HIP_CODE_OBJECT)";
+  f.copies_finish_on_legacy_stream = false;
+}
 
 Loaded load() {
   Loaded l;
@@ -40,6 +126,7 @@ Loaded load() {
 #define RIG_HIP_LOAD_OPTIONAL(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_LOAD_OPTIONAL)
 #undef RIG_HIP_LOAD_OPTIONAL
+  fill_family(a);
   Error r = a.hipInit(0);
   if (r != SUCCESS) {
     const char *name = a.hipGetErrorName(r);
@@ -88,12 +175,6 @@ bool is_sticky(Error e) {
     default:
       return false;
   }
-}
-
-rig_status status_of(Error e) {
-  if (e == ERROR_OUT_OF_MEMORY) return RIG_OUT_OF_MEMORY;
-  if (is_sticky(e)) return RIG_LOST;
-  return RIG_DRIVER;
 }
 
 }  // namespace rig::hip

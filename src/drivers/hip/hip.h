@@ -8,15 +8,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "drivers/stream/calls.h"
+
 namespace rig::hip {
 
-using Error = int;          // hipError_t
-using DeviceId = int;       // hipDevice_t, and the int device ids of the runtime calls
-using DevicePtr = void *;   // hipDeviceptr_t
-using Stream = struct ihipStream_t *;
-using Event = struct ihipEvent_t *;
-using Module = struct ihipModule_t *;
-using Function = struct ihipModuleSymbol_t *;
+// Handles are the stream device's types (drivers/stream/calls.h), so the entry points whose signatures are
+// the table's go into it as loaded; device addresses stay HIP's void * (adapters convert, hip/api.cpp).
+using Error = stream::Result;         // hipError_t
+using DeviceId = int;                 // hipDevice_t, and the int device ids of the runtime calls
+using DevicePtr = void *;             // hipDeviceptr_t
+using Stream = stream::Stream;        // hipStream_t
+using Event = stream::Event;          // hipEvent_t
+using Module = stream::Module;        // hipModule_t
+using Function = stream::Function;    // hipFunction_t
 
 // hipError_t values rig tells apart.
 enum : Error {
@@ -129,5 +133,41 @@ constexpr int MEMCPY_DEFAULT = 4;                    // hipMemcpyDefault: direct
     (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
   X(hipStreamWaitValue64, "hipStreamWaitValue64", Error,                                                     \
     (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))
+
+// The stream device's table (drivers/stream/calls.h): each field and the entry point above behind it, as
+// loaded (SAME) or through an adapter of the same name as the field (ADAPTED, hip/api.cpp).
+#define RIG_HIP_STREAM_CALLS(SAME, ADAPTED)                                                                   \
+  ADAPTED(get_current, hipGetDevice)                                                                         \
+  ADAPTED(set_current, hipSetDevice)                                                                         \
+  SAME(synchronize_context, hipDeviceSynchronize)                                                            \
+  SAME(device_attribute, hipDeviceGetAttribute)                                                              \
+  SAME(can_access_peer, hipDeviceCanAccessPeer)                                                              \
+  ADAPTED(enable_peer_access, hipDeviceEnablePeerAccess)                                                     \
+  SAME(stream_create, hipStreamCreateWithFlags)                                                              \
+  SAME(stream_destroy, hipStreamDestroy)                                                                     \
+  SAME(stream_query, hipStreamQuery)                                                                         \
+  SAME(stream_synchronize, hipStreamSynchronize)                                                             \
+  SAME(stream_wait_event, hipStreamWaitEvent)                                                                \
+  SAME(event_create, hipEventCreateWithFlags)                                                                \
+  SAME(event_destroy, hipEventDestroy)                                                                       \
+  SAME(event_record, hipEventRecord)                                                                         \
+  SAME(event_query, hipEventQuery)                                                                           \
+  SAME(event_synchronize, hipEventSynchronize)                                                               \
+  ADAPTED(mem_alloc, hipMalloc)                                                                              \
+  ADAPTED(mem_free, hipFree)                                                                                 \
+  SAME(host_alloc, hipHostMalloc)                                                                            \
+  SAME(host_free, hipHostFree)                                                                               \
+  ADAPTED(host_device_pointer, hipHostGetDevicePointer)                                                      \
+  SAME(host_register, hipHostRegister)                                                                       \
+  SAME(host_unregister, hipHostUnregister)                                                                   \
+  ADAPTED(copy_to_device, hipMemcpyHtoD)                                                                     \
+  ADAPTED(copy_to_host, hipMemcpyDtoH)                                                                       \
+  ADAPTED(copy_async, hipMemcpyAsync)                                                                        \
+  ADAPTED(fill_async, hipMemsetD8Async)                                                                      \
+  SAME(module_unload, hipModuleUnload)                                                                       \
+  SAME(module_function, hipModuleGetFunction)                                                                \
+  SAME(launch, hipModuleLaunchKernel)                                                                        \
+  ADAPTED(write_value64, hipStreamWriteValue64)                                                              \
+  ADAPTED(wait_value64, hipStreamWaitValue64)
 
 }  // namespace rig::hip
