@@ -3,17 +3,14 @@
 #include "core/error.h"
 
 namespace rig::cuda {
-namespace {
 
-// Fills a new Gpu: checks the ordinal against the driver's count, retains the primary context.
-rig_status open_gpu(const stream::Family &, stream::Gpu *gpu) {
-  const Api &api = *cuda::api();  // loaded: gpu_at was called with it
-  int count = 0;
-  cu::Result r = api.cuDeviceGetCount(&count);
-  if (r != cu::SUCCESS) return fail(RIG_NOT_FOUND, "cuDeviceGetCount failed: %s", error_name(r));
+rig_status open_gpu(stream::Gpu *gpu) {
+  const Api &api = *cuda::api();  // loaded: only its family calls this
+  int count = device_count();
+  if (count < 0) return fail(RIG_NOT_FOUND, "cuDeviceGetCount failed");
   if (gpu->ordinal >= static_cast<unsigned>(count))
     return fail(RIG_NOT_FOUND, "no device cuda:%u (the CUDA driver lists %d)", gpu->ordinal, count);
-  r = api.cuDeviceGet(&gpu->device, static_cast<int>(gpu->ordinal));
+  cu::Result r = api.cuDeviceGet(&gpu->device, static_cast<int>(gpu->ordinal));
   if (r != cu::SUCCESS) return fail(RIG_NOT_FOUND, "cuDeviceGet(%u) failed: %s", gpu->ordinal, error_name(r));
   r = api.cuDevicePrimaryCtxRetain(&gpu->context, gpu->device);
   if (r != cu::SUCCESS)
@@ -22,10 +19,8 @@ rig_status open_gpu(const stream::Family &, stream::Gpu *gpu) {
   return RIG_OK;
 }
 
-}  // namespace
-
 rig_status gpu_at(const Api &api, unsigned ordinal, const stream::Gpu **out) {
-  return stream::gpu_at(api.family, ordinal, open_gpu, out);
+  return stream::gpu_at(api.family, ordinal, out);
 }
 
 }  // namespace rig::cuda

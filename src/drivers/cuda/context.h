@@ -2,11 +2,12 @@
 // once, the first time a device on it opens, and never released (timeline words, in-queue waits of other
 // devices and modules may outlive any one rig device; the CUDA runtime keeps its primary contexts until exit
 // for the same reason). Every rig device on one GPU shares it, so their memory, modules and events are
-// usable by one another without peer access.
+// usable by one another without peer access. Also the rest of CUDA's Family hooks (stream/calls.h).
 #pragma once
 
 #include <rig.h>
 
+#include "core/driver.h"
 #include "drivers/cuda/api.h"
 #include "drivers/stream/gpu.h"
 
@@ -14,5 +15,15 @@ namespace rig::cuda {
 
 // The GPU of `ordinal`, retaining its primary context on first use. RIG_NOT_FOUND where there is none.
 rig_status gpu_at(const Api &api, unsigned ordinal, const stream::Gpu **out);
+
+// Family::open_gpu: checks the ordinal against cuDeviceGetCount, retains the primary context.
+rig_status open_gpu(stream::Gpu *gpu);
+// Family::device_count: cuDeviceGetCount, -1 where it fails.
+int device_count();
+// Family::describe: name, model, memory, integrated (-1 where the query fails).
+void describe(const stream::Gpu &gpu, DriverInfo *out);
+// Family::memory_operations: events unless RIG_CUDA_TIMELINE=memops asks for stream memory operations and
+// the device and driver have 64-bit ones.
+bool memory_operations(const stream::Gpu &gpu);
 
 }  // namespace rig::cuda

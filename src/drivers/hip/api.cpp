@@ -5,16 +5,13 @@
 
 #include "core/error.h"
 #include "drivers/common/library.h"
+#include "drivers/hip/gpu.h"
 #include "drivers/hip/module.h"
 
 namespace rig::hip {
 namespace {
 
-struct Loaded {
-  Api api;
-  bool ok = false;
-  std::string why;  // the reason it is not ok, repeated on every later call
-};
+using Loaded = common::Loaded<Api>;
 
 // The loaded runtime, for the adapters below (they run only once api() has answered with it).
 const Api &loaded() { return *api(); }
@@ -85,69 +82,44 @@ void fill_family(Api &a) {
 #undef RIG_HIP_STREAM
 #undef RIG_HIP_ADAPTED
   if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
-  f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z},
-                  {ATTR_MAX_GRID_DIM_X, ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z},
-                  ATTR_MAX_THREADS_PER_BLOCK,
-                  ATTR_MAX_SHARED_MEMORY_PER_BLOCK,
-                  ATTR_HOST_REGISTER_SUPPORTED,
-                  ATTR_INTEGRATED,
-                  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
-                  -1};  // hipHostRegisterReadOnly has no attribute: the runtime answers the registration
-  f.error_name = error_name;
-  f.is_sticky = is_sticky;
-  f.load_module = load_module;
+  // hipHostRegisterReadOnly has no attribute (-1): the runtime answers the registration itself.
+  f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
+                  ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,
+                  ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ATTR_HOST_REGISTER_SUPPORTED, ATTR_INTEGRATED,
+                  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, -1};
+  RIG_STREAM_FAMILY_HOOKS(f)
   f.formats[0] = f.formats[1] = RIG_MODULE_HIP_CODE_OBJECT;
   f.formats_named = "HIP code objects (RIG_MODULE_HIP_CODE_OBJECT)";
   f.copies_finish_on_legacy_stream = false;
 }
 
-Loaded load() {
-  Loaded l;
-  common::Library lib = common::open_library("RIG_HIP_LIBRARY", "libamdhip64.so", "the HIP runtime");
-  if (!lib.handle) {
-    l.why = lib.why;
-    return l;
-  }
-  Api &a = l.api;
-  const char *missing = nullptr;
-#define RIG_HIP_LOAD(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
-  RIG_HIP_ENTRY_POINTS(RIG_HIP_LOAD)
-#undef RIG_HIP_LOAD
+void resolve_all(common::Resolver &entry, Api &api) {
   // hipHostAlloc is the same call under CUDA's name: taken where a runtime no longer exports hipHostMalloc.
-  if (!a.hipHostMalloc) common::resolve(lib, "hipHostAlloc", a.hipHostMalloc);
-#define RIG_HIP_CHECK(field, symbol, ret, params) \
-  if (!a.field && !missing) missing = symbol;
-  RIG_HIP_ENTRY_POINTS(RIG_HIP_CHECK)
-#undef RIG_HIP_CHECK
-  if (missing) {
-    l.why = "the HIP runtime " + lib.file + " lacks " + missing;
-    return l;
-  }
-#define RIG_HIP_LOAD_OPTIONAL(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
-  RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_LOAD_OPTIONAL)
-#undef RIG_HIP_LOAD_OPTIONAL
+  entry.optional("hipHostMalloc", api.hipHostMalloc);
+  entry.optional("hipHostAlloc", api.hipHostMalloc);
+  RIG_HIP_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
+  RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
+}
+
+bool init(Api &a, std::string *why) {
   fill_family(a);
   Error r = a.hipInit(0);
   if (r != SUCCESS) {
     const char *name = a.hipGetErrorName(r);
-    l.why = "hipInit failed: " + (name ? std::string(name) : std::to_string(r));
-    return l;
+    *why = "hipInit failed: " + (name ? std::string(name) : std::to_string(r));
+    return false;
   }
   if (a.hipDriverGetVersion(&a.driver_version) != SUCCESS) a.driver_version = 0;
-  l.ok = true;
-  return l;
+  return true;
+}
+
+Loaded load() {
+  return common::load_library<Api>("RIG_HIP_LIBRARY", "libamdhip64.so", "the HIP runtime", resolve_all, init);
 }
 
 }  // namespace
 
-const Api *api() {
-  static const Loaded loaded = load();  // thread-safe once (magic static)
-  if (!loaded.ok) {
-    fail(RIG_NOT_FOUND, "%s", loaded.why.c_str());
-    return nullptr;
-  }
-  return &loaded.api;
-}
+const Api *api() { return common::load_once<Api, load>(); }
 
 const char *error_name(Error error) {
   thread_local char fallback[32];

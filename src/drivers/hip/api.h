@@ -11,15 +11,7 @@
 namespace rig::hip {
 
 struct Api {
-  // The macro's parameter lists name these types unqualified.
-  using Error = hip::Error;
-  using DeviceId = hip::DeviceId;
-  using DevicePtr = hip::DevicePtr;
-  using Stream = hip::Stream;
-  using Event = hip::Event;
-  using Module = hip::Module;
-  using Function = hip::Function;
-
+  // The entry points by HIP's names (the macro's parameter lists name hip.h's types, in scope here).
 #define RIG_HIP_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_HIP_ENTRY_POINTS(RIG_HIP_MEMBER)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_MEMBER)

@@ -22,66 +22,30 @@ using Event = stream::Event;          // hipEvent_t
 using Module = stream::Module;        // hipModule_t
 using Function = stream::Function;    // hipFunction_t
 
-// hipError_t values rig tells apart.
+// hipError_t values and flags rig tells apart: those CUDA shares (stream::values, by CUDA's names), and
+// HIP's own.
+using namespace stream::values;
 enum : Error {
-  SUCCESS = 0,
-  ERROR_INVALID_VALUE = 1,
-  ERROR_OUT_OF_MEMORY = 2,
-  ERROR_NOT_INITIALIZED = 3,
-  ERROR_DEINITIALIZED = 4,
-  ERROR_NO_DEVICE = 100,
-  ERROR_INVALID_DEVICE = 101,
-  ERROR_INVALID_IMAGE = 200,
-  ERROR_INVALID_CONTEXT = 201,
-  ERROR_NO_BINARY_FOR_GPU = 209,
-  ERROR_ECC_NOT_CORRECTABLE = 214,
-  ERROR_PEER_ACCESS_UNSUPPORTED = 217,
-  ERROR_INVALID_KERNEL_FILE = 218,
-  ERROR_SHARED_OBJECT_INIT_FAILED = 303,
-  ERROR_INVALID_HANDLE = 400,
-  ERROR_NOT_FOUND = 500,
-  ERROR_NOT_READY = 600,
-  ERROR_ILLEGAL_ADDRESS = 700,
-  ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
-  ERROR_LAUNCH_TIMEOUT = 702,
-  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
-  ERROR_CONTEXT_IS_DESTROYED = 709,
-  ERROR_ASSERT = 710,
-  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-  ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
-  ERROR_LAUNCH_FAILURE = 719,
-  ERROR_NOT_SUPPORTED = 801,
-  ERROR_UNKNOWN = 999,
-  ERROR_RUNTIME_MEMORY = 1052,
-  ERROR_RUNTIME_OTHER = 1053,
+  ERROR_ECC_NOT_CORRECTABLE = ERROR_ECC_UNCORRECTABLE,  // HIP's names for two shared values
+  ERROR_LAUNCH_FAILURE = ERROR_LAUNCH_FAILED,
+  // Modules; the HSA runtime's failures (sticky).
+  ERROR_INVALID_KERNEL_FILE = 218, ERROR_SHARED_OBJECT_INIT_FAILED = 303,
+  ERROR_RUNTIME_MEMORY = 1052, ERROR_RUNTIME_OTHER = 1053,
 };
+constexpr int MEMCPY_DEFAULT = 4;  // hipMemcpyDefault: direction from unified addresses
 
 // hipDeviceAttribute_t values rig reads (positions in HIP's enum; the AMD-specific ones start at 10000).
 enum Attribute : int {
-  ATTR_INTEGRATED = 16,
-  ATTR_MAX_BLOCK_DIM_X = 26,
-  ATTR_MAX_BLOCK_DIM_Y = 27,
-  ATTR_MAX_BLOCK_DIM_Z = 28,
-  ATTR_MAX_GRID_DIM_X = 29,
-  ATTR_MAX_GRID_DIM_Y = 30,
-  ATTR_MAX_GRID_DIM_Z = 31,
-  ATTR_MAX_THREADS_PER_BLOCK = 56,
-  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 66,
+  // Launch limits, checked at rig_submission_make.
+  ATTR_MAX_BLOCK_DIM_X = 26, ATTR_MAX_BLOCK_DIM_Y = 27, ATTR_MAX_BLOCK_DIM_Z = 28, ATTR_MAX_GRID_DIM_X = 29,
+  ATTR_MAX_GRID_DIM_Y = 30, ATTR_MAX_GRID_DIM_Z = 31, ATTR_MAX_THREADS_PER_BLOCK = 56,
   ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,
-  ATTR_HOST_REGISTER_SUPPORTED = 90,  // newer runtimes only; older ones answer an error (read as unknown)
+  // Host memory: mapped registration's static table and borrows. Host registration's attribute is in newer
+  // runtimes only; older ones answer an error (read as unknown).
+  ATTR_INTEGRATED = 16, ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 66, ATTR_HOST_REGISTER_SUPPORTED = 90,
+  // The timeline (stream/timeline.h).
   ATTR_CAN_USE_STREAM_WAIT_VALUE = 10013,
 };
-
-// Flags.
-constexpr unsigned STREAM_NON_BLOCKING = 0x1;        // hipStreamNonBlocking
-constexpr unsigned EVENT_DISABLE_TIMING = 0x2;       // hipEventDisableTiming
-constexpr unsigned HOST_MALLOC_PORTABLE = 0x1;       // hipHostMallocPortable
-constexpr unsigned HOST_MALLOC_MAPPED = 0x2;         // hipHostMallocMapped
-constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;     // hipHostRegisterPortable
-constexpr unsigned HOST_REGISTER_MAPPED = 0x2;       // hipHostRegisterMapped
-constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;    // hipHostRegisterReadOnly
-constexpr unsigned STREAM_WAIT_VALUE_GTE = 0x0;      // hipStreamWaitValueGte: (int64_t)(*addr - value) >= 0
-constexpr int MEMCPY_DEFAULT = 4;                    // hipMemcpyDefault: direction from unified addresses
 
 // The entry points, by the exact symbol rig loads. hipGetErrorName returns the name itself.
 #define RIG_HIP_ENTRY_POINTS(X)                                                                                \

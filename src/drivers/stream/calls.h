@@ -14,35 +14,48 @@
 
 namespace rig::stream {
 
-// The values both families give these types and codes (HIP kept CUDA's): checked against each family's
-// own declarations (cu.h, hip.h) by static assertions in drivers/cuda/api.cpp and drivers/hip/api.cpp.
+// The types both families' entry points take (HIP kept CUDA's shapes).
 using Result = int;                    // CUresult, hipError_t
 using DevicePtr = unsigned long long;  // CUdeviceptr; HIP's void * device addresses as integers
-using Context = struct rig_stream_context *;  // CUcontext; HIP: the device id + 1 (see hip/api.cpp)
+using Context = struct rig_stream_context *;  // CUcontext; HIP: the device id + 1 (see hip/api.h)
 using Stream = struct rig_stream_stream *;    // CUstream, hipStream_t
 using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
 using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
 using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
 
+// Results and flags with one number in both families (HIP kept CUDA's), by CUDA's names: cu.h and hip.h
+// take them in with a using-directive and add their own. Checked against the vendors' headers where those
+// are installed (tests/drivers/test_vendor_headers.cpp).
+namespace values {
 enum : Result {
-  SUCCESS = 0,
-  ERROR_OUT_OF_MEMORY = 2,
-  ERROR_NOT_FOUND = 500,
-  ERROR_NOT_READY = 600,
-  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
-  ERROR_NOT_SUPPORTED = 801,
+  SUCCESS = 0, ERROR_INVALID_VALUE = 1, ERROR_OUT_OF_MEMORY = 2, ERROR_NOT_INITIALIZED = 3,
+  ERROR_DEINITIALIZED = 4, ERROR_NO_DEVICE = 100, ERROR_INVALID_DEVICE = 101,
+  // Module images.
+  ERROR_INVALID_IMAGE = 200, ERROR_INVALID_CONTEXT = 201, ERROR_NO_BINARY_FOR_GPU = 209,
+  // Faults, peers, handles. HIP calls 214 hipErrorECCNotCorrectable and 719 hipErrorLaunchFailure.
+  ERROR_ECC_UNCORRECTABLE = 214, ERROR_PEER_ACCESS_UNSUPPORTED = 217, ERROR_INVALID_HANDLE = 400,
+  ERROR_NOT_FOUND = 500, ERROR_NOT_READY = 600, ERROR_ILLEGAL_ADDRESS = 700, ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  ERROR_LAUNCH_TIMEOUT = 702, ERROR_PEER_ACCESS_ALREADY_ENABLED = 704, ERROR_CONTEXT_IS_DESTROYED = 709,
+  ERROR_ASSERT = 710, ERROR_LAUNCH_FAILED = 719,
+  // Host registration.
+  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712, ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+  ERROR_NOT_SUPPORTED = 801, ERROR_UNKNOWN = 999,
 };
 
-// Flags, the same bits in both families.
-constexpr unsigned STREAM_NON_BLOCKING = 0x1;   // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
-constexpr unsigned EVENT_DISABLE_TIMING = 0x2;  // CU_EVENT_DISABLE_TIMING, hipEventDisableTiming
-constexpr unsigned HOST_ALLOC_PORTABLE = 0x1;   // CU_MEMHOSTALLOC_PORTABLE, hipHostMallocPortable
-constexpr unsigned HOST_ALLOC_MAPPED = 0x2;     // CU_MEMHOSTALLOC_DEVICEMAP, hipHostMallocMapped
-constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;
-constexpr unsigned HOST_REGISTER_MAPPED = 0x2;  // CU_MEMHOSTREGISTER_DEVICEMAP, hipHostRegisterMapped
-constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;
-constexpr unsigned WAIT_VALUE_GEQ = 0x0;     // (int64_t)(*addr - value) >= 0
-constexpr unsigned WRITE_VALUE_FENCED = 0x0;  // the write follows the work before it, fenced
+// Flags (CUDA's name, HIP's name).
+constexpr unsigned STREAM_NON_BLOCKING = 0x1;     // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
+constexpr unsigned EVENT_DISABLE_TIMING = 0x2;    // CU_EVENT_DISABLE_TIMING, hipEventDisableTiming
+constexpr unsigned HOST_ALLOC_PORTABLE = 0x1;     // CU_MEMHOSTALLOC_PORTABLE, hipHostMallocPortable
+constexpr unsigned HOST_ALLOC_MAPPED = 0x2;       // CU_MEMHOSTALLOC_DEVICEMAP, hipHostMallocMapped
+constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;  // CU_MEMHOSTREGISTER_PORTABLE, hipHostRegisterPortable
+constexpr unsigned HOST_REGISTER_MAPPED = 0x2;    // CU_MEMHOSTREGISTER_DEVICEMAP, hipHostRegisterMapped
+constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;  // CU_MEMHOSTREGISTER_READ_ONLY, hipHostRegisterReadOnly
+// (int64_t)(*addr - value) >= 0: CU_STREAM_WAIT_VALUE_GEQ, hipStreamWaitValueGte.
+constexpr unsigned WAIT_VALUE_GEQ = 0x0;
+// The write follows the work before it, fenced: CU_STREAM_WRITE_VALUE_DEFAULT, HIP's 0.
+constexpr unsigned WRITE_VALUE_FENCED = 0x0;
+}  // namespace values
+using namespace values;
 
 // The entry points: (field, return, parameters). Each family names the symbol behind every field in its
 // own list (cu.h, hip.h), so a message can name the call the way the vendor's documentation does.
@@ -108,6 +121,11 @@ struct Attributes {
 };
 
 struct Gpu;
+}  // namespace rig::stream
+namespace rig {
+struct DriverInfo;
+}  // namespace rig
+namespace rig::stream {
 
 // One family: its table, its names for calls and results, and the few things it does its own way.
 struct Family {
@@ -127,10 +145,31 @@ struct Family {
   // family's loader, its options and error log. RIG_* with a message on failure.
   rig_status (*load_module)(const Gpu &gpu, rig_module_format format, const void *bytes, size_t length,
                             Module *out);
+  // The driver's side (stream/driver.h). The GPUs the library lists, -1 where it cannot say.
+  int (*device_count)();
+  // Fills a new Gpu of gpu->ordinal (device, context; retained for the process), checking the ordinal
+  // against the count: RIG_NOT_FOUND with a message where there is no such GPU.
+  rig_status (*open_gpu)(Gpu *gpu);
+  // What the GPU says of itself (name, framework, model, memory, integrated), its context current.
+  void (*describe)(const Gpu &gpu, DriverInfo *out);
+  // Whether a device opened now keeps its timeline with stream memory operations (timeline.h): the
+  // family's default, its environment variable, the device's attribute.
+  bool (*memory_operations)(const Gpu &gpu);
   // A synchronous host-to-device copy returns before the DMA lands where this is true (CUDA from pageable
   // memory, on the legacy stream): the stream device then waits for the legacy (null) stream.
   bool copies_finish_on_legacy_stream;
 };
+
+// Fills a Family's hooks from the functions the family defines under the same names in its own namespace
+// (cuda/, hip/: error_name, is_sticky, load_module, device_count, open_gpu, describe, memory_operations).
+#define RIG_STREAM_FAMILY_HOOKS(f)                                                                        \
+  f.error_name = error_name;                                                                              \
+  f.is_sticky = is_sticky;                                                                                \
+  f.load_module = load_module;                                                                            \
+  f.device_count = device_count;                                                                          \
+  f.open_gpu = open_gpu;                                                                                  \
+  f.describe = describe;                                                                                  \
+  f.memory_operations = memory_operations;
 
 // The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.
 inline rig_status status_of(const Family &family, Result result) {

@@ -22,8 +22,7 @@ Gpus &gpus() {
 
 }  // namespace
 
-rig_status gpu_at(const Family &family, unsigned ordinal, rig_status (*open)(const Family &, Gpu *gpu),
-                  const Gpu **out) {
+rig_status gpu_at(const Family &family, unsigned ordinal, const Gpu **out) {
   auto &g = gpus();
   std::lock_guard hold(g.lock);
   auto key = std::make_pair(&family, ordinal);
@@ -35,7 +34,7 @@ rig_status gpu_at(const Family &family, unsigned ordinal, rig_status (*open)(con
   auto gpu = std::make_unique<Gpu>();
   gpu->family = &family;
   gpu->ordinal = ordinal;
-  if (rig_status s = open(family, gpu.get()); s != RIG_OK) return s;
+  if (rig_status s = family.open_gpu(gpu.get()); s != RIG_OK) return s;
   *out = gpu.get();
   g.by_ordinal.emplace(key, std::move(gpu));
   return RIG_OK;

@@ -43,9 +43,8 @@ class Current {
   bool set_ = false;
 };
 
-// The GPU of `ordinal` in `family`, made by `open` the first time (which checks the ordinal against the
-// family's count and fills device and context) and kept for the life of the process. Thread-safe.
-rig_status gpu_at(const Family &family, unsigned ordinal, rig_status (*open)(const Family &, Gpu *gpu),
-                  const Gpu **out);
+// The GPU of `ordinal` in `family`, made by Family::open_gpu the first time and kept for the life of the
+// process. Thread-safe (a lock held while the family opens it).
+rig_status gpu_at(const Family &family, unsigned ordinal, const Gpu **out);
 
 }  // namespace rig::stream

@@ -300,7 +300,7 @@ char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
   Region *r = find(p, n);
   bool ok = r != nullptr;
   if (ok && r->kind == Kind::device && r->owner != ctx->ordinal && !ctx->peers.count(r->owner)) ok = false;
-  if (ok && write && r->kind == Kind::registered && (r->flags & MEMHOSTREGISTER_READ_ONLY)) ok = false;
+  if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {
     ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release);
     return nullptr;
@@ -735,7 +735,7 @@ EXPORT Result cuStreamWaitValue64_v2(FStream *stream, DevicePtr addr, uint64_t v
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (flags != STREAM_WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
+  if (flags != WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
   if (int e = st->ctx->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
@@ -821,7 +821,7 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
   std::lock_guard g(s.lock);
   s.count.last_register_flags = flags;
   if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
-  if ((flags & MEMHOSTREGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
+  if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
   auto p = reinterpret_cast<uintptr_t>(ptr);
   // Any overlap with a registration (or with memory the driver allocated) is "already registered".
   auto it = s.regions.lower_bound(p);
