@@ -1,9 +1,8 @@
-// StreamDevice's memory: allocations, host registration (map_host), peer access (map_peer), host copies, and
-// the HostRegistration calls mapped registration makes.
-#include <unistd.h>
-
+// StreamDevice's memory: allocations, host mappings (map_host), peer access (map_peer), host copies, and the
+// HostRegistration calls the engine's range table makes. Every registration goes through that process-wide
+// table (core/range_table.h) first: HIP answers success for a range registered twice or overlapping another
+// (seed-mapped-registration.txt), so such a range must never reach the library.
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -11,30 +10,9 @@
 
 #include "core/error.h"
 #include "drivers/stream/device.h"
-#include "mapped/range_table.h"
 
 namespace rig::stream {
 namespace {
-
-// Host ranges rig registered for borrows, shared by every device of a family: registrations are PORTABLE,
-// so one serves every context, and a second rig device borrowing the same allocation must reuse it (CUDA
-// refuses to register a range twice: 712; HIP answers success, which must never be trusted).
-struct Registration {
-  size_t length;       // registered bytes (whole pages)
-  bool read_only;      // registered with the read-only flag
-  DevicePtr address;
-  unsigned users;
-};
-
-struct Registrations {
-  std::mutex lock;
-  std::map<std::pair<const Family *, uintptr_t>, Registration> by_base;
-};
-
-Registrations &registrations() {
-  static Registrations &r = *new Registrations;  // never destroyed: unmaps may run at exit
-  return r;
-}
 
 // Pairs of GPUs whose peer access rig enabled: enable_peer_access once per pair (a Gpu is one family's).
 struct PeerPairs {
@@ -45,11 +23,6 @@ struct PeerPairs {
 PeerPairs &peer_pairs() {
   static PeerPairs &p = *new PeerPairs;
   return p;
-}
-
-size_t page_size() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
 }
 
 }  // namespace
@@ -113,7 +86,7 @@ void StreamDevice::free(const Memory &memory) noexcept {
   }
 }
 
-rig_status StreamDevice::map_host(void *host, size_t length, bool read_only, Memory *out) {
+rig_status StreamDevice::map_host(void *host, size_t length, bool, Memory *out) {
   if (lost()) return lose("");
   Memory m;
   m.host = host;
@@ -124,48 +97,16 @@ rig_status StreamDevice::map_host(void *host, size_t length, bool read_only, Mem
     *out = m;
     return RIG_OK;
   }
-  auto base = reinterpret_cast<uintptr_t>(host);
-  if (base % page_size() != 0)
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: registration needs page-aligned memory (%zu)",
-                info_.name.c_str(), host, page_size());
-  if (attribute(family_.attributes.host_register_supported) == 0)  // -1: unknown (older HIP runtimes)
-    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
-  // Whole pages: the driver pins whole pages anyway, and the range table must see what the driver sees.
-  size_t pages = (length + page_size() - 1) / page_size() * page_size();
-  // The read-only flag where the device supports it (CUDA: attribute 113); elsewhere the driver refuses it
-  // (801), and a read-only mapping registered without it is refused too (the message says why).
-  bool ro_flag = read_only && read_only_supported() == 1;
-
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto key = std::make_pair(&family_, base);
-  auto it = regs.by_base.find(key);
-  if (it != regs.by_base.end()) {
-    if (it->second.length != pages || it->second.read_only != ro_flag)
-      return fail(RIG_UNMAPPABLE, "%p is already registered by rig for %zu bytes%s", host, it->second.length,
-                  it->second.read_only ? ", read-only" : "");
-    ++it->second.users;
-    m.address = it->second.address;
-    *out = m;
-    return RIG_OK;
-  }
+  // The engine registered the enclosing pages through its range table (core/range_table.h) before this
+  // call, with register_range below: only the device's address of the bytes is found here. Kernels and
+  // copies get that address, never the raw host pointer.
   Current current(gpu_);
-  rig_status s = mapped::table_register(host, pages, [&] { return register_range(host, pages, read_only); });
-  if (s == RIG_BUSY) {  // overlaps a range registered elsewhere (mapped registration, or another wrap)
-    std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: %s", info_.name.c_str(), host, why.c_str());
-  }
-  if (s != RIG_OK) return s;
   DevicePtr address = 0;
-  // Work gets the device's address of the registered pages, never the raw host pointer.
   Result r = calls_.host_device_pointer(&address, host, 0);
-  m.address = address;
-  if (r != SUCCESS) {
-    mapped::table_unregister(host, [&] { return unregister_range(host); });
+  if (r != SUCCESS)
     return fail(RIG_UNMAPPABLE, "%s registered %p but %s failed: %s", info_.name.c_str(), host,
                 family_.names.host_device_pointer, family_.error_name(r));
-  }
-  regs.by_base.emplace(key, Registration{pages, ro_flag, m.address, 1});
+  m.address = address;
   *out = m;
   return RIG_OK;
 }
@@ -206,19 +147,8 @@ rig_status StreamDevice::map_peer(DriverDevice &owner, const Memory &memory, Mem
   return RIG_OK;
 }
 
-void StreamDevice::unmap(const Memory &mapping) noexcept {
-  if (static_cast<MemoryTag>(mapping.handle) != MemoryTag::host_mapping) return;  // peer access stays on
-  auto base = reinterpret_cast<uintptr_t>(mapping.host);
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto it = regs.by_base.find(std::make_pair(&family_, base));
-  if (it == regs.by_base.end() || --it->second.users > 0) return;
-  regs.by_base.erase(it);
-  Current current(gpu_);
-  // A failed release leaves the range listed in the table (it may still be registered with the driver
-  // and must not be unmapped); nothing else can be done from here.
-  mapped::table_unregister(mapping.host, [&] { return unregister_range(mapping.host); });
-}
+// Peer access stays on; host mappings' registrations are the engine's range table's to release.
+void StreamDevice::unmap(const Memory &) noexcept {}
 
 rig_status StreamDevice::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {
   if (length == 0) return RIG_OK;
@@ -261,6 +191,9 @@ rig_status StreamDevice::finish_legacy_copy() {
 // HostRegistration ---------------------------------------------------------------------------------------
 
 rig_status StreamDevice::register_range(void *host, size_t length, bool read_only) {
+  if (lost()) return lose("");
+  if (attribute(family_.attributes.host_register_supported) == 0)  // -1: unknown (older HIP runtimes)
+    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
   // The read-only flag only where the device takes it (CUDA: attribute 113; elsewhere the driver answers
   // 801, and the message says why).
   unsigned flags = HOST_REGISTER_PORTABLE | HOST_REGISTER_MAPPED;
