@@ -17,7 +17,7 @@ rig_status open_gpu(stream::Gpu *gpu);
 // Family::device_count: hipGetDeviceCount, -1 where it fails.
 int device_count();
 // Family::describe: name, model, memory, integrated. HIP counts a failed integrated query as integrated
-// (seed-mapped-registration.txt): so does the device's info.
+// (docs/mapped.md): so does the device's info.
 void describe(const stream::Gpu &gpu, DriverInfo *out);
 // Family::memory_operations: stream memory operations unless the runtime lacks them, the device says it
 // cannot wait on a value, or RIG_HIP_TIMELINE=events asks for events (how the tests cover both ways).
