@@ -10,7 +10,7 @@ set -eu
 what=${1:-all}
 lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev"
 test="libcmocka-dev libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
-  abigail-tools valgrind rsync file binutils python3 liburing-dev clang"
+  abigail-tools valgrind rsync file binutils python3 liburing-dev clang libamdhip64-dev"
 bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev
   rustc cargo bindgen libclang-dev"
 bench="libstarpu-dev"

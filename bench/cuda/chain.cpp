@@ -205,7 +205,7 @@ struct RigChain {
 
 struct RawChain {
   const Api &api;
-  const rig::cuda::Gpu *gpu[2];
+  const rig::stream::Gpu *gpu[2];
   cu::Stream stream[2] = {};
   cu::Event event[2] = {};
   cu::DevicePtr x = 0, y = 0;
@@ -221,7 +221,7 @@ struct RawChain {
     check(rig::cuda::gpu_at(api, g0, &gpu[0]), "gpu");
     check(rig::cuda::gpu_at(api, g1, &gpu[1]), "gpu");
     for (int d = 0; d < 2; ++d) {
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      rig::stream::Current c(*gpu[d]);
       check_cu(api, api.cuStreamCreate(&stream[d], cu::STREAM_NON_BLOCKING), "stream");
       check_cu(api, api.cuEventCreate(&event[d], cu::EVENT_DISABLE_TIMING), "event");
       ring[d].resize(kRing);
@@ -233,11 +233,11 @@ struct RawChain {
         if (r != cu::SUCCESS && r != cu::ERROR_PEER_ACCESS_ALREADY_ENABLED) check_cu(api, r, "peer access");
       }
     }
-    rig::cuda::CurrentContext c(api, gpu[0]->context);
+    rig::stream::Current c(*gpu[0]);
     check_cu(api, api.cuMemAlloc(&x, 4096), "x");
     check_cu(api, api.cuMemAlloc(&y, 4096), "y");
     void *w = nullptr;
-    check_cu(api, api.cuMemHostAlloc(&w, 4096, cu::MEMHOSTALLOC_PORTABLE | cu::MEMHOSTALLOC_DEVICEMAP), "words");
+    check_cu(api, api.cuMemHostAlloc(&w, 4096, cu::HOST_ALLOC_PORTABLE | cu::HOST_ALLOC_MAPPED), "words");
     words = static_cast<uint64_t *>(w);
     words[0] = words[1] = 0;
     check_cu(api, api.cuMemHostGetDevicePointer(&word_address, w, 0), "word address");
@@ -287,7 +287,7 @@ struct RawChain {
   // alternate false: (d1), all on the first stream with no wait, as rig's (a1).
   void ring_events(bool kernels, int i, bool alternate = true) {
     int d = alternate ? i % 2 : 0;
-    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    rig::stream::Current c(*gpu[d]);
     if (i && alternate) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
     check_cu(api, enqueue(d, i, kernels), "enqueue");
     check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");
@@ -298,29 +298,29 @@ struct RawChain {
   bool has_memops() const { return api.cuStreamWaitValue64 && api.cuStreamWriteValue64; }
   void memops(bool kernels, int i) {
     int d = i % 2;
-    rig::cuda::CurrentContext c(api, gpu[d]->context);
+    rig::stream::Current c(*gpu[d]);
     if (i && gpu[0] == gpu[1]) {
       check_cu(api, api.cuEventRecord(event[d], stream[1 - d]), "record on the other stream");
       check_cu(api, api.cuStreamWaitEvent(stream[d], event[d], 0), "wait event");
     } else if (i) {
-      check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::STREAM_WAIT_VALUE_GEQ),
+      check_cu(api, api.cuStreamWaitValue64(stream[d], word_address + 8 * (1 - d), value[1 - d], cu::WAIT_VALUE_GEQ),
                "wait value");
     }
     check_cu(api, enqueue(d, i, kernels), "enqueue");
-    check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::STREAM_WRITE_VALUE_DEFAULT),
+    check_cu(api, api.cuStreamWriteValue64(stream[d], word_address + 8 * d, ++value[d], cu::WRITE_VALUE_FENCED),
              "write value");
   }
 
   ~RawChain() {
     for (int d = 0; d < 2; ++d) {
-      rig::cuda::CurrentContext c(api, gpu[d]->context);
+      rig::stream::Current c(*gpu[d]);
       api.cuStreamSynchronize(stream[d]);
       api.cuStreamDestroy(stream[d]);
       api.cuEventDestroy(event[d]);
       for (auto e : ring[d]) api.cuEventDestroy(e);
       api.cuModuleUnload(module[d]);
     }
-    rig::cuda::CurrentContext c(api, gpu[0]->context);
+    rig::stream::Current c(*gpu[0]);
     api.cuMemFree(x);
     api.cuMemFree(y);
     api.cuMemFreeHost(words);

@@ -48,7 +48,9 @@ tests() {
   local timeline=$1
   if [ $timeline = memops ]; then export RIG_CUDA_TIMELINE=memops; else unset RIG_CUDA_TIMELINE; fi
   for t in driver registration loss programs; do
-    step "cuda-$t-$timeline" 120 "$build/tests/cuda/test_cuda_$t"
+    exe="$build/tests/cuda/test_cuda_$t"
+    [ $t = driver ] && exe="$build/tests/drivers/test_driver_suite_cuda"  # the shared driver suite
+    step "cuda-$t-$timeline" 120 "$exe"
   done
   for exe in "$build"/tests/core/test_*; do
     [ -x "$exe" ] && [ -f "$exe" ] || continue
@@ -81,7 +83,7 @@ elif command -v compute-sanitizer > /dev/null; then
   compute-sanitizer --help 2>&1 | grep -q -- --report-api-errors && quiet_api=(--report-api-errors no)
   for tool in memcheck racecheck; do
     step "sanitizer-$tool-cuda-driver" 180 env RIG_CUDA_TEST_QUICK=1 \
-      compute-sanitizer --tool $tool "${quiet_api[@]}" --error-exitcode 99 "$build/tests/cuda/test_cuda_driver"
+      compute-sanitizer --tool $tool "${quiet_api[@]}" --error-exitcode 99 "$build/tests/drivers/test_driver_suite_cuda"
     # The ordering suite over CUDA kinds (the model with fewer programs: every kernel runs instrumented).
     for t in seed rules threads model; do
       for kinds in memory+cuda cuda; do

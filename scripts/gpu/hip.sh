@@ -46,7 +46,7 @@ export RIG_REQUIRE=hip
 # 2. The driver suite through the shim (stream memory operations), then mapped registration (Usable on a
 #    disk file, PROT_NONE never registered, the table refusing twice/overlapping before the runtime; the
 #    fake-only cases say SKIP in the log), then the ordering suite over HIP devices.
-step driver-shim 40 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/hip/test_hip_driver"
+step driver-shim 40 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/drivers/test_driver_suite_hip"
 step mapped-shim 25 env RIG_HIP_LIBRARY="$SHIM" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
 for kinds in hip memory+hip; do
   for t in seed rules; do
@@ -55,14 +55,14 @@ for kinds in hip memory+hip; do
   done
 done
 # 3. The event timeline, and the driver suite under compute-sanitizer (small sizes: RIG_HIP_TEST_QUICK).
-step driver-shim-events 25 env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TIMELINE=events RIG_HIP_TEST_QUICK=1 \
-  "$B/tests/hip/test_hip_driver"
+step driver-shim-events 25 env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TIMELINE=events RIG_TEST_QUICK=1 \
+  "$B/tests/drivers/test_driver_suite_hip"
 if command -v compute-sanitizer >/dev/null; then
   # The suite provokes driver errors on purpose (unknown kernels, bad code objects): not memcheck's finds.
   quiet_api=()
   compute-sanitizer --help 2>&1 | grep -q -- --report-api-errors && quiet_api=(--report-api-errors no)
   step driver-shim-memcheck 30 compute-sanitizer --tool memcheck "${quiet_api[@]}" --error-exitcode 9 \
-    env RIG_HIP_LIBRARY="$SHIM" RIG_HIP_TEST_QUICK=1 "$B/tests/hip/test_hip_driver"
+    env RIG_HIP_LIBRARY="$SHIM" RIG_TEST_QUICK=1 "$B/tests/drivers/test_driver_suite_hip"
   # The loss case's kernel (rig_fault) writes to address 0x10 on purpose, which memcheck reports (rc 9).
   # Every other report is a finding: the step passes only if each invalid access is rig_fault's.
   reports=$(grep -c '^========= Invalid' "$L/driver-shim-memcheck.log")
@@ -75,7 +75,7 @@ fi
 unset RIG_REQUIRE
 
 # 4. The same binaries on the fake libamdhip64 (no GPU involved): the seed's false successes.
-step driver-fake 10 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/hip/test_hip_driver"
+step driver-fake 10 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/drivers/test_driver_suite_hip"
 step mapped-fake 10 env RIG_HIP_LIBRARY="$FAKE" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
 
 { echo; echo "== summary (rc 0 passed, 124/137 timed out)"; printf '%s\n' "${summary[@]}"; } | tee -a "$L/all.log" \

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <rig_load.h>
+#include <rig_mapped.h>
 
 #include <string>
 

@@ -13,25 +13,25 @@
 
 typedef struct {
   rig_device device;
-  rig_buffer buffer;
+  rig_buffer src, dst;
   rig_status status;
 } filler;
 
 static void *fill_blocked(void *arg) {
   filler *f = arg;
-  f->status = rt_try_copy(f->device, f->buffer, f->buffer, NULL, 0, NULL);
+  f->status = rt_try_copy(f->device, f->src, f->dst, NULL, 0, NULL);
   return NULL;
 }
 
 /* The child's checks: each failure is a line on stderr and a nonzero exit. */
-static int child_checks(rig_device a, rig_device m, rig_buffer on_m) {
+static int child_checks(rig_device a, rig_device m, rig_buffer on_m, rig_buffer on_m2) {
   int bad = 0;
 #define EXPECT(cond)                                                   \
   do {                                                                 \
     if (!(cond)) fprintf(stderr, "child: failed: %s\n", #cond), ++bad; \
   } while (0)
-  rig_status s = rt_try_copy(a, on_m, on_m, NULL, 0, NULL); /* a's turn is held by a parent thread */
-  EXPECT(s == RIG_LOST || s == RIG_INVALID_ARGUMENT);
+  rig_status s = rt_try_copy(a, on_m, on_m2, NULL, 0, NULL); /* a's turn is held by a parent thread */
+  EXPECT(s == RIG_LOST || s == RIG_INVALID_ARGUMENT); /* M's buffers are not A's: refused or lost */
   const char *why = NULL;
   EXPECT(rig_device_lost_reason(a, &why) == RIG_OK && why && strcmp(why, "inherited across fork") == 0);
   EXPECT(rig_device_wait(a, 1, UINT64_MAX) == RIG_LOST); /* reached in the parent: not the child's */
@@ -40,7 +40,7 @@ static int child_checks(rig_device a, rig_device m, rig_buffer on_m) {
   EXPECT(rig_device_signaled(a, &v) == RIG_OK && v == 0);
   rig_buffer x;
   EXPECT(rig_buffer_create(m, 64, RIG_MEMORY_DEVICE, &x) == RIG_LOST); /* no new memory on a lost device */
-  EXPECT(rt_try_copy(m, on_m, on_m, NULL, 0, NULL) == RIG_LOST);
+  EXPECT(rt_try_copy(m, on_m, on_m2, NULL, 0, NULL) == RIG_LOST);
   uint8_t byte = 0;
   EXPECT(rig_buffer_read_into(on_m, 0, &byte, 1) == RIG_LOST); /* written last by M in the parent */
   /* A device the child opens works, under the same name. */
@@ -63,13 +63,13 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   rig_device a, m;
   OK(tdrv_open("A", &a));
   OK(rig_memory_device("M", &m));
-  rig_buffer x = rt_create(a, 64), on_m = rt_create(m, 64);
+  rig_buffer x = rt_create(a, 64), x2 = rt_create(a, 64), on_m = rt_create(m, 64), on_m2 = rt_create(m, 64);
   rt_fill(a, x, 1);
   assert_int_equal(tdrv_step(a, 1), 1);
   rt_fill(m, on_m, 2);
   /* A parent thread takes A's turn and blocks in the driver's hand-over. */
   tdrv_set_block_hand_over(a, 1);
-  filler f = {a, x, RIG_DRIVER};
+  filler f = {a, x, x2, RIG_DRIVER};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, fill_blocked, &f), 0);
   while (!tdrv_in_hand_over(a)) usleep(100);
@@ -78,7 +78,7 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   assert_true(pid >= 0);
   if (pid == 0) {
     alarm(10); /* a child that blocks dies of SIGALRM, which the parent reports */
-    _exit(child_checks(a, m, on_m) ? 1 : 0);
+    _exit(child_checks(a, m, on_m, on_m2) ? 1 : 0);
   }
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -94,7 +94,9 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   assert_null(why);
   OK(rig_device_wait(a, 2, UINT64_MAX));
   OK(rig_buffer_release(x));
+  OK(rig_buffer_release(x2));
   OK(rig_buffer_release(on_m));
+  OK(rig_buffer_release(on_m2));
   OK(rig_device_release(a));
   OK(rig_device_release(m));
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda_test.h"
+#include "gpu_test.h"
 
 #define OPS 3000 /* about three rings of events: reusing entries must stay cheap too */
 #define BYTES 4096
@@ -21,14 +21,14 @@ static int memops_timeline(void) {
   return t && strcmp(t, "memops") == 0 && !(m && atoi(m) == 0);
 }
 
-static long long q(const char *counter) { return ct_query(counter); }
+static long long q(const char *counter) { return gt_query(counter); }
 
 /* Runs the chain x->y, y->x, ... alternating between devices named n0 and n1, then checks the counts. */
 static void chain(const char *n0, const char *n1) {
-  CT_FAKE_ONLY();
-  ct_set("reset", 0);
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
   rig_device dev[2];
-  if (!ct_open(n0, &dev[0]) || !ct_open(n1, &dev[1])) return;
+  if (!gt_open(n0, &dev[0]) || !gt_open(n1, &dev[1])) return;
   rig_buffer x[2], y[2];
   OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &x[0]));
   OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &y[0]));
@@ -113,10 +113,10 @@ static void test_a_chain_across_two_gpus_costs_the_hand_written_calls(void **sta
  * a buffer another device wrote long ago costs no wait at all, not a wait on every submit. */
 static void test_an_old_point_is_asked_about_once_then_never_waited_on(void **state) {
   (void)state;
-  CT_FAKE_ONLY();
-  ct_set("reset", 0);
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
   rig_device a, b;
-  if (!ct_open("cuda:0", &a) || !ct_open("cuda:0", &b)) return;
+  if (!gt_open("cuda:0", &a) || !gt_open("cuda:0", &b)) return;
   rig_buffer x, z, y;
   OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &x));
   OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &z));
@@ -145,7 +145,7 @@ static void test_an_old_point_is_asked_about_once_then_never_waited_on(void **st
 }
 
 int main(void) {
-  if (!ct_cuda_available()) return 77;
+  if (!gt_available()) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_chain_on_one_gpu_costs_the_hand_written_calls),
       cmocka_unit_test(test_a_chain_across_two_gpus_costs_the_hand_written_calls),

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_test.h"
+#include "gpu_test.h"
 
 /* A device opened on the other GPU after cuda:0's fault: it opens and its work finishes, or rig answers
  * RIG_LOST with the driver's reason (the fault ended that GPU's context too, as seen on the H200 pair);
@@ -48,39 +48,39 @@ static void check_other_gpu_after_the_fault(uint32_t n) {
 
 static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(void **state) {
   (void)state;
-  if (ct_fake()) ct_set("reset", 0);
-  int two_gpus = ct_gpu_count() > 1;
+  if (gt_fake()) gt_set("reset", 0);
+  int two_gpus = gt_gpu_count() > 1;
   rig_device a, b, c, m;
-  if (!ct_open("cuda:0", &a)) return;
+  if (!gt_open("cuda:0", &a)) return;
   /* b's queue will wait on a's lost point; c and m do independent work. On a single real GPU b and c
    * share a's context, which the fault ends: c is then a memory device's stand-in only. On two real GPUs
    * too: on the H200 pair (driver 580.159.04) a fault on cuda:0 also ended cuda:1's context in the same
    * process (its next launch failed, its stream answered CUDA_ERROR_ILLEGAL_ADDRESS), with or without peer
    * access; what rig owes there is a clear LOST, checked at the end. The fake keeps contexts apart. */
-  if (!ct_open(two_gpus ? "cuda:1" : "cuda:0", &b)) return;
-  int c_is_gpu = two_gpus && ct_fake();
+  if (!gt_open(two_gpus ? "cuda:1" : "cuda:0", &b)) return;
+  int c_is_gpu = two_gpus && gt_fake();
   if (c_is_gpu) {
-    if (!ct_open("cuda:1", &c)) return;
+    if (!gt_open("cuda:1", &c)) return;
   } else {
     OK(rig_memory_device("C", &c));
   }
   OK(rig_memory_device("M", &m));
-  rig_module ma = ct_kernels(a), mb = ct_kernels(b), mc = c_is_gpu ? ct_kernels(c) : NULL;
+  rig_module ma = gt_kernels(a), mb = gt_kernels(b), mc = c_is_gpu ? gt_kernels(c) : NULL;
   const uint32_t n = 1024;
   rig_buffer x = rt_create(a, n * 4), y = rt_create(b, n * 4);
 
-  ct_fill_u32(a, ma, x, n, 1);
-  rig_point p2 = ct_step(a, ma, "rig_add_u32", x, x, n, 1); /* x = 2 */
+  gt_fill_u32(a, ma, x, n, 1);
+  rig_point p2 = gt_step(a, ma, "rig_add_u32", x, x, n, 1); /* x = 2 */
   OK(rig_wait_point(p2, UINT64_MAX));
 
-  rig_point p3 = ct_step(a, ma, "rig_add_u32", x, x, n, 1); /* x = 3 */
-  if (ct_fake()) {
+  rig_point p3 = gt_step(a, ma, "rig_add_u32", x, x, n, 1); /* x = 3 */
+  if (gt_fake()) {
     /* Slow enough that the launches after it are handed over before it fails. */
-    ct_set("launch_delay_us", 50000);
-    ct_set("fail_launch_at", 1);
-    ct_step(a, ma, "rig_add_u32", x, x, n, 1); /* fails when it runs */
+    gt_set("launch_delay_us", 50000);
+    gt_set("fail_launch_at", 1);
+    gt_step(a, ma, "rig_add_u32", x, x, n, 1); /* fails when it runs */
   } else {
-    ct_delay(a, ma, 20u * 1000 * 1000);
+    gt_delay(a, ma, 20u * 1000 * 1000);
     uint64_t nowhere = 0x10;
     rig_access none[1];
     (void)none;
@@ -102,17 +102,17 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
     OK(rig_run_release(run));
     OK(rig_submission_release(sub));
   }
-  rig_point p5 = ct_step(a, ma, "rig_add_u32", x, x, n, 1); /* after the fault: never runs */
-  if (ct_fake()) ct_set("launch_delay_us", 0);
+  rig_point p5 = gt_step(a, ma, "rig_add_u32", x, x, n, 1); /* after the fault: never runs */
+  if (gt_fake()) gt_set("launch_delay_us", 0);
 
   /* b reads x: its queue waits for a's last write, p5, which will never be reached. */
   rig_buffer xb = rt_borrow(b, x);
-  rig_point pb = ct_step(b, mb, "rig_add_u32", xb, y, n, 10);
+  rig_point pb = gt_step(b, mb, "rig_add_u32", xb, y, n, 10);
 
   /* Independent work elsewhere finishes. */
   rig_buffer z = NULL;
   OK(rig_buffer_create(c, n * 4, c_is_gpu ? RIG_MEMORY_DEVICE : RIG_MEMORY_PINNED, &z));
-  rig_point pc = c_is_gpu ? ct_fill_u32(c, mc, z, n, 5) : rt_fill(c, z, 5);
+  rig_point pc = c_is_gpu ? gt_fill_u32(c, mc, z, n, 5) : rt_fill(c, z, 5);
   OK(rig_wait_point(pc, UINT64_MAX));
   rig_buffer w = rt_create(m, 64);
   rig_point pm = rt_fill(m, w, 1);
@@ -127,7 +127,7 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   const char *timeline = getenv("RIG_CUDA_TIMELINE");
   int events = !(timeline && strcmp(timeline, "memops") == 0) || (getenv("FAKECUDA_MEMOPS") && atoi(getenv("FAKECUDA_MEMOPS")) == 0);
   rig_status s3 = rig_wait_point(p3, UINT64_MAX);
-  if (ct_fake() && !events) OK(s3);
+  if (gt_fake() && !events) OK(s3);
   else assert_true(s3 == RIG_OK || s3 == RIG_LOST);
 
   rig_device_info info = {sizeof info};
@@ -137,7 +137,7 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   OK(rig_device_lost_reason(a, &why));
   assert_non_null(why);
   fprintf(stderr, "cuda:0 lost: %s\n", why);
-  assert_non_null(strstr(why, ct_fake() ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_"));
+  assert_non_null(strstr(why, gt_fake() ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_"));
   OK(rig_device_get_info(b, &info));
   assert_int_equal(info.lost, 1);
 
@@ -154,7 +154,7 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   STATUS(RIG_LOST, rig_buffer_read_into(x, 0, out, sizeof out));
 
   /* c still works. */
-  rig_point pc2 = c_is_gpu ? ct_fill_u32(c, mc, z, n, 6) : rt_fill(c, z, 6);
+  rig_point pc2 = c_is_gpu ? gt_fill_u32(c, mc, z, n, 6) : rt_fill(c, z, 6);
   OK(rig_wait_point(pc2, UINT64_MAX));
   OK(rig_buffer_read_into(z, 0, out, sizeof out));
   for (uint32_t i = 0; i < n; ++i) assert_int_equal(out[i], c_is_gpu ? 6u : 0x06060606u);
@@ -172,7 +172,7 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
 }
 
 int main(void) {
-  if (!ct_cuda_available()) return 77;
+  if (!gt_available()) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it),
   };

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_test.h"
+#include "gpu_test.h"
 
 #define DEVICES 3
 #define BUFFERS 5 /* 4 device allocations and 1 wrapped host page set */
@@ -34,23 +34,23 @@ static void check_buffer(rig_buffer b, const uint32_t *want, int program, int op
 
 static void test_random_programs_give_what_sequential_order_gives(void **state) {
   (void)state;
-  if (ct_fake()) {
-    ct_set("reset", 0);
-    ct_set("launch_delay_us", 30);
-    ct_set("copy_delay_us", 30);
+  if (gt_fake()) {
+    gt_set("reset", 0);
+    gt_set("launch_delay_us", 30);
+    gt_set("copy_delay_us", 30);
   }
   const char *seed_env = getenv("RIG_CUDA_PROGRAMS_SEED");
   uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : 12345;
-  int quick = ct_fake() || (getenv("RIG_CUDA_TEST_QUICK") && atoi(getenv("RIG_CUDA_TEST_QUICK")));
+  int quick = gt_fake() || (getenv("RIG_CUDA_TEST_QUICK") && atoi(getenv("RIG_CUDA_TEST_QUICK")));
   const int programs = quick ? 12 : 60, length = quick ? 40 : 120;
   fprintf(stderr, "programs: seed %llu, %d programs of %d operations\n", (unsigned long long)seed, programs, length);
   rng_state = seed;
 
   rig_device dev[DEVICES];
-  if (!ct_open("cuda:0", &dev[0]) || !ct_open("cuda:0", &dev[1])) return;
-  if (!ct_open(ct_gpu_count() > 1 ? "cuda:1" : "cuda:0", &dev[2])) return;
+  if (!gt_open("cuda:0", &dev[0]) || !gt_open("cuda:0", &dev[1])) return;
+  if (!gt_open(gt_gpu_count() > 1 ? "cuda:1" : "cuda:0", &dev[2])) return;
   rig_module mod[DEVICES];
-  for (int d = 0; d < DEVICES; ++d) mod[d] = ct_kernels(dev[d]);
+  for (int d = 0; d < DEVICES; ++d) mod[d] = gt_kernels(dev[d]);
 
   for (int p = 0; p < programs; ++p) {
     /* Buffers: 4 on random devices, 1 wrapping page-aligned host memory; each seen by every device. */
@@ -83,16 +83,16 @@ static void test_random_programs_give_what_sequential_order_gives(void **state) 
       uint32_t k = next();
       switch (next() % 7) {
         case 0:
-          ct_fill_u32(dev[d], mod[d], view[dst][d], N, k);
+          gt_fill_u32(dev[d], mod[d], view[dst][d], N, k);
           for (uint32_t i = 0; i < N; ++i) ref[dst][i] = k;
           break;
         case 1:
-          ct_step(dev[d], mod[d], "rig_add_u32", view[src][d], view[dst][d], N, k);
+          gt_step(dev[d], mod[d], "rig_add_u32", view[src][d], view[dst][d], N, k);
           for (uint32_t i = 0; i < N; ++i) ref[dst][i] = ref[src][i] + k;
           break;
         case 2:
         case 3:
-          ct_step(dev[d], mod[d], "rig_chain_step", view[src][d], view[dst][d], N, k);
+          gt_step(dev[d], mod[d], "rig_chain_step", view[src][d], view[dst][d], N, k);
           for (uint32_t i = 0; i < N; ++i) ref[dst][i] = ref[src][i] * 31u + k + i;
           break;
         case 4:
@@ -125,7 +125,7 @@ static void test_random_programs_give_what_sequential_order_gives(void **state) 
 }
 
 int main(void) {
-  if (!ct_cuda_available()) return 77;
+  if (!gt_available()) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_programs_give_what_sequential_order_gives),
   };

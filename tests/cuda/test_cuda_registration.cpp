@@ -13,7 +13,7 @@
 #include "core/error.h"
 
 extern "C" {  // cmocka 1.1's header has no C++ guard of its own
-#include "cuda_test.h"
+#include "gpu_test.h"
 }
 
 namespace rig {
@@ -46,7 +46,7 @@ struct Pages {
 };
 
 void reset() {
-  if (ct_fake()) ct_set("reset", 0);
+  if (gt_fake()) gt_set("reset", 0);
 }
 
 void test_attributes_answer_what_the_device_says(void **) {
@@ -59,14 +59,14 @@ void test_attributes_answer_what_the_device_says(void **) {
   assert_true(integrated == 0 || integrated == 1);
   assert_true(pageable == 0 || pageable == 1);
   assert_true(ro == 0 || ro == 1);
-  if (ct_fake()) {
-    ct_set("integrated", 1);
+  if (gt_fake()) {
+    gt_set("integrated", 1);
     assert_int_equal(o.reg->integrated(), 1);
-    ct_set("integrated_query_fails", 1);
+    gt_set("integrated_query_fails", 1);
     assert_int_equal(o.reg->integrated(), -1);
-    ct_set("pageable_host_page_tables", 1);
+    gt_set("pageable_host_page_tables", 1);
     assert_int_equal(o.reg->pageable_uses_host_page_tables(), 1);
-    ct_set("read_only_supported", 0);
+    gt_set("read_only_supported", 0);
     assert_int_equal(o.reg->read_only_supported(), 0);
   }
 }
@@ -109,23 +109,23 @@ void test_pinned_staging_memory_is_page_locked_host_memory(void **) {
 }
 
 void test_read_only_flag_only_where_attribute_113_says_so(void **) {
-  CT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   reset();
   Opened o = open0();
   Pages host(kPage);
   assert_int_equal(o.reg->register_range(host.p, kPage, true), RIG_OK);
-  assert_int_equal(ct_query("last_register_flags") & 0x08, 0x08);
+  assert_int_equal(gt_query("last_register_flags") & 0x08, 0x08);
   assert_int_equal(o.reg->unregister_range(host.p), RIG_OK);
-  ct_set("read_only_supported", 0);
+  gt_set("read_only_supported", 0);
   assert_int_equal(o.reg->register_range(host.p, kPage, true), RIG_OK);
-  assert_int_equal(ct_query("last_register_flags") & 0x08, 0);
+  assert_int_equal(gt_query("last_register_flags") & 0x08, 0);
   assert_int_equal(o.reg->unregister_range(host.p), RIG_OK);
 }
 
 void test_refused_registration_names_the_driver_error(void **) {
-  CT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   reset();
-  ct_set("register_refuse", 1);
+  gt_set("register_refuse", 1);
   Opened o = open0();
   Pages host(kPage);
   assert_int_equal(o.reg->register_range(host.p, kPage, false), RIG_UNMAPPABLE);
@@ -134,9 +134,9 @@ void test_refused_registration_names_the_driver_error(void **) {
 
 // The double's false success: registration reports OK but the device reads other bytes.
 void test_false_registration_success_serves_wrong_bytes(void **) {
-  CT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   reset();
-  ct_set("register_wrong_bytes", 1);
+  gt_set("register_wrong_bytes", 1);
   Opened o = open0();
   Pages host(4 * kPage), back(4 * kPage);
   std::memset(host.p, 0x11, host.bytes);
@@ -151,27 +151,27 @@ void test_false_registration_success_serves_wrong_bytes(void **) {
 }
 
 void test_unregister_fails_with_713_once_or_always(void **) {
-  CT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   reset();
   Opened o = open0();
   Pages host(kPage);
   assert_int_equal(o.reg->register_range(host.p, kPage, false), RIG_OK);
-  ct_set("unregister_fail", 1);
+  gt_set("unregister_fail", 1);
   assert_int_equal(o.reg->unregister_range(host.p), RIG_DRIVER);
   assert_non_null(std::strstr(rig::last_error(), "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"));
   assert_int_equal(o.reg->unregister_range(host.p), RIG_OK);  // once: the retry succeeds
   assert_int_equal(o.reg->register_range(host.p, kPage, false), RIG_OK);
-  ct_set("unregister_fail", 2);
+  gt_set("unregister_fail", 2);
   for (int i = 0; i < 3; ++i) assert_int_equal(o.reg->unregister_range(host.p), RIG_DRIVER);
-  ct_set("unregister_fail", 0);
+  gt_set("unregister_fail", 0);
   assert_int_equal(o.reg->unregister_range(host.p), RIG_OK);
 }
 
 // The double can make uploads from registered memory slower than from pinned staging memory.
 void test_registered_uploads_can_be_made_slower_than_staged_ones(void **) {
-  CT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   reset();
-  ct_set("registered_upload_ns_per_kib", 20000);
+  gt_set("registered_upload_ns_per_kib", 20000);
   Opened o = open0();
   const size_t n = 256 * 1024;
   Pages host(n);
@@ -197,7 +197,7 @@ void test_registered_uploads_can_be_made_slower_than_staged_ones(void **) {
 }  // namespace
 
 int main() {
-  if (!ct_cuda_available()) return 77;
+  if (!gt_available()) return 77;
   const CMUnitTest tests[] = {
       cmocka_unit_test(test_attributes_answer_what_the_device_says),
       cmocka_unit_test(test_registered_memory_round_trips_through_the_device),

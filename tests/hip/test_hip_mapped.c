@@ -17,7 +17,7 @@
 
 #include <rig_mapped.h>
 
-#include "hip_test.h"
+#include "gpu_test.h"
 
 #define TMPFS_MAGIC_NUMBER 0x01021994
 
@@ -73,7 +73,7 @@ static fx *make_fixture(const char *dir) {
 }
 
 static int setup_disk(void **state) {
-  if (ht_fake()) ht_set("reset", 0);
+  if (gt_fake()) gt_set("reset", 0);
   const char *dir = dir_for(0);
   if (!dir) {
     fprintf(stderr, "no writable directory off tmpfs\n");
@@ -84,7 +84,7 @@ static int setup_disk(void **state) {
 }
 
 static int setup_tmpfs(void **state) {
-  if (ht_fake()) ht_set("reset", 0);
+  if (gt_fake()) gt_set("reset", 0);
   const char *dir = dir_for(1);
   if (!dir) {
     fprintf(stderr, "no writable tmpfs directory\n");
@@ -104,7 +104,7 @@ static int teardown(void **state) {
   unlink(f->path);
   free(f->ref);
   free(f);
-  if (ht_fake()) ht_set("reset", 0);
+  if (gt_fake()) gt_set("reset", 0);
   return 0;
 }
 
@@ -153,9 +153,9 @@ static void test_a_disk_file_mapping_is_usable(void **state) {
   rig_verdict st = (rig_verdict)(uintptr_t)1;
   assert_int_equal(rig_static_verdict(dev, &st), RIG_OK);
   assert_null(st); /* a discrete GPU: self-test required */
-  if (ht_fake()) {
-    ht_set("registered_upload_ns_per_kib", 10);
-    ht_set("pinned_upload_ns_per_kib", 10);
+  if (gt_fake()) {
+    gt_set("registered_upload_ns_per_kib", 10);
+    gt_set("pinned_upload_ns_per_kib", 10);
   }
   if (probe(f) != RIG_VERDICT_USABLE) fail_msg("%s", text(f));
   assert_int_equal(cacheable(f->v), 1);
@@ -166,11 +166,11 @@ static void test_a_disk_file_mapping_is_usable(void **state) {
   int is = 1;
   assert_int_equal(rig_host_is_registered(f->map, region, &is), RIG_OK);
   assert_int_equal(is, 0);
-  if (ht_fake()) {
-    assert_int_equal(ht_query("registers"), 2);
-    assert_int_equal(ht_query("false_successes"), 0);
-    assert_int_equal(ht_query("unregisters"), 2);
-    assert_true(ht_query("last_register_flags") & 0x08); /* hipHostRegisterReadOnly: the mapping is PROT_READ */
+  if (gt_fake()) {
+    assert_int_equal(gt_query("registers"), 2);
+    assert_int_equal(gt_query("false_successes"), 0);
+    assert_int_equal(gt_query("unregisters"), 2);
+    assert_true(gt_query("last_register_flags") & 0x08); /* hipHostRegisterReadOnly: the mapping is PROT_READ */
   }
 }
 
@@ -178,12 +178,12 @@ static void test_a_disk_file_mapping_is_usable(void **state) {
  * verdict is Refused (Wrong_bytes), cacheable: a fact about the machine. */
 static void test_a_tmpfs_false_success_is_refused_as_wrong_bytes(void **state) {
   fx *f = *state;
-  HT_FAKE_ONLY();
-  ht_set("false_unregister_713", 0);
+  GT_FAKE_ONLY();
+  gt_set("false_unregister_713", 0);
   assert_int_equal(probe(f), RIG_VERDICT_REFUSED);
   assert_int_equal(refusal(f->v), RIG_REFUSAL_WRONG_BYTES);
   assert_int_equal(cacheable(f->v), 1);
-  assert_int_equal(ht_query("false_successes"), 2); /* both windows: the runtime said success twice */
+  assert_int_equal(gt_query("false_successes"), 2); /* both windows: the runtime said success twice */
   int is = 1;
   assert_int_equal(rig_host_is_registered(f->map, region, &is), RIG_OK);
   assert_int_equal(is, 0);
@@ -194,7 +194,7 @@ static void test_a_tmpfs_false_success_is_refused_as_wrong_bytes(void **state) {
  * again or unmapped; once the runtime lets go, rig_host_unregister empties the table. */
 static void test_a_tmpfs_false_success_whose_release_fails_713_is_still_registered(void **state) {
   fx *f = *state;
-  HT_FAKE_ONLY();
+  GT_FAKE_ONLY();
   assert_int_equal(probe(f), RIG_VERDICT_STILL_REGISTERED);
   assert_int_equal(cacheable(f->v), 0);
   assert_non_null(strstr(text(f), "hipErrorHostMemoryNotRegistered"));
@@ -203,10 +203,10 @@ static void test_a_tmpfs_false_success_whose_release_fails_713_is_still_register
   assert_int_equal(rig_host_is_registered(f->map, region, &is), RIG_OK);
   assert_int_equal(is, 1);
   /* Kept: a second registration of the range is refused by the table, before the runtime. */
-  long long calls = ht_query("register_calls");
+  long long calls = gt_query("register_calls");
   STATUS(RIG_BUSY, rig_host_register(dev, f->map, 4096, RIG_ACCESS_READ));
-  assert_int_equal(ht_query("register_calls"), calls);
-  ht_set("false_unregister_713", 0);
+  assert_int_equal(gt_query("register_calls"), calls);
+  gt_set("false_unregister_713", 0);
   OK(rig_host_unregister(dev, f->map));
   OK(rig_host_unregister(dev, f->map + region / 2));
   assert_int_equal(rig_host_is_registered(f->map, region, &is), RIG_OK);
@@ -219,18 +219,18 @@ static void test_a_prot_none_mapping_is_inconclusive_and_never_registered(void *
   fx *f = *state;
   char *none = mmap(NULL, region, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   assert_true(none != MAP_FAILED);
-  long long calls = ht_query("register_calls");
+  long long calls = gt_query("register_calls");
   assert_int_equal(probe_map(f, none), RIG_VERDICT_INCONCLUSIVE);
-  if (ht_fake()) {
-    assert_int_equal(ht_query("register_calls"), calls);
+  if (gt_fake()) {
+    assert_int_equal(gt_query("register_calls"), calls);
     /* What the probe avoided: the double, like the measured runtime, accepts the PROT_NONE range. */
-    hip_register_fn reg = (hip_register_fn)ht_symbol("hipHostRegister");
-    hip_unregister_fn unreg = (hip_unregister_fn)ht_symbol("hipHostUnregister");
+    hip_register_fn reg = (hip_register_fn)gt_symbol("hipHostRegister");
+    hip_unregister_fn unreg = (hip_unregister_fn)gt_symbol("hipHostUnregister");
     assert_non_null(reg);
     assert_int_equal(reg(none, 65536, 0), 0);
-    assert_int_equal(ht_query("false_successes"), 1);
+    assert_int_equal(gt_query("false_successes"), 1);
     assert_int_equal(unreg(none), 713);
-    ht_set("false_unregister_713", 0);
+    gt_set("false_unregister_713", 0);
     assert_int_equal(unreg(none), 0);
   }
   munmap(none, region);
@@ -244,22 +244,22 @@ static void test_twice_and_overlapping_ranges_are_refused_by_the_table_before_th
   size_t mib = 1 << 20;
   rig_status s = rig_host_register(dev, f->map, 2 * mib, RIG_ACCESS_READ);
   if (s != RIG_OK) fail_msg("register: %s: %s", rig_status_name(s), rig_last_error());
-  long long calls = ht_query("register_calls");
+  long long calls = gt_query("register_calls");
   STATUS(RIG_BUSY, rig_host_register(dev, f->map, 2 * mib, RIG_ACCESS_READ));
   STATUS(RIG_BUSY, rig_host_register(dev, f->map + mib, 2 * mib, RIG_ACCESS_READ));
   assert_non_null(strstr(rig_last_error(), "overlaps"));
-  if (ht_fake()) {
-    assert_int_equal(ht_query("register_calls"), calls);
+  if (gt_fake()) {
+    assert_int_equal(gt_query("register_calls"), calls);
     /* Without the table: the double says success to the same range twice and to an overlapping one. */
-    hip_register_fn reg = (hip_register_fn)ht_symbol("hipHostRegister");
-    hip_unregister_fn unreg = (hip_unregister_fn)ht_symbol("hipHostUnregister");
+    hip_register_fn reg = (hip_register_fn)gt_symbol("hipHostRegister");
+    hip_unregister_fn unreg = (hip_unregister_fn)gt_symbol("hipHostUnregister");
     assert_int_equal(reg(f->map, 2 * mib, 0x8), 0);
     assert_int_equal(reg(f->map + mib, 2 * mib, 0x8), 0);
-    assert_int_equal(ht_query("false_successes"), 2);
-    ht_set("false_unregister_713", 0);
+    assert_int_equal(gt_query("false_successes"), 2);
+    gt_set("false_unregister_713", 0);
     assert_int_equal(unreg(f->map + mib), 0);
     assert_int_equal(unreg(f->map), 0); /* the later, false registration at that address */
-    ht_set("false_unregister_713", 1);
+    gt_set("false_unregister_713", 1);
   }
   assert_int_equal(probe(f), RIG_VERDICT_INCONCLUSIVE);
   assert_non_null(strstr(text(f), "overlaps"));
@@ -271,8 +271,8 @@ static void test_twice_and_overlapping_ranges_are_refused_by_the_table_before_th
  * table while the runtime refuses to let go, and released once it does. */
 static void test_a_713_on_release_gives_still_registered_with_the_range_kept(void **state) {
   fx *f = *state;
-  HT_FAKE_ONLY();
-  ht_set("unregister_fail", 2);
+  GT_FAKE_ONLY();
+  gt_set("unregister_fail", 2);
   assert_int_equal(probe(f), RIG_VERDICT_STILL_REGISTERED);
   assert_int_equal(cacheable(f->v), 0);
   assert_non_null(strstr(text(f), "after 3 tries"));
@@ -282,7 +282,7 @@ static void test_a_713_on_release_gives_still_registered_with_the_range_kept(voi
   assert_true(rig_host_unregister(dev, f->map) != RIG_OK);
   assert_int_equal(rig_host_is_registered(f->map, 1, &is), RIG_OK);
   assert_int_equal(is, 1);
-  ht_set("unregister_fail", 0);
+  gt_set("unregister_fail", 0);
   OK(rig_host_unregister(dev, f->map));
   OK(rig_host_unregister(dev, f->map + region / 2));
   assert_int_equal(rig_host_is_registered(f->map, region, &is), RIG_OK);
@@ -293,8 +293,8 @@ static void test_a_713_on_release_gives_still_registered_with_the_range_kept(voi
  * cacheable (the query may succeed next time), decided before anything is registered; no probe ops open. */
 static void test_a_failed_integrated_query_is_refused_integrated_and_not_cacheable(void **state) {
   fx *f = *state;
-  HT_FAKE_ONLY();
-  ht_set("integrated_query_fails", 1);
+  GT_FAKE_ONLY();
+  gt_set("integrated_query_fails", 1);
   rig_verdict v = NULL;
   assert_int_equal(rig_static_verdict(dev, &v), RIG_OK);
   assert_non_null(v);
@@ -315,23 +315,23 @@ static void test_a_failed_integrated_query_is_refused_integrated_and_not_cacheab
   ops.size = sizeof ops;
   STATUS(RIG_UNSUPPORTED, rig_probe_ops_open(dev, region, &ops));
   STATUS(RIG_UNSUPPORTED, rig_host_register(dev, f->map, 4096, RIG_ACCESS_READ));
-  assert_int_equal(ht_query("register_calls"), 0);
+  assert_int_equal(gt_query("register_calls"), 0);
   /* An integrated device that says so: refused the same way. */
-  ht_set("integrated_query_fails", 0);
-  ht_set("integrated", 1);
+  gt_set("integrated_query_fails", 0);
+  gt_set("integrated", 1);
   assert_int_equal(rig_static_verdict(dev, &v), RIG_OK);
   assert_non_null(v);
   assert_int_equal(refusal(v), RIG_REFUSAL_INTEGRATED_GPU);
   rig_verdict_release(v);
-  assert_int_equal(ht_query("register_calls"), 0);
+  assert_int_equal(gt_query("register_calls"), 0);
 }
 
 int main(void) {
-  if (!ht_hip_available()) return 77;
+  if (!gt_available()) return 77;
   OK(rig_device_open("hip:0", &dev));
   /* 64 MiB on a real GPU (windows of 32 MiB), 8 MiB on the fake */
-  region = ht_fake() ? (8u << 20) : (64u << 20);
-  if (!ht_fake()) fprintf(stderr, "not on the fake libamdhip64: the cases that need its switches skip\n");
+  region = gt_fake() ? (8u << 20) : (64u << 20);
+  if (!gt_fake()) fprintf(stderr, "not on the fake libamdhip64: the cases that need its switches skip\n");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_a_disk_file_mapping_is_usable, setup_disk, teardown),
       cmocka_unit_test_setup_teardown(test_a_tmpfs_false_success_is_refused_as_wrong_bytes, setup_tmpfs, teardown),

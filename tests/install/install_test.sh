@@ -50,8 +50,15 @@ rpath="-Wl,-rpath,$(pkg-config --variable=libdir rig)" # pkgconf puts the sysroo
 echo "pkg-config --cflags --libs rig: $flags"
 case "$flags" in *"$dest"*) ;; *) echo "pkg-config flags do not point into the DESTDIR" >&2; exit 1 ;; esac
 # the README's program, as the README prints it (its releases are left out: no -Werror)
-sed -n '/^```c$/,/^```$/p' "$readme" | sed '1d;$d' > "$dest/readme.c"
+# (the README's C blocks in order: the program, the portable-upload line, the loader's function)
+c_block() { awk -v want="$1" '/^```c$/ { n++; if (n == want) { on = 1; next } } on && /^```$/ { exit } on' "$readme"; }
+c_block 1 > "$dest/readme.c"
 [ -s "$dest/readme.c" ] || { echo "no C program found in $readme" >&2; exit 1; }
+# the loader's example compiles against the installed rig_load.h as printed
+c_block 3 > "$dest/readme_load.c"
+grep -q 'rig_load.h' "$dest/readme_load.c" || { echo "no rig_load.h example found in $readme" >&2; exit 1; }
+# shellcheck disable=SC2086
+$cc -std=c99 -Wall -Werror -c -o "$dest/readme_load.o" "$dest/readme_load.c" $flags
 # shellcheck disable=SC2086
 $cc -std=c99 -o "$dest/readme" "$dest/readme.c" $flags "$rpath"
 # shellcheck disable=SC2086

@@ -15,6 +15,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <rig_testing.h>
+
 #include "weights.h"
 
 /* A read error on demand: this executable's pread replaces libc's for librig (the dynamic linker finds the

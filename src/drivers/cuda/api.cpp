@@ -1,73 +1,68 @@
 #include "drivers/cuda/api.h"
 
-#include <dlfcn.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "core/error.h"
+#include "drivers/common/library.h"
+#include "drivers/cuda/context.h"
+#include "drivers/cuda/module.h"
 
 namespace rig::cuda {
 namespace {
 
-struct Loaded {
-  Api api;
-  bool ok = false;
-  std::string why;  // the reason it is not ok, repeated on every later call
-};
+using Loaded = common::Loaded<Api>;
 
-Loaded load() {
-  Loaded l;
-  const char *env = std::getenv("RIG_CUDA_LIBRARY");
-  const char *file = env && *env ? env : "libcuda.so.1";
-  // RTLD_LOCAL: the driver's symbols never leak into the program's namespace. Never dlclosed: the driver
-  // must outlive every context and stream rig made.
-  void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = dlerror();
-    l.why = std::string("cannot load the CUDA driver ") + file + ": " + (e ? e : "unknown dlopen error");
-    return l;
-  }
-  using namespace cu;  // the entry point table names its types unqualified
-  Api &a = l.api;
-  const char *missing = nullptr;
-#define RIG_CU_LOAD(field, symbol, ret, params)                                  \
-  a.field = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));                 \
-  if (!a.field && !missing) missing = symbol;
-  RIG_CU_ENTRY_POINTS(RIG_CU_LOAD)
-#undef RIG_CU_LOAD
-  if (missing) {
-    l.why = std::string("the CUDA driver ") + file + " lacks " + missing;
-    return l;
-  }
-#define RIG_CU_LOAD_OPTIONAL(field, symbol, ret, params) \
-  a.field = reinterpret_cast<ret(*) params>(dlsym(lib, symbol));
-  RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_CU_LOAD_OPTIONAL)
-#undef RIG_CU_LOAD_OPTIONAL
+// The stream device's table, filled with the very pointers loaded (cu.h's types are the table's). Names are
+// the calls as CUDA's documentation spells them.
+void fill_family(Api &a) {
+  stream::Family &f = a.family;
+  f.prefix = "cuda";
+  f.framework = "CUDA";
+#define RIG_CU_STREAM(field, entry)  \
+  f.calls.field = a.entry;           \
+  f.names.field = #entry;
+  RIG_CU_STREAM_CALLS(RIG_CU_STREAM)
+#undef RIG_CU_STREAM
+  using namespace cu;  // the attributes, in Attributes' order
+  f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
+                  ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,
+                  ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ATTR_HOST_REGISTER_SUPPORTED, ATTR_INTEGRATED,
+                  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED};
+  RIG_STREAM_FAMILY_HOOKS(f)
+  f.formats[0] = RIG_MODULE_PTX;
+  f.formats[1] = RIG_MODULE_CUBIN;
+  f.formats_named = "PTX, cubin or fatbin modules";
+  // From pageable memory cuMemcpyHtoD returns before the DMA lands (see stream/device_memory.cpp).
+  f.copies_finish_on_legacy_stream = true;
+}
+
+void resolve_all(common::Resolver &entry, Api &api) {
+  RIG_CU_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
+  RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
+}
+
+bool init(Api &a, std::string *why) {
+  fill_family(a);
   cu::Result r = a.cuInit(0);
   if (r != cu::SUCCESS) {
     const char *name = nullptr;
     if (a.cuGetErrorName(r, &name) != cu::SUCCESS) name = nullptr;
-    l.why = std::string("cuInit failed: ") + (name ? name : std::to_string(r));
-    return l;
+    *why = std::string("cuInit failed: ") + (name ? name : std::to_string(r));
+    return false;
   }
   if (a.cuDriverGetVersion(&a.driver_version) != cu::SUCCESS) a.driver_version = 0;
-  l.ok = true;
-  return l;
+  return true;
+}
+
+// Never closed: the driver must outlive every context and stream rig made.
+Loaded load() {
+  return common::load_library<Api>("RIG_CUDA_LIBRARY", "libcuda.so.1", "the CUDA driver", resolve_all, init);
 }
 
 }  // namespace
 
-const Api *api() {
-  static const Loaded loaded = load();  // thread-safe once (magic static)
-  if (!loaded.ok) {
-    fail(RIG_NOT_FOUND, "%s", loaded.why.c_str());
-    return nullptr;
-  }
-  return &loaded.api;
-}
+const Api *api() { return common::load_once<Api, load>(); }
 
 const char *error_name(cu::Result result) {
   // Names of codes the driver does not know come from a small thread-local buffer.
@@ -102,12 +97,6 @@ bool is_sticky(cu::Result r) {
     default:
       return false;
   }
-}
-
-rig_status status_of(cu::Result r) {
-  if (r == cu::ERROR_OUT_OF_MEMORY) return RIG_OUT_OF_MEMORY;
-  if (is_sticky(r)) return RIG_LOST;
-  return RIG_DRIVER;
 }
 
 }  // namespace rig::cuda

@@ -1,10 +1,12 @@
 // Loads the CUDA driver library at run time (dlopen "libcuda.so.1", or the file RIG_CUDA_LIBRARY names:
-// how the tests load their fake) and holds its entry points for the life of the process.
+// how the tests load their fake) and holds its entry points for the life of the process: all of them by
+// their cu.h names, and the stream device's table (drivers/stream/calls.h) filled from the same pointers.
 #pragma once
 
 #include <rig.h>
 
 #include "drivers/cuda/cu.h"
+#include "drivers/stream/calls.h"
 
 namespace rig::cuda {
 
@@ -24,6 +26,7 @@ struct Api {
   RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_CU_MEMBER)
 #undef RIG_CU_MEMBER
   int driver_version = 0;
+  stream::Family family;  // CUDA as a stream family: the entry points above, CUDA's attributes and names
 };
 
 // The loaded driver, initialised (cuInit done); null when it cannot be loaded, with the reason set by
@@ -37,8 +40,5 @@ const char *error_name(cu::Result result);
 // True for the errors after which a context can do nothing more (CUDA calls them sticky): the device's
 // work is gone, so rig loses the device.
 bool is_sticky(cu::Result result);
-
-// The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.
-rig_status status_of(cu::Result result);
 
 }  // namespace rig::cuda

@@ -1,50 +1,29 @@
-// The GPUs rig has opened and their primary contexts. Every rig device on one GPU ("cuda:0" opened
-// several times) shares that GPU's primary context, as the CUDA runtime does, so their memory, modules
-// and events are usable by one another without peer access.
+// CUDA's GPUs as the stream device sees them (drivers/stream/gpu.h): each GPU's primary context, retained
+// once, the first time a device on it opens, and never released (timeline words, in-queue waits of other
+// devices and modules may outlive any one rig device; the CUDA runtime keeps its primary contexts until exit
+// for the same reason). Every rig device on one GPU shares it, so their memory, modules and events are
+// usable by one another without peer access. Also the rest of CUDA's Family hooks (stream/calls.h).
 #pragma once
 
 #include <rig.h>
 
-#include <atomic>
-
+#include "core/driver.h"
 #include "drivers/cuda/api.h"
+#include "drivers/stream/gpu.h"
 
 namespace rig::cuda {
 
-// One GPU. Its primary context is retained once, the first time a device on it opens, and never
-// released: timeline words, in-queue waits of other devices and modules may outlive any one rig device,
-// and a context destroyed under them would free their memory (the CUDA runtime keeps its primary
-// contexts until exit for the same reason).
-struct Gpu {
-  unsigned ordinal = 0;
-  cu::Device device = 0;
-  cu::Context context = nullptr;
-  // Set once a device on this GPU is lost: its stream may never drain again (a sticky error, or a wait on
-  // a lost producer's event), so whole-context synchronisation (module unload) is no longer attempted.
-  mutable std::atomic<bool> had_loss{false};
-};
-
 // The GPU of `ordinal`, retaining its primary context on first use. RIG_NOT_FOUND where there is none.
-rig_status gpu_at(const Api &api, unsigned ordinal, const Gpu **out);
+rig_status gpu_at(const Api &api, unsigned ordinal, const stream::Gpu **out);
 
-// Makes `context` current on this thread for a scope and restores the caller's context afterwards, so
-// rig never changes what a program's own CUDA code sees as current.
-class CurrentContext {
- public:
-  CurrentContext(const Api &api, cu::Context context) : api_(api) {
-    if (api_.cuCtxGetCurrent(&previous_) != cu::SUCCESS) previous_ = nullptr;
-    if (previous_ != context) set_ = api_.cuCtxSetCurrent(context) == cu::SUCCESS;
-  }
-  ~CurrentContext() {
-    if (set_) api_.cuCtxSetCurrent(previous_);
-  }
-  CurrentContext(const CurrentContext &) = delete;
-  CurrentContext &operator=(const CurrentContext &) = delete;
-
- private:
-  const Api &api_;
-  cu::Context previous_ = nullptr;
-  bool set_ = false;
-};
+// Family::open_gpu: checks the ordinal against cuDeviceGetCount, retains the primary context.
+rig_status open_gpu(stream::Gpu *gpu);
+// Family::device_count: cuDeviceGetCount, -1 where it fails.
+int device_count();
+// Family::describe: name, model, memory, integrated (-1 where the query fails).
+void describe(const stream::Gpu &gpu, DriverInfo *out);
+// Family::memory_operations: events unless RIG_CUDA_TIMELINE=memops asks for stream memory operations and
+// the device and driver have 64-bit ones.
+bool memory_operations(const stream::Gpu &gpu);
 
 }  // namespace rig::cuda

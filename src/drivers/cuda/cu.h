@@ -6,92 +6,48 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "drivers/stream/calls.h"
+
 namespace rig::cu {
 
-using Result = int;  // CUresult
-using Device = int;  // CUdevice
-using DevicePtr = unsigned long long;  // CUdeviceptr (64-bit)
-using Context = struct CUctx_st *;
-using Stream = struct CUstream_st *;
-using Event = struct CUevent_st *;
-using Module = struct CUmod_st *;
-using Function = struct CUfunc_st *;
+// The stream device's types (drivers/stream/calls.h), which are CUDA's: the entry points the stream device
+// calls go into its table as loaded, with no adapter between (drivers/cuda/api.cpp).
+using Result = stream::Result;        // CUresult
+using Device = int;                   // CUdevice
+using DevicePtr = stream::DevicePtr;  // CUdeviceptr (64-bit)
+using Context = stream::Context;      // CUcontext
+using Stream = stream::Stream;        // CUstream
+using Event = stream::Event;          // CUevent
+using Module = stream::Module;        // CUmodule
+using Function = stream::Function;    // CUfunction
 
-// CUresult values rig tells apart.
+// CUresult values and flags rig tells apart: those HIP shares (stream::values), and CUDA's own.
+using namespace stream::values;
 enum : Result {
-  SUCCESS = 0,
-  ERROR_INVALID_VALUE = 1,
-  ERROR_OUT_OF_MEMORY = 2,
-  ERROR_NOT_INITIALIZED = 3,
-  ERROR_DEINITIALIZED = 4,
-  ERROR_DEVICE_UNAVAILABLE = 46,
-  ERROR_NO_DEVICE = 100,
-  ERROR_INVALID_DEVICE = 101,
-  ERROR_INVALID_IMAGE = 200,
-  ERROR_INVALID_CONTEXT = 201,
-  ERROR_NO_BINARY_FOR_GPU = 209,
-  ERROR_ECC_UNCORRECTABLE = 214,
-  ERROR_PEER_ACCESS_UNSUPPORTED = 217,
-  ERROR_INVALID_PTX = 218,
-  ERROR_NVLINK_UNCORRECTABLE = 220,
-  ERROR_UNSUPPORTED_PTX_VERSION = 222,
-  ERROR_CONTAINED = 226,
-  ERROR_INVALID_HANDLE = 400,
-  ERROR_NOT_FOUND = 500,
-  ERROR_NOT_READY = 600,
-  ERROR_ILLEGAL_ADDRESS = 700,
-  ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
-  ERROR_LAUNCH_TIMEOUT = 702,
-  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
-  ERROR_CONTEXT_IS_DESTROYED = 709,
-  ERROR_ASSERT = 710,
-  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-  ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
-  ERROR_HARDWARE_STACK_ERROR = 714,
-  ERROR_ILLEGAL_INSTRUCTION = 715,
-  ERROR_MISALIGNED_ADDRESS = 716,
-  ERROR_INVALID_ADDRESS_SPACE = 717,
-  ERROR_INVALID_PC = 718,
-  ERROR_LAUNCH_FAILED = 719,
-  ERROR_TENSOR_MEMORY_LEAK = 721,
-  ERROR_NOT_PERMITTED = 800,
-  ERROR_NOT_SUPPORTED = 801,
-  ERROR_UNKNOWN = 999,
+  ERROR_DEVICE_UNAVAILABLE = 46, ERROR_NOT_PERMITTED = 800,
+  // Modules.
+  ERROR_INVALID_PTX = 218, ERROR_UNSUPPORTED_PTX_VERSION = 222,
+  // Sticky: the context can run nothing more.
+  ERROR_NVLINK_UNCORRECTABLE = 220, ERROR_CONTAINED = 226, ERROR_HARDWARE_STACK_ERROR = 714,
+  ERROR_ILLEGAL_INSTRUCTION = 715, ERROR_MISALIGNED_ADDRESS = 716, ERROR_INVALID_ADDRESS_SPACE = 717,
+  ERROR_INVALID_PC = 718, ERROR_TENSOR_MEMORY_LEAK = 721,
 };
+constexpr int JIT_ERROR_LOG_BUFFER = 5;
+constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 // CUdevice_attribute values rig reads.
 enum Attribute : int {
-  ATTR_MAX_THREADS_PER_BLOCK = 1,
-  ATTR_MAX_BLOCK_DIM_X = 2,
-  ATTR_MAX_BLOCK_DIM_Y = 3,
-  ATTR_MAX_BLOCK_DIM_Z = 4,
-  ATTR_MAX_GRID_DIM_X = 5,
-  ATTR_MAX_GRID_DIM_Y = 6,
-  ATTR_MAX_GRID_DIM_Z = 7,
-  ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-  ATTR_INTEGRATED = 18,
-  ATTR_CAN_MAP_HOST_MEMORY = 19,
-  ATTR_UNIFIED_ADDRESSING = 41,
-  ATTR_PAGEABLE_MEMORY_ACCESS = 88,
+  // Launch limits, checked at rig_submission_make.
+  ATTR_MAX_THREADS_PER_BLOCK = 1, ATTR_MAX_BLOCK_DIM_X = 2, ATTR_MAX_BLOCK_DIM_Y = 3, ATTR_MAX_BLOCK_DIM_Z = 4,
+  ATTR_MAX_GRID_DIM_X = 5, ATTR_MAX_GRID_DIM_Y = 6, ATTR_MAX_GRID_DIM_Z = 7, ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
   ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
-  ATTR_HOST_REGISTER_SUPPORTED = 99,
-  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100,
-  ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED = 113,
+  // Host memory: mapped registration's static table and borrows.
+  ATTR_INTEGRATED = 18, ATTR_CAN_MAP_HOST_MEMORY = 19, ATTR_UNIFIED_ADDRESSING = 41,
+  ATTR_PAGEABLE_MEMORY_ACCESS = 88, ATTR_HOST_REGISTER_SUPPORTED = 99,
+  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100, ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED = 113,
+  // The timeline (stream/timeline.h).
   ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
 };
-
-// Flags.
-constexpr unsigned STREAM_NON_BLOCKING = 0x1;
-constexpr unsigned EVENT_DISABLE_TIMING = 0x2;
-constexpr unsigned MEMHOSTALLOC_PORTABLE = 0x01;
-constexpr unsigned MEMHOSTALLOC_DEVICEMAP = 0x02;
-constexpr unsigned MEMHOSTREGISTER_PORTABLE = 0x01;
-constexpr unsigned MEMHOSTREGISTER_DEVICEMAP = 0x02;
-constexpr unsigned MEMHOSTREGISTER_READ_ONLY = 0x08;
-constexpr unsigned STREAM_WAIT_VALUE_GEQ = 0x0;  // (int64_t)(*addr - value) >= 0
-constexpr unsigned STREAM_WRITE_VALUE_DEFAULT = 0x0;  // a memory fence before the write
-constexpr int JIT_ERROR_LOG_BUFFER = 5;
-constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
 // The entry points, by the exact symbol rig loads (the _v2 names where cuda.h maps a name onto one).
 #define RIG_CU_ENTRY_POINTS(X)                                                                                 \
@@ -149,5 +105,40 @@ constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
     (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))                                         \
   X(cuStreamWaitValue64, "cuStreamWaitValue64_v2", Result,                                                   \
     (Stream stream, DevicePtr addr, uint64_t value, unsigned flags))
+
+// The stream device's table (drivers/stream/calls.h): each field and the entry point above that fills it.
+#define RIG_CU_STREAM_CALLS(X)                                                                                 \
+  X(get_current, cuCtxGetCurrent)                                                                            \
+  X(set_current, cuCtxSetCurrent)                                                                            \
+  X(synchronize_context, cuCtxSynchronize)                                                                   \
+  X(device_attribute, cuDeviceGetAttribute)                                                                  \
+  X(can_access_peer, cuDeviceCanAccessPeer)                                                                  \
+  X(enable_peer_access, cuCtxEnablePeerAccess)                                                               \
+  X(stream_create, cuStreamCreate)                                                                           \
+  X(stream_destroy, cuStreamDestroy)                                                                         \
+  X(stream_query, cuStreamQuery)                                                                             \
+  X(stream_synchronize, cuStreamSynchronize)                                                                 \
+  X(stream_wait_event, cuStreamWaitEvent)                                                                    \
+  X(event_create, cuEventCreate)                                                                             \
+  X(event_destroy, cuEventDestroy)                                                                           \
+  X(event_record, cuEventRecord)                                                                             \
+  X(event_query, cuEventQuery)                                                                               \
+  X(event_synchronize, cuEventSynchronize)                                                                   \
+  X(mem_alloc, cuMemAlloc)                                                                                   \
+  X(mem_free, cuMemFree)                                                                                     \
+  X(host_alloc, cuMemHostAlloc)                                                                              \
+  X(host_free, cuMemFreeHost)                                                                                \
+  X(host_device_pointer, cuMemHostGetDevicePointer)                                                          \
+  X(host_register, cuMemHostRegister)                                                                        \
+  X(host_unregister, cuMemHostUnregister)                                                                    \
+  X(copy_to_device, cuMemcpyHtoD)                                                                            \
+  X(copy_to_host, cuMemcpyDtoH)                                                                              \
+  X(copy_async, cuMemcpyAsync)                                                                               \
+  X(fill_async, cuMemsetD8Async)                                                                             \
+  X(module_unload, cuModuleUnload)                                                                           \
+  X(module_function, cuModuleGetFunction)                                                                    \
+  X(launch, cuLaunchKernel)                                                                                  \
+  X(write_value64, cuStreamWriteValue64)                                                                     \
+  X(wait_value64, cuStreamWaitValue64)
 
 }  // namespace rig::cu

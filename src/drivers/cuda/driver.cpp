@@ -1,45 +1,54 @@
-// The CUDA driver's entry in rig's registry: prefix "cuda", devices "cuda:N".
+// The CUDA driver's entry in rig's registry (prefix "cuda", devices "cuda:N", each a stream device over
+// CUDA's table) and what a CUDA GPU says of itself.
+#include <cstdlib>
+#include <cstring>
 #include <string>
-#include <vector>
 
-#include "core/driver.h"
-#include "core/error.h"
 #include "drivers/cuda/api.h"
 #include "drivers/cuda/context.h"
-#include "drivers/cuda/device.h"
+#include "drivers/stream/driver.h"
 
 namespace rig {
 namespace cuda {
-namespace {
 
-class CudaDriver final : public Driver {
- public:
-  const char *prefix() const override { return "cuda"; }
+int device_count() {
+  int count = 0;
+  return cuda::api()->cuDeviceGetCount(&count) == cu::SUCCESS ? count : -1;
+}
 
-  std::vector<std::string> list() override {
-    std::vector<std::string> names;
-    const Api *a = api();
-    int count = 0;
-    if (!a || a->cuDeviceGetCount(&count) != cu::SUCCESS) return names;
-    for (int i = 0; i < count; ++i) names.push_back("cuda:" + std::to_string(i));
-    return names;
-  }
+bool memory_operations(const stream::Gpu &gpu) {
+  const Api &api = *cuda::api();
+  const char *asked = std::getenv("RIG_CUDA_TIMELINE");
+  if (!asked || std::strcmp(asked, "memops") != 0) return false;
+  if (!api.cuStreamWriteValue64 || !api.cuStreamWaitValue64) return false;
+  int can = 0;
+  if (api.cuDeviceGetAttribute(&can, cu::ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS, gpu.device) != cu::SUCCESS) return false;
+  return can == 1;
+}
 
-  rig_status open(unsigned ordinal, std::unique_ptr<DriverDevice> *out) override {
-    const Api *a = api();
-    if (!a) return RIG_NOT_FOUND;  // api() set the message (which library, why)
-    const Gpu *gpu = nullptr;
-    if (rig_status s = gpu_at(*a, ordinal, &gpu); s != RIG_OK) return s;
-    return CudaDevice::open(*a, *gpu, out);
-  }
-};
+void describe(const stream::Gpu &gpu, DriverInfo *out) {
+  const Api &api = *cuda::api();
+  char model[256] = {};
+  if (api.cuDeviceGetName(model, sizeof model - 1, gpu.device) != cu::SUCCESS) model[0] = 0;
+  size_t total = 0;
+  if (api.cuDeviceTotalMem(&total, gpu.device) != cu::SUCCESS) total = 0;
+  int integrated = 0;
+  if (api.cuDeviceGetAttribute(&integrated, cu::ATTR_INTEGRATED, gpu.device) != cu::SUCCESS) integrated = -1;
+  out->name = "cuda:" + std::to_string(gpu.ordinal);
+  out->framework = "CUDA";
+  out->model = model;
+  out->memory_bytes = total;
+  out->integrated = integrated;
+}
 
-}  // namespace
 }  // namespace cuda
 
 // Declared weak by src/core/drivers.cpp, so the engine builds without this directory.
 Driver *cuda_driver() {
-  static cuda::CudaDriver driver;
+  static stream::StreamDriver driver("cuda", [] {
+    const cuda::Api *a = cuda::api();
+    return a ? &a->family : nullptr;
+  });
   return &driver;
 }
 

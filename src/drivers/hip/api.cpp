@@ -5,62 +5,121 @@
 
 #include "core/error.h"
 #include "drivers/common/library.h"
+#include "drivers/hip/gpu.h"
+#include "drivers/hip/module.h"
 
 namespace rig::hip {
 namespace {
 
-struct Loaded {
-  Api api;
-  bool ok = false;
-  std::string why;  // the reason it is not ok, repeated on every later call
-};
+using Loaded = common::Loaded<Api>;
 
-Loaded load() {
-  Loaded l;
-  common::Library lib = common::open_library("RIG_HIP_LIBRARY", "libamdhip64.so", "the HIP runtime");
-  if (!lib.handle) {
-    l.why = lib.why;
-    return l;
-  }
-  Api &a = l.api;
-  const char *missing = nullptr;
-#define RIG_HIP_LOAD(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
-  RIG_HIP_ENTRY_POINTS(RIG_HIP_LOAD)
-#undef RIG_HIP_LOAD
+// The loaded runtime, for the adapters below (they run only once api() has answered with it).
+const Api &loaded() { return *api(); }
+
+void *pointer(stream::DevicePtr a) { return reinterpret_cast<void *>(static_cast<uintptr_t>(a)); }
+stream::DevicePtr address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Adapters where HIP's signature is not the table's: device ids for contexts, void * device addresses, a
+// copy's direction argument, a wait's mask. One call each; the rest of the table is HIP's entry points.
+Error get_current(stream::Context *context) {
+  DeviceId id = -1;
+  Error r = loaded().hipGetDevice(&id);
+  *context = r == SUCCESS ? context_of(id) : nullptr;
+  return r;
+}
+Error set_current(stream::Context context) {
+  return context ? loaded().hipSetDevice(device_of(context)) : SUCCESS;  // "none": HIP always has one
+}
+Error enable_peer_access(stream::Context peer, unsigned flags) {
+  return loaded().hipDeviceEnablePeerAccess(device_of(peer), flags);
+}
+Error mem_alloc(stream::DevicePtr *a, size_t bytes) {
+  void *p = nullptr;
+  Error r = loaded().hipMalloc(&p, bytes);
+  *a = address(p);
+  return r;
+}
+Error mem_free(stream::DevicePtr a) { return loaded().hipFree(pointer(a)); }
+Error host_device_pointer(stream::DevicePtr *a, void *host, unsigned flags) {
+  void *p = nullptr;
+  Error r = loaded().hipHostGetDevicePointer(&p, host, flags);
+  *a = address(p);
+  return r;
+}
+Error copy_to_device(stream::DevicePtr dst, const void *src, size_t bytes) {
+  return loaded().hipMemcpyHtoD(pointer(dst), src, bytes);
+}
+Error copy_to_host(void *dst, stream::DevicePtr src, size_t bytes) {
+  return loaded().hipMemcpyDtoH(dst, pointer(src), bytes);
+}
+Error copy_async(stream::DevicePtr dst, stream::DevicePtr src, size_t bytes, Stream stream) {
+  return loaded().hipMemcpyAsync(pointer(dst), pointer(src), bytes, MEMCPY_DEFAULT, stream);
+}
+Error fill_async(stream::DevicePtr dst, unsigned char value, size_t bytes, Stream stream) {
+  return loaded().hipMemsetD8Async(pointer(dst), value, bytes, stream);
+}
+Error write_value64(Stream stream, stream::DevicePtr a, uint64_t value, unsigned flags) {
+  return loaded().hipStreamWriteValue64(stream, pointer(a), value, flags);
+}
+Error wait_value64(Stream stream, stream::DevicePtr a, uint64_t value, unsigned flags) {
+  return loaded().hipStreamWaitValue64(stream, pointer(a), value, flags, ~uint64_t{0});
+}
+
+void fill_family(Api &a) {
+  stream::Family &f = a.family;
+  f.prefix = "hip";
+  f.framework = "HIP";
+  stream::Calls &c = f.calls;
+  stream::CallNames &n = f.names;
+  // HIP's entry points that are the table's calls, and the adapters for the others.
+#define RIG_HIP_STREAM(field, entry) \
+  c.field = a.entry;                 \
+  n.field = #entry;
+#define RIG_HIP_ADAPTED(field, entry) \
+  c.field = field;                    \
+  n.field = #entry;
+  RIG_HIP_STREAM_CALLS(RIG_HIP_STREAM, RIG_HIP_ADAPTED)
+#undef RIG_HIP_STREAM
+#undef RIG_HIP_ADAPTED
+  if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
+  // hipHostRegisterReadOnly has no attribute (-1): the runtime answers the registration itself.
+  f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
+                  ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,
+                  ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ATTR_HOST_REGISTER_SUPPORTED, ATTR_INTEGRATED,
+                  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, -1};
+  RIG_STREAM_FAMILY_HOOKS(f)
+  f.formats[0] = f.formats[1] = RIG_MODULE_HIP_CODE_OBJECT;
+  f.formats_named = "HIP code objects (RIG_MODULE_HIP_CODE_OBJECT)";
+  f.copies_finish_on_legacy_stream = false;
+}
+
+void resolve_all(common::Resolver &entry, Api &api) {
   // hipHostAlloc is the same call under CUDA's name: taken where a runtime no longer exports hipHostMalloc.
-  if (!a.hipHostMalloc) common::resolve(lib, "hipHostAlloc", a.hipHostMalloc);
-#define RIG_HIP_CHECK(field, symbol, ret, params) \
-  if (!a.field && !missing) missing = symbol;
-  RIG_HIP_ENTRY_POINTS(RIG_HIP_CHECK)
-#undef RIG_HIP_CHECK
-  if (missing) {
-    l.why = "the HIP runtime " + lib.file + " lacks " + missing;
-    return l;
-  }
-#define RIG_HIP_LOAD_OPTIONAL(field, symbol, ret, params) common::resolve(lib, symbol, a.field);
-  RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_LOAD_OPTIONAL)
-#undef RIG_HIP_LOAD_OPTIONAL
+  entry.optional("hipHostMalloc", api.hipHostMalloc);
+  entry.optional("hipHostAlloc", api.hipHostMalloc);
+  RIG_HIP_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
+  RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
+}
+
+bool init(Api &a, std::string *why) {
+  fill_family(a);
   Error r = a.hipInit(0);
   if (r != SUCCESS) {
     const char *name = a.hipGetErrorName(r);
-    l.why = "hipInit failed: " + (name ? std::string(name) : std::to_string(r));
-    return l;
+    *why = "hipInit failed: " + (name ? std::string(name) : std::to_string(r));
+    return false;
   }
   if (a.hipDriverGetVersion(&a.driver_version) != SUCCESS) a.driver_version = 0;
-  l.ok = true;
-  return l;
+  return true;
+}
+
+Loaded load() {
+  return common::load_library<Api>("RIG_HIP_LIBRARY", "libamdhip64.so", "the HIP runtime", resolve_all, init);
 }
 
 }  // namespace
 
-const Api *api() {
-  static const Loaded loaded = load();  // thread-safe once (magic static)
-  if (!loaded.ok) {
-    fail(RIG_NOT_FOUND, "%s", loaded.why.c_str());
-    return nullptr;
-  }
-  return &loaded.api;
-}
+const Api *api() { return common::load_once<Api, load>(); }
 
 const char *error_name(Error error) {
   thread_local char fallback[32];
@@ -88,12 +147,6 @@ bool is_sticky(Error e) {
     default:
       return false;
   }
-}
-
-rig_status status_of(Error e) {
-  if (e == ERROR_OUT_OF_MEMORY) return RIG_OUT_OF_MEMORY;
-  if (is_sticky(e)) return RIG_LOST;
-  return RIG_DRIVER;
 }
 
 }  // namespace rig::hip

@@ -1,28 +1,23 @@
 // Loads the HIP runtime at run time (dlopen "libamdhip64.so", or the file RIG_HIP_LIBRARY names: how the
-// tests load their fake and the shim over CUDA) and holds its entry points for the life of the process.
+// tests load their fake and the shim over CUDA) and holds its entry points for the life of the process: all
+// of them by their hip.h names, and the stream device's table (drivers/stream/calls.h) over them.
 #pragma once
 
 #include <rig.h>
 
 #include "drivers/hip/hip.h"
+#include "drivers/stream/calls.h"
 
 namespace rig::hip {
 
 struct Api {
-  // The macro's parameter lists name these types unqualified.
-  using Error = hip::Error;
-  using DeviceId = hip::DeviceId;
-  using DevicePtr = hip::DevicePtr;
-  using Stream = hip::Stream;
-  using Event = hip::Event;
-  using Module = hip::Module;
-  using Function = hip::Function;
-
+  // The entry points by HIP's names (the macro's parameter lists name hip.h's types, in scope here).
 #define RIG_HIP_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_HIP_ENTRY_POINTS(RIG_HIP_MEMBER)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_MEMBER)
 #undef RIG_HIP_MEMBER
   int driver_version = 0;
+  stream::Family family;  // HIP as a stream family: the entry points above (some through adapters)
 };
 
 // The loaded runtime, initialised (hipInit done); null when it cannot be loaded, with the reason set by
@@ -36,27 +31,13 @@ const char *error_name(Error error);
 // device, an HSA runtime failure): rig loses the device.
 bool is_sticky(Error error);
 
-// The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.
-rig_status status_of(Error error);
-
-// Makes `device` the calling thread's current HIP device for a scope and restores the caller's afterwards,
-// so rig never changes what a program's own HIP code sees as current (HIP's runtime calls act on it).
-class CurrentDevice {
- public:
-  CurrentDevice(const Api &api, DeviceId device) : api_(api) {
-    if (api_.hipGetDevice(&previous_) != SUCCESS) previous_ = -1;
-    if (previous_ != device) set_ = api_.hipSetDevice(device) == SUCCESS;
-  }
-  ~CurrentDevice() {
-    if (set_ && previous_ >= 0) api_.hipSetDevice(previous_);
-  }
-  CurrentDevice(const CurrentDevice &) = delete;
-  CurrentDevice &operator=(const CurrentDevice &) = delete;
-
- private:
-  const Api &api_;
-  DeviceId previous_ = -1;
-  bool set_ = false;
-};
+// HIP has no context objects: a device is current. The stream device's Context for HIP device `id` is
+// id + 1 (so that no device is the null context, which means "none current").
+inline stream::Context context_of(DeviceId id) {
+  return reinterpret_cast<stream::Context>(static_cast<uintptr_t>(id) + 1);
+}
+inline DeviceId device_of(stream::Context context) {
+  return static_cast<DeviceId>(reinterpret_cast<uintptr_t>(context) - 1);
+}
 
 }  // namespace rig::hip

@@ -1,23 +1,26 @@
-// The GPUs rig has opened through HIP. Every rig device on one GPU ("hip:0" opened several times) uses that
-// GPU's one runtime context, so their memory and modules are usable by one another without peer access.
+// HIP's GPUs as the stream device sees them (drivers/stream/gpu.h), and the rest of HIP's Family hooks
+// (stream/calls.h). HIP has no context objects: every rig device on one GPU ("hip:0" opened several times)
+// uses that GPU's one runtime context, made current for each call (hip/api.h's context_of), so their memory
+// and modules are usable by one another without peer access.
 #pragma once
 
 #include <rig.h>
 
-#include <atomic>
-
+#include "core/driver.h"
 #include "drivers/hip/api.h"
+#include "drivers/stream/gpu.h"
 
 namespace rig::hip {
 
-struct Gpu {
-  DeviceId ordinal = 0;
-  // Set once a device on this GPU is lost: its stream may never drain again, so whole-device
-  // synchronisation (before a module unload) is no longer attempted.
-  mutable std::atomic<bool> had_loss{false};
-};
-
-// The GPU of `ordinal` (kept for the life of the process). RIG_NOT_FOUND where the runtime lists none.
-rig_status gpu_at(const Api &api, unsigned ordinal, const Gpu **out);
+// Family::open_gpu: checks the ordinal against hipGetDeviceCount; the device id is the GPU's context.
+rig_status open_gpu(stream::Gpu *gpu);
+// Family::device_count: hipGetDeviceCount, -1 where it fails.
+int device_count();
+// Family::describe: name, model, memory, integrated. HIP counts a failed integrated query as integrated
+// (docs/mapped.md): so does the device's info.
+void describe(const stream::Gpu &gpu, DriverInfo *out);
+// Family::memory_operations: stream memory operations unless the runtime lacks them, the device says it
+// cannot wait on a value, or RIG_HIP_TIMELINE=events asks for events (how the tests cover both ways).
+bool memory_operations(const stream::Gpu &gpu);
 
 }  // namespace rig::hip

@@ -8,76 +8,44 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "drivers/stream/calls.h"
+
 namespace rig::hip {
 
-using Error = int;          // hipError_t
-using DeviceId = int;       // hipDevice_t, and the int device ids of the runtime calls
-using DevicePtr = void *;   // hipDeviceptr_t
-using Stream = struct ihipStream_t *;
-using Event = struct ihipEvent_t *;
-using Module = struct ihipModule_t *;
-using Function = struct ihipModuleSymbol_t *;
+// Handles are the stream device's types (drivers/stream/calls.h), so the entry points whose signatures are
+// the table's go into it as loaded; device addresses stay HIP's void * (adapters convert, hip/api.cpp).
+using Error = stream::Result;         // hipError_t
+using DeviceId = int;                 // hipDevice_t, and the int device ids of the runtime calls
+using DevicePtr = void *;             // hipDeviceptr_t
+using Stream = stream::Stream;        // hipStream_t
+using Event = stream::Event;          // hipEvent_t
+using Module = stream::Module;        // hipModule_t
+using Function = stream::Function;    // hipFunction_t
 
-// hipError_t values rig tells apart.
+// hipError_t values and flags rig tells apart: those CUDA shares (stream::values, by CUDA's names), and
+// HIP's own.
+using namespace stream::values;
 enum : Error {
-  SUCCESS = 0,
-  ERROR_INVALID_VALUE = 1,
-  ERROR_OUT_OF_MEMORY = 2,
-  ERROR_NOT_INITIALIZED = 3,
-  ERROR_DEINITIALIZED = 4,
-  ERROR_NO_DEVICE = 100,
-  ERROR_INVALID_DEVICE = 101,
-  ERROR_INVALID_IMAGE = 200,
-  ERROR_INVALID_CONTEXT = 201,
-  ERROR_NO_BINARY_FOR_GPU = 209,
-  ERROR_ECC_NOT_CORRECTABLE = 214,
-  ERROR_PEER_ACCESS_UNSUPPORTED = 217,
-  ERROR_INVALID_KERNEL_FILE = 218,
-  ERROR_SHARED_OBJECT_INIT_FAILED = 303,
-  ERROR_INVALID_HANDLE = 400,
-  ERROR_NOT_FOUND = 500,
-  ERROR_NOT_READY = 600,
-  ERROR_ILLEGAL_ADDRESS = 700,
-  ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
-  ERROR_LAUNCH_TIMEOUT = 702,
-  ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
-  ERROR_CONTEXT_IS_DESTROYED = 709,
-  ERROR_ASSERT = 710,
-  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-  ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
-  ERROR_LAUNCH_FAILURE = 719,
-  ERROR_NOT_SUPPORTED = 801,
-  ERROR_UNKNOWN = 999,
-  ERROR_RUNTIME_MEMORY = 1052,
-  ERROR_RUNTIME_OTHER = 1053,
+  ERROR_ECC_NOT_CORRECTABLE = ERROR_ECC_UNCORRECTABLE,  // HIP's names for two shared values
+  ERROR_LAUNCH_FAILURE = ERROR_LAUNCH_FAILED,
+  // Modules; the HSA runtime's failures (sticky).
+  ERROR_INVALID_KERNEL_FILE = 218, ERROR_SHARED_OBJECT_INIT_FAILED = 303,
+  ERROR_RUNTIME_MEMORY = 1052, ERROR_RUNTIME_OTHER = 1053,
 };
+constexpr int MEMCPY_DEFAULT = 4;  // hipMemcpyDefault: direction from unified addresses
 
 // hipDeviceAttribute_t values rig reads (positions in HIP's enum; the AMD-specific ones start at 10000).
 enum Attribute : int {
-  ATTR_INTEGRATED = 16,
-  ATTR_MAX_BLOCK_DIM_X = 26,
-  ATTR_MAX_BLOCK_DIM_Y = 27,
-  ATTR_MAX_BLOCK_DIM_Z = 28,
-  ATTR_MAX_GRID_DIM_X = 29,
-  ATTR_MAX_GRID_DIM_Y = 30,
-  ATTR_MAX_GRID_DIM_Z = 31,
-  ATTR_MAX_THREADS_PER_BLOCK = 56,
-  ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 66,
+  // Launch limits, checked at rig_submission_make.
+  ATTR_MAX_BLOCK_DIM_X = 26, ATTR_MAX_BLOCK_DIM_Y = 27, ATTR_MAX_BLOCK_DIM_Z = 28, ATTR_MAX_GRID_DIM_X = 29,
+  ATTR_MAX_GRID_DIM_Y = 30, ATTR_MAX_GRID_DIM_Z = 31, ATTR_MAX_THREADS_PER_BLOCK = 56,
   ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 74,
-  ATTR_HOST_REGISTER_SUPPORTED = 90,  // newer runtimes only; older ones answer an error (read as unknown)
+  // Host memory: mapped registration's static table and borrows. Host registration's attribute is in newer
+  // runtimes only; older ones answer an error (read as unknown).
+  ATTR_INTEGRATED = 16, ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 66, ATTR_HOST_REGISTER_SUPPORTED = 90,
+  // The timeline (stream/timeline.h).
   ATTR_CAN_USE_STREAM_WAIT_VALUE = 10013,
 };
-
-// Flags.
-constexpr unsigned STREAM_NON_BLOCKING = 0x1;        // hipStreamNonBlocking
-constexpr unsigned EVENT_DISABLE_TIMING = 0x2;       // hipEventDisableTiming
-constexpr unsigned HOST_MALLOC_PORTABLE = 0x1;       // hipHostMallocPortable
-constexpr unsigned HOST_MALLOC_MAPPED = 0x2;         // hipHostMallocMapped
-constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;     // hipHostRegisterPortable
-constexpr unsigned HOST_REGISTER_MAPPED = 0x2;       // hipHostRegisterMapped
-constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;    // hipHostRegisterReadOnly
-constexpr unsigned STREAM_WAIT_VALUE_GTE = 0x0;      // hipStreamWaitValueGte: (int64_t)(*addr - value) >= 0
-constexpr int MEMCPY_DEFAULT = 4;                    // hipMemcpyDefault: direction from unified addresses
 
 // The entry points, by the exact symbol rig loads. hipGetErrorName returns the name itself.
 #define RIG_HIP_ENTRY_POINTS(X)                                                                                \
@@ -129,5 +97,41 @@ constexpr int MEMCPY_DEFAULT = 4;                    // hipMemcpyDefault: direct
     (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
   X(hipStreamWaitValue64, "hipStreamWaitValue64", Error,                                                     \
     (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))
+
+// The stream device's table (drivers/stream/calls.h): each field and the entry point above behind it, as
+// loaded (SAME) or through an adapter of the same name as the field (ADAPTED, hip/api.cpp).
+#define RIG_HIP_STREAM_CALLS(SAME, ADAPTED)                                                                   \
+  ADAPTED(get_current, hipGetDevice)                                                                         \
+  ADAPTED(set_current, hipSetDevice)                                                                         \
+  SAME(synchronize_context, hipDeviceSynchronize)                                                            \
+  SAME(device_attribute, hipDeviceGetAttribute)                                                              \
+  SAME(can_access_peer, hipDeviceCanAccessPeer)                                                              \
+  ADAPTED(enable_peer_access, hipDeviceEnablePeerAccess)                                                     \
+  SAME(stream_create, hipStreamCreateWithFlags)                                                              \
+  SAME(stream_destroy, hipStreamDestroy)                                                                     \
+  SAME(stream_query, hipStreamQuery)                                                                         \
+  SAME(stream_synchronize, hipStreamSynchronize)                                                             \
+  SAME(stream_wait_event, hipStreamWaitEvent)                                                                \
+  SAME(event_create, hipEventCreateWithFlags)                                                                \
+  SAME(event_destroy, hipEventDestroy)                                                                       \
+  SAME(event_record, hipEventRecord)                                                                         \
+  SAME(event_query, hipEventQuery)                                                                           \
+  SAME(event_synchronize, hipEventSynchronize)                                                               \
+  ADAPTED(mem_alloc, hipMalloc)                                                                              \
+  ADAPTED(mem_free, hipFree)                                                                                 \
+  SAME(host_alloc, hipHostMalloc)                                                                            \
+  SAME(host_free, hipHostFree)                                                                               \
+  ADAPTED(host_device_pointer, hipHostGetDevicePointer)                                                      \
+  SAME(host_register, hipHostRegister)                                                                       \
+  SAME(host_unregister, hipHostUnregister)                                                                   \
+  ADAPTED(copy_to_device, hipMemcpyHtoD)                                                                     \
+  ADAPTED(copy_to_host, hipMemcpyDtoH)                                                                       \
+  ADAPTED(copy_async, hipMemcpyAsync)                                                                        \
+  ADAPTED(fill_async, hipMemsetD8Async)                                                                      \
+  SAME(module_unload, hipModuleUnload)                                                                       \
+  SAME(module_function, hipModuleGetFunction)                                                                \
+  SAME(launch, hipModuleLaunchKernel)                                                                        \
+  ADAPTED(write_value64, hipStreamWriteValue64)                                                              \
+  ADAPTED(wait_value64, hipStreamWaitValue64)
 
 }  // namespace rig::hip

@@ -1,31 +1,16 @@
-// Device code loaded with hipModuleLoadData: a code object (on AMD an ELF of the GPU's ISA; HIP on NVIDIA
-// takes what the CUDA driver takes, cubin or PTX text).
+// HIP's module loader for the stream device (Family::load_module): a code object through hipModuleLoadData
+// (on AMD an ELF of the GPU's ISA; HIP on NVIDIA takes what the CUDA driver takes, cubin or PTX text).
 #pragma once
 
 #include <rig.h>
 
-#include <memory>
-
-#include "core/driver.h"
-#include "drivers/hip/api.h"
-#include "drivers/hip/gpu.h"
+#include "drivers/stream/gpu.h"
 
 namespace rig::hip {
 
-class HipModule final : public DriverModule {
- public:
-  // Loads `bytes` (RIG_MODULE_HIP_CODE_OBJECT) on `gpu`.
-  static rig_status load(const Api &api, const Gpu &gpu, rig_module_format format, const void *bytes,
-                         size_t length, std::unique_ptr<DriverModule> *out);
-  ~HipModule() override;
-  rig_status find(const char *name, uintptr_t *function) override;
-  const Gpu &gpu() const { return gpu_; }
-
- private:
-  HipModule(const Api &api, const Gpu &gpu, Module module) : api_(api), gpu_(gpu), module_(module) {}
-  const Api &api_;
-  const Gpu &gpu_;
-  Module module_;
-};
+// Loads `bytes` (RIG_MODULE_HIP_CODE_OBJECT, non-empty) on `gpu`, made current by the caller.
+// RIG_INVALID_ARGUMENT for a bad image, RIG_UNSUPPORTED for code not for this GPU, else the runtime's failure.
+rig_status load_module(const stream::Gpu &gpu, rig_module_format format, const void *bytes, size_t length,
+                       stream::Module *out);
 
 }  // namespace rig::hip

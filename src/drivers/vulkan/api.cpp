@@ -1,32 +1,23 @@
-// Loading the Vulkan loader with dlopen. The handle is never closed: the instance made from it lives until
-// the process exits (see instance.cpp), and layers may keep threads running in it until then.
+// Loading the Vulkan loader (drivers/common/library.h). The handle is never closed: the instance made from it
+// lives until the process exits (see instance.cpp), and layers may keep threads running in it until then.
 #include "drivers/vulkan/api.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-
 #include "core/error.h"
+#include "drivers/common/library.h"
 
 namespace rig::vulkan {
 
 rig_status load_library(Library *out) {
-  const char *path = std::getenv("RIG_VULKAN_LIBRARY");
-  if (!path || !*path) path = "libvulkan.so.1";
-  // RTLD_LOCAL: the loader's symbols stay out of the global namespace, so a program that links its own
-  // libvulkan is not affected by ours.
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    return fail(RIG_NOT_FOUND, "Vulkan: cannot load %s: %s", path, why ? why : "unknown error");
-  }
-  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle, "vkGetInstanceProcAddr"));
-  if (!gipa) {
-    dlclose(handle);
+  // Never closed, like every driver library (drivers/common/library.h), even where it proves too old: one
+  // failed load per process, and layers may keep threads running in it.
+  common::Library loader = common::open_library("RIG_VULKAN_LIBRARY", "libvulkan.so.1", "the Vulkan loader");
+  if (!loader.handle) return fail(RIG_NOT_FOUND, "Vulkan: %s", loader.why.c_str());
+  const char *path = loader.file.c_str();
+  PFN_vkGetInstanceProcAddr gipa = nullptr;
+  if (!common::resolve(loader, "vkGetInstanceProcAddr", gipa))
     return fail(RIG_NOT_FOUND, "Vulkan: %s has no vkGetInstanceProcAddr", path);
-  }
   Library lib;
-  lib.handle = handle;
+  lib.handle = loader.handle;
   lib.vkGetInstanceProcAddr = gipa;
 #define RIG_VK_LOAD_GLOBAL(name) lib.name = reinterpret_cast<PFN_##name>(gipa(VK_NULL_HANDLE, #name));
   RIG_VK_GLOBAL_FUNCTIONS(RIG_VK_LOAD_GLOBAL)
@@ -34,7 +25,6 @@ rig_status load_library(Library *out) {
   // vkEnumerateInstanceVersion is absent from 1.0 loaders; rig needs 1.2 (timeline semaphores).
   if (!lib.vkCreateInstance || !lib.vkEnumerateInstanceVersion || !lib.vkEnumerateInstanceLayerProperties ||
       !lib.vkEnumerateInstanceExtensionProperties) {
-    dlclose(handle);
     return fail(RIG_NOT_FOUND, "Vulkan: %s is a loader older than Vulkan 1.1", path);
   }
   *out = lib;

@@ -53,7 +53,7 @@ struct Switches {
   X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us)
 
 struct Counters {
-  std::atomic<long long> registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
+  std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
       wait_values{0}, write_values{0}, event_waits{0}, event_records{0}, event_queries{0}, event_syncs{0},
       live_allocations{0}, live_streams{0}, live_modules{0};
 };
@@ -310,7 +310,7 @@ char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
   Region *r = find(p, n);
   bool ok = r != nullptr;
   if (ok && r->kind == Kind::device && r->owner != ctx->ordinal && !ctx->peers.count(r->owner)) ok = false;
-  if (ok && write && r->kind == Kind::registered && (r->flags & MEMHOSTREGISTER_READ_ONLY)) ok = false;
+  if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {
     ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release);
     return nullptr;
@@ -402,6 +402,7 @@ EXPORT int fakecuda_control(const char *name, long long value) {
     read_env();  // the environment's FAKECUDA_* stay in force: they are how a test run is configured
     s.launches_until_failure = 0;
     for (auto &c : s.ctxs) c->sticky.store(0);
+    s.count.register_calls = 0;
     s.count.registers = 0;
     s.count.unregisters = 0;
     s.count.last_register_flags = -1;
@@ -432,7 +433,7 @@ EXPORT long long fakecuda_query(const char *name) {
   std::string n = name ? name : "";
 #define FAKE_COUNT(field) \
   if (n == #field) return s.count.field.load();
-  FAKE_COUNT(registers) FAKE_COUNT(unregisters) FAKE_COUNT(last_register_flags) FAKE_COUNT(launches)
+  FAKE_COUNT(register_calls) FAKE_COUNT(registers) FAKE_COUNT(unregisters) FAKE_COUNT(last_register_flags) FAKE_COUNT(launches)
   FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
   FAKE_COUNT(event_records) FAKE_COUNT(event_queries) FAKE_COUNT(event_syncs)
   FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules)
@@ -745,7 +746,7 @@ EXPORT Result cuStreamWaitValue64_v2(FStream *stream, DevicePtr addr, uint64_t v
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (flags != STREAM_WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
+  if (flags != WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
   if (int e = st->ctx->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
@@ -829,9 +830,10 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
   if (!current) return ERROR_INVALID_CONTEXT;
   auto &s = state();
   std::lock_guard g(s.lock);
+  ++s.count.register_calls;
   s.count.last_register_flags = flags;
   if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
-  if ((flags & MEMHOSTREGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
+  if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
   auto p = reinterpret_cast<uintptr_t>(ptr);
   // Any overlap with a registration (or with memory the driver allocated) is "already registered".
   auto it = s.regions.lower_bound(p);

@@ -25,7 +25,7 @@
  *                                driver: the order tests must then fail)
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
  *                                still apply), sticky errors cleared, counters 0
- * Counters (fakecuda_query): registers, unregisters, last_register_flags, launches, copies, wait_values,
+ * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,
  *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
  *   live_modules, sticky (of device 0), sticky1 (of device 1).
  *

@@ -781,7 +781,7 @@ EXPORT Error hipStreamWaitValue64(FStream *stream, void *ptr, uint64_t value, un
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (flags != STREAM_WAIT_VALUE_GTE || mask != ~uint64_t{0}) return ERROR_INVALID_VALUE;  // rig uses GTE only
+  if (flags != WAIT_VALUE_GEQ || mask != ~uint64_t{0}) return ERROR_INVALID_VALUE;  // rig uses GTE only
   if (int e = st->dev->sticky.load()) return e;
   uint64_t *word = word_at(ptr);
   if (!word) return ERROR_INVALID_VALUE;

@@ -259,17 +259,17 @@ EXPORT hip::Error hipStreamWriteValue64(hip::Stream stream, void *ptr, uint64_t 
   if (!cuda().cuStreamWriteValue64 || flags != 0) return hip::ERROR_NOT_SUPPORTED;
   BIND();
   return cuda().cuStreamWriteValue64(reinterpret_cast<cu::Stream>(stream), dptr(ptr), value,
-                                     cu::STREAM_WRITE_VALUE_DEFAULT);
+                                     cu::WRITE_VALUE_FENCED);
 }
 
 EXPORT hip::Error hipStreamWaitValue64(hip::Stream stream, void *ptr, uint64_t value, unsigned flags,
                                        uint64_t mask) {
   // CUDA has no masked wait: only the full-word greater-or-equal wait rig uses.
-  if (!cuda().cuStreamWaitValue64 || flags != hip::STREAM_WAIT_VALUE_GTE || mask != ~uint64_t{0})
+  if (!cuda().cuStreamWaitValue64 || flags != hip::WAIT_VALUE_GEQ || mask != ~uint64_t{0})
     return hip::ERROR_NOT_SUPPORTED;
   BIND();
   return cuda().cuStreamWaitValue64(reinterpret_cast<cu::Stream>(stream), dptr(ptr), value,
-                                    cu::STREAM_WAIT_VALUE_GEQ);
+                                    cu::WAIT_VALUE_GEQ);
 }
 
 // ----- memory --------------------------------------------------------------------------------------------

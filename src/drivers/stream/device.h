@@ -1,7 +1,9 @@
-// One rig device over a CUDA GPU: its own stream and timeline on the GPU's primary context. Opening
-// "cuda:0" twice gives two such devices, ordered against each other only by rig (stamps and waits).
+// One rig device over a GPU of a stream family (CUDA, HIP): its own stream and timeline on the GPU's context.
+// Opening "cuda:0" twice gives two such devices, ordered against each other only by rig (stamps and waits).
+// Everything here is the family's shared behaviour; each call into the library goes through the family's
+// table (calls.h). Call names in comments are CUDA's; HIP's are the same calls under hip names.
 //
-// Commits: CUDA runs work as soon as it is enqueued, so every value is committed at hand-over
+// Commits: CUDA and HIP run work as soon as it is enqueued, so every value is committed at hand-over
 // (DriverInfo::commits_at_hand_over) and commit() only reports a loss.
 // Loss: a sticky error (the context can run nothing more: illegal address, launch failure, ...) or any
 // failure to enqueue handed-over work loses the device; its timeline freezes and later waits past the
@@ -18,27 +20,29 @@
 #include <vector>
 
 #include "core/driver.h"
-#include "drivers/cuda/api.h"
-#include "drivers/cuda/context.h"
-#include "drivers/cuda/timeline.h"
+#include "drivers/stream/calls.h"
+#include "drivers/stream/gpu.h"
+#include "drivers/stream/timeline.h"
 
-namespace rig::cuda {
+namespace rig::stream {
 
 // What Memory::handle says about memory this driver made or mapped (the engine passes it back to free()
 // and unmap()).
 enum class MemoryTag : uintptr_t {
   none = 0,         // length 0: nothing allocated
-  device = 1,       // cuMemAlloc
-  pinned = 2,       // cuMemHostAlloc, host-addressable and device-mapped
-  host_mapping = 3, // host memory registered with cuMemHostRegister (map_host)
+  device = 1,       // mem_alloc (cuMemAlloc, hipMalloc)
+  pinned = 2,       // host_alloc, host-addressable and device-mapped
+  host_mapping = 3, // host memory registered with host_register (map_host)
   peer_mapping = 4, // another device's memory used in place (map_peer)
 };
 
-class CudaDevice final : public DriverDevice, public HostRegistration {
+class StreamDevice final : public DriverDevice, public HostRegistration {
  public:
   // Opens a device on `gpu` with its own stream and timeline; RIG_* with a message on failure.
-  static rig_status open(const Api &api, const Gpu &gpu, std::unique_ptr<DriverDevice> *out);
-  ~CudaDevice() override;
+  // `info` is the family's description of the GPU (name, framework, model, memory, integrated); `memops`
+  // picks the timeline (timeline.h), which the family decides from its environment and the device.
+  static rig_status open(const Gpu &gpu, DriverInfo info, bool memops, std::unique_ptr<DriverDevice> *out);
+  ~StreamDevice() override;
 
   const DriverInfo &info() const override { return info_; }
 
@@ -65,11 +69,17 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   HostRegistration *host_registration() override { return this; }
 
   // HostRegistration (mapped registration's view of this driver).
-  int integrated() override { return attribute(cu::ATTR_INTEGRATED); }
+  // The raw attributes: -1 where the query failed (HIP counts a failed integrated query as integrated: the
+  // static table refuses such a device, not cacheable).
+  int integrated() override { return attribute(family_.attributes.integrated); }
   int pageable_uses_host_page_tables() override {
-    return attribute(cu::ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES);
+    return attribute(family_.attributes.pageable_uses_host_page_tables);
   }
-  int read_only_supported() override { return attribute(cu::ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED); }
+  // CUDA: attribute 113. HIP has the flag but no attribute saying a device honours it: the runtime answers
+  // the registration itself, and mapped registration's self-test checks what it serves.
+  int read_only_supported() override {
+    return family_.attributes.read_only_host_register < 0 ? 1 : attribute(family_.attributes.read_only_host_register);
+  }
   rig_status register_range(void *host, size_t length, bool read_only) override;
   rig_status unregister_range(void *host) override;
   rig_status alloc_pinned(size_t length, void **out) override;
@@ -77,56 +87,60 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   rig_status upload(const void *host, const Memory &device, size_t offset, size_t length) override;
   rig_status download(const Memory &device, size_t offset, void *host, size_t length) override;
 
-  // `d` as a CUDA device, or null. On the submit path for every in-queue wait: CudaDevice is final, so
-  // comparing the dynamic type is exact and costs a load, where a dynamic_cast walks the hierarchy.
-  static CudaDevice *as_cuda(DriverDevice &d) {
-    return typeid(d) == typeid(CudaDevice) ? static_cast<CudaDevice *>(&d) : nullptr;
+  // `d` as a stream device of this device's family, or null (a CUDA stream cannot wait on a HIP event).
+  // On the submit path for every in-queue wait: StreamDevice is final, so comparing the dynamic type is
+  // exact and costs a load, where a dynamic_cast walks the hierarchy.
+  StreamDevice *of_family(DriverDevice &d) const {
+    if (typeid(d) != typeid(StreamDevice)) return nullptr;
+    auto *s = static_cast<StreamDevice *>(&d);
+    return &s->family_ == &family_ ? s : nullptr;
   }
-  static const CudaDevice *as_cuda(const DriverDevice &d) {
-    return typeid(d) == typeid(CudaDevice) ? static_cast<const CudaDevice *>(&d) : nullptr;
+  const StreamDevice *of_family(const DriverDevice &d) const {
+    return of_family(const_cast<DriverDevice &>(d));
   }
 
   const Gpu &gpu() const { return gpu_; }
-  const Api &api() const { return api_; }
   Timeline &timeline() const { return *timeline_; }
 
  private:
-  CudaDevice(const Api &api, const Gpu &gpu) : api_(api), gpu_(gpu) {}
+  explicit StreamDevice(const Gpu &gpu) : family_(*gpu.family), calls_(gpu.family->calls), gpu_(gpu) {}
 
-  // The device attribute, or -1 where the query fails.
+  // The device attribute, or -1 where the query fails or the family has no such attribute (-1).
   int attribute(int which) const;
   // Loses the device (once): freezes the timeline (at most at `reached_cap`: values from a tainted one on
   // count as lost even where the stream ran them), tells the engine. Returns RIG_LOST with `why` set.
   [[gnu::cold]] rig_status lose(const char *why, uint64_t reached_cap = UINT64_MAX) noexcept;
-  // A failed driver call: loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER
+  // A failed call (`call`: the vendor's name): loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER
   // or RIG_OUT_OF_MEMORY; the message names the call and the driver's error.
-  [[gnu::cold]] rig_status fault(const char *call, cu::Result result, bool always_lose);
-  // The stream's sticky error, if any (cuStreamQuery): loses the device and answers RIG_LOST.
+  [[gnu::cold]] rig_status fault(const char *call, Result result, bool always_lose);
+  // The stream's sticky error, if any (stream_query): loses the device and answers RIG_LOST.
   rig_status check_stream();
   // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
   // The submit path is hot, its rare branches cold and out of line (see core/submit.cpp's submit).
-  [[gnu::hot]] cu::Result enqueue_part(const Part &part, const Work &work);
-  [[gnu::hot]] cu::Result enqueue_launch(const Part &part, const Work &work);
+  [[gnu::hot]] Result enqueue_part(const Part &part, const Work &work);
+  [[gnu::hot]] Result enqueue_launch(const Part &part, const Work &work);
   // Drops in-queue waits the timeline has passed (see hand_over).
   [[gnu::cold]] void prune_queued();
-  // Waits for the legacy stream after a synchronous host-to-device copy (see device_memory.cpp).
+  // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
+  // waits for the legacy stream (see device_memory.cpp).
   rig_status finish_legacy_copy();
 
-  const Api &api_;
+  const Family &family_;
+  const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
   DriverInfo info_;
-  cu::Stream stream_ = nullptr;
+  Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
   // Recorded on another device's stream of this GPU and waited on here (see hand_over); used only while
   // holding this device's turn, and a wait captures the record it follows, so one event suffices.
-  cu::Event edge_event_ = nullptr;
-  int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes (opt-in)
+  Event edge_event_ = nullptr;
+  int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes
 
   // Launch argument storage reused by every hand-over (called holding the turn): no allocation per submit
   // once it has grown to the largest launch.
-  std::vector<cu::DevicePtr> launch_addresses_;
+  std::vector<DevicePtr> launch_addresses_;
   std::vector<void *> launch_params_;
 
   // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
@@ -147,4 +161,4 @@ class CudaDevice final : public DriverDevice, public HostRegistration {
   std::string lost_why_;  // written once, before loss_reported_ is seen true by others (under the lock)
 };
 
-}  // namespace rig::cuda
+}  // namespace rig::stream

@@ -1,94 +1,68 @@
-// CudaDevice: opening, the timeline side (hand-over, waits, loss) and part checks. Memory and host
+// StreamDevice: opening, the timeline side (hand-over, waits, loss) and part checks. Memory and host
 // registration are in device_memory.cpp.
-#include "drivers/cuda/device.h"
+#include "drivers/stream/device.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
+#include <utility>
 
 #include "core/error.h"
-#include "drivers/cuda/module.h"
+#include "drivers/stream/host_wait.h"
+#include "drivers/stream/module.h"
 
-namespace rig::cuda {
+namespace rig::stream {
 namespace {
-
-// Events unless RIG_CUDA_TIMELINE=memops asks for stream memory operations and the device and driver have
-// 64-bit ones (timeline.h says what each costs; the tests and the benchmark run both).
-bool use_memory_operations(const Api &api, cu::Device device) {
-  const char *asked = std::getenv("RIG_CUDA_TIMELINE");
-  if (!asked || std::strcmp(asked, "memops") != 0) return false;
-  if (!api.cuStreamWriteValue64 || !api.cuStreamWaitValue64) return false;
-  int can = 0;
-  if (api.cuDeviceGetAttribute(&can, cu::ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS, device) != cu::SUCCESS) return false;
-  return can == 1;
-}
 
 // A failed call while opening: a sticky error means the GPU's context can run nothing more in this
 // process (on the H200 pair a fault on one GPU ended the other's context too), which is a loss.
-rig_status open_failed(const char *call, unsigned ordinal, cu::Result r) {
-  rig_status s = status_of(r);  // sticky: RIG_LOST
-  return fail(s, "%s on cuda:%u failed: %s%s", call, ordinal, error_name(r),
+rig_status open_failed(const Family &family, const char *call, unsigned ordinal, Result r) {
+  rig_status s = status_of(family, r);  // sticky: RIG_LOST
+  return fail(s, "%s on %s:%u failed: %s%s", call, family.prefix, ordinal, family.error_name(r),
               s == RIG_LOST ? " (the GPU's context can run nothing more in this process)" : "");
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 }  // namespace
 
-rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<DriverDevice> *out) {
-  std::unique_ptr<CudaDevice> d(new CudaDevice(api, gpu));
-  CurrentContext current(api, gpu.context);
+rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std::unique_ptr<DriverDevice> *out) {
+  std::unique_ptr<StreamDevice> d(new StreamDevice(gpu));
+  const Family &family = *gpu.family;
+  const Calls &calls = family.calls;
+  const Attributes &attributes = family.attributes;
+  Current current(gpu);
 
-  char model[256] = {};
-  if (api.cuDeviceGetName(model, sizeof model - 1, gpu.device) != cu::SUCCESS) model[0] = 0;
-  size_t total = 0;
-  if (api.cuDeviceTotalMem(&total, gpu.device) != cu::SUCCESS) total = 0;
-  d->info_.name = "cuda:" + std::to_string(gpu.ordinal);
-  d->info_.framework = "CUDA";
-  d->info_.model = model;
+  d->info_ = std::move(info);
   d->info_.kind = RIG_DEVICE_GPU;
-  d->info_.memory_bytes = total;
-  d->info_.integrated = d->attribute(cu::ATTR_INTEGRATED);
   d->info_.runs_host_kernels = false;
-  d->info_.commits_at_hand_over = true;  // CUDA runs enqueued work without a commit
+  d->info_.commits_at_hand_over = true;  // CUDA and HIP run enqueued work without a commit
 
-  const int which[8] = {cu::ATTR_MAX_BLOCK_DIM_X, cu::ATTR_MAX_BLOCK_DIM_Y, cu::ATTR_MAX_BLOCK_DIM_Z,
-                        cu::ATTR_MAX_GRID_DIM_X,  cu::ATTR_MAX_GRID_DIM_Y,  cu::ATTR_MAX_GRID_DIM_Z,
-                        cu::ATTR_MAX_THREADS_PER_BLOCK, cu::ATTR_MAX_SHARED_MEMORY_PER_BLOCK};
+  const int which[8] = {attributes.max_block[0], attributes.max_block[1], attributes.max_block[2],
+                        attributes.max_grid[0],  attributes.max_grid[1],  attributes.max_grid[2],
+                        attributes.max_threads_per_block, attributes.max_shared_per_block};
   for (int i = 0; i < 8; ++i) d->limits_[i] = d->attribute(which[i]);
 
   // Non-blocking: the legacy default stream (used by other code in the process) never joins our order.
-  cu::Result r = api.cuStreamCreate(&d->stream_, cu::STREAM_NON_BLOCKING);
-  if (r != cu::SUCCESS) {
+  Result r = calls.stream_create(&d->stream_, STREAM_NON_BLOCKING);
+  if (r != SUCCESS) {
     d->stream_ = nullptr;
-    return open_failed("cuStreamCreate", gpu.ordinal, r);
+    return open_failed(family, family.names.stream_create, gpu.ordinal, r);
   }
-  r = api.cuEventCreate(&d->edge_event_, cu::EVENT_DISABLE_TIMING);
-  if (r != cu::SUCCESS) {
+  r = calls.event_create(&d->edge_event_, EVENT_DISABLE_TIMING);
+  if (r != SUCCESS) {
     d->edge_event_ = nullptr;
-    return open_failed("cuEventCreate", gpu.ordinal, r);
+    return open_failed(family, family.names.event_create, gpu.ordinal, r);
   }
   TimelineSlot *slot = nullptr;
-  if (rig_status s = take_timeline_slot(api, &slot); s != RIG_OK) return s;
-  std::snprintf(slot->name, sizeof slot->name, "cuda:%u", gpu.ordinal);
-  d->timeline_ = std::make_unique<Timeline>(api, d->stream_, slot, use_memory_operations(api, gpu.device));
+  if (rig_status s = take_timeline_slot(family, &slot); s != RIG_OK) return s;
+  std::snprintf(slot->name, sizeof slot->name, "%s", d->info_.name.c_str());
+  d->timeline_ = std::make_unique<Timeline>(family, d->stream_, slot, memops);
   if (rig_status s = d->timeline_->init(); s != RIG_OK) return s;
   {
     std::lock_guard hold(slot->owner_lock);
     slot->owner = d.get();
     slot->probe = [](void *owner) {
-      auto *self = static_cast<CudaDevice *>(owner);
+      auto *self = static_cast<StreamDevice *>(owner);
       if (!self->lost()) {
-        CurrentContext current(self->api_, self->gpu_.context);
+        Current current(self->gpu_);
         self->check_stream();
       }
     };
@@ -100,28 +74,28 @@ rig_status CudaDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Driv
   return RIG_OK;
 }
 
-CudaDevice::~CudaDevice() {
+StreamDevice::~StreamDevice() {
   if (timeline_) {
     std::lock_guard hold(timeline_->slot()->owner_lock);
     timeline_->slot()->owner = nullptr;
     timeline_->slot()->probe = nullptr;
   }
-  CurrentContext current(api_, gpu_.context);
+  Current current(gpu_);
   // The engine waited for every value before releasing; this only drains what a lost device left.
   // A lost device's stream is not waited for: its context may never finish anything again.
-  if (stream_ && !lost()) api_.cuStreamSynchronize(stream_);
+  if (stream_ && !lost()) calls_.stream_synchronize(stream_);
   timeline_.reset();
-  if (edge_event_) api_.cuEventDestroy(edge_event_);
-  if (stream_) api_.cuStreamDestroy(stream_);
+  if (edge_event_) calls_.event_destroy(edge_event_);
+  if (stream_) calls_.stream_destroy(stream_);
 }
 
-int CudaDevice::attribute(int which) const {
+int StreamDevice::attribute(int which) const {
   int value = 0;
-  if (api_.cuDeviceGetAttribute(&value, which, gpu_.device) != cu::SUCCESS) return -1;
+  if (which < 0 || calls_.device_attribute(&value, which, gpu_.device) != SUCCESS) return -1;
   return value;
 }
 
-rig_status CudaDevice::lose(const char *why, uint64_t reached_cap) noexcept {
+rig_status StreamDevice::lose(const char *why, uint64_t reached_cap) noexcept {
   bool first = false;
   {
     std::lock_guard hold(loss_lock_);
@@ -140,21 +114,23 @@ rig_status CudaDevice::lose(const char *why, uint64_t reached_cap) noexcept {
   return fail(RIG_LOST, "%s is lost: %s", info_.name.c_str(), lost_why_.c_str());
 }
 
-rig_status CudaDevice::fault(const char *call, cu::Result result, bool always_lose) {
+rig_status StreamDevice::fault(const char *call, Result result, bool always_lose) {
   char why[256];
-  std::snprintf(why, sizeof why, "%s failed: %s", call, error_name(result));
-  if (always_lose || is_sticky(result)) return lose(why);
-  return fail(status_of(result), "%s on %s", why, info_.name.c_str());
+  std::snprintf(why, sizeof why, "%s failed: %s", call, family_.error_name(result));
+  if (always_lose || family_.is_sticky(result)) return lose(why);
+  return fail(status_of(family_, result), "%s on %s", why, info_.name.c_str());
 }
 
-rig_status CudaDevice::check_stream() {
-  cu::Result r = api_.cuStreamQuery(stream_);
-  if (r == cu::SUCCESS || r == cu::ERROR_NOT_READY) return RIG_OK;
+rig_status StreamDevice::check_stream() {
+  Result r = calls_.stream_query(stream_);
+  if (r == SUCCESS || r == ERROR_NOT_READY) return RIG_OK;
   // Any other answer from a query means the stream's work is gone (sticky, or a context torn down).
-  return fault("the stream's work (cuStreamQuery)", r, true);
+  char call[64];
+  std::snprintf(call, sizeof call, "the stream's work (%s)", family_.names.stream_query);
+  return fault(call, r, true);
 }
 
-rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
+rig_status StreamDevice::check_producers(uint64_t up_to, bool probe) {
   char why[160] = {};
   uint64_t first_tainted = UINT64_MAX;
   TimelineSlot *unsettled[8];
@@ -177,7 +153,11 @@ rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
       }
     }
   }
-  if (why[0]) return lose(why, first_tainted - 1);
+  if (why[0]) {
+    rig_status lost = lose(why, first_tainted - 1);
+    // Values before the first tainted one ran on good input: a wait for one of them still succeeds.
+    return up_to < first_tainted ? RIG_OK : lost;
+  }
   if (!probe || n_unsettled == 0) return RIG_OK;
   // Producers not known lost: let each look at its own stream (outside our lock; it may lose itself).
   for (size_t i = 0; i < n_unsettled; ++i) {
@@ -187,8 +167,8 @@ rig_status CudaDevice::check_producers(uint64_t up_to, bool probe) {
   return check_producers(up_to, false);
 }
 
-bool CudaDevice::can_wait_in_queue(const DriverDevice &producer) const {
-  const CudaDevice *p = as_cuda(producer);
+bool StreamDevice::can_wait_in_queue(const DriverDevice &producer) const {
+  const StreamDevice *p = of_family(producer);
   if (!p || p->lost()) return false;
   // On one GPU: always (an event recorded on the producer's stream). Across GPUs: a producer on events
   // can always be waited on (cuStreamWaitEvent works across contexts); one on memory operations only by
@@ -197,31 +177,31 @@ bool CudaDevice::can_wait_in_queue(const DriverDevice &producer) const {
   return !p->timeline_->memory_operations() || timeline_->memory_operations();
 }
 
-cu::Result CudaDevice::enqueue_part(const Part &part, const Work &work) {
+Result StreamDevice::enqueue_part(const Part &part, const Work &work) {
   switch (part.kind) {
     case RIG_PART_COPY: {
       const Binding &src = work.slots[part.src_slot];
       const Binding &dst = work.slots[part.dst_slot];
       size_t length = part.length == RIG_WHOLE ? src.length - part.src_offset : part.length;
-      if (length == 0) return cu::SUCCESS;
-      return api_.cuMemcpyAsync(dst.memory->address + dst.offset + part.dst_offset,
+      if (length == 0) return SUCCESS;
+      return calls_.copy_async(dst.memory->address + dst.offset + part.dst_offset,
                                 src.memory->address + src.offset + part.src_offset, length, stream_);
     }
     case RIG_PART_FILL: {
       const Binding &dst = work.slots[part.dst_slot];
       size_t length = part.length == RIG_WHOLE ? dst.length - part.dst_offset : part.length;
-      if (length == 0) return cu::SUCCESS;
-      return api_.cuMemsetD8Async(dst.memory->address + dst.offset + part.dst_offset, part.byte, length,
+      if (length == 0) return SUCCESS;
+      return calls_.fill_async(dst.memory->address + dst.offset + part.dst_offset, part.byte, length,
                                   stream_);
     }
     case RIG_PART_LAUNCH:
       return enqueue_launch(part, work);
     default:
-      return cu::ERROR_NOT_SUPPORTED;  // check_part refused it; never reached
+      return ERROR_NOT_SUPPORTED;  // check_part refused it; never reached
   }
 }
 
-cu::Result CudaDevice::enqueue_launch(const Part &part, const Work &work) {
+Result StreamDevice::enqueue_launch(const Part &part, const Work &work) {
   // Parameters: each slot's device address, then the run's scalars as one block (a struct parameter).
   size_t n = part.slots.size();
   launch_addresses_.resize(n);
@@ -232,21 +212,21 @@ cu::Result CudaDevice::enqueue_launch(const Part &part, const Work &work) {
     launch_params_[i] = &launch_addresses_[i];
   }
   if (!work.scalars.empty()) launch_params_[n] = const_cast<std::byte *>(work.scalars.data());
-  return api_.cuLaunchKernel(reinterpret_cast<cu::Function>(part.function), part.grid[0], part.grid[1], part.grid[2],
+  return calls_.launch(reinterpret_cast<Function>(part.function), part.grid[0], part.grid[1], part.grid[2],
                              part.block[0], part.block[1], part.block[2], part.shared_bytes, stream_,
                              launch_params_.empty() ? nullptr : launch_params_.data(), nullptr);
 }
 
-static const char *call_of(rig_part_kind kind) {
+static const char *call_of(const CallNames &names, rig_part_kind kind) {
   switch (kind) {
-    case RIG_PART_COPY: return "cuMemcpyAsync";
-    case RIG_PART_FILL: return "cuMemsetD8Async";
-    case RIG_PART_LAUNCH: return "cuLaunchKernel";
+    case RIG_PART_COPY: return names.copy_async;
+    case RIG_PART_FILL: return names.fill_async;
+    case RIG_PART_LAUNCH: return names.launch;
     default: return "a part this device cannot run";
   }
 }
 
-void CudaDevice::prune_queued() {
+void StreamDevice::prune_queued() {
   // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
   // batches that grow with what is left, against what is known reached without asking the driver
   // (events: what the ring's reuse last saw): a prune must not cost a call, nor run on every submit
@@ -261,14 +241,15 @@ void CudaDevice::prune_queued() {
   prune_at_ = std::max(kPruneAt, 2 * queued_.size());
 }
 
-rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
+rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
-  CurrentContext current(api_, gpu_.context);
+  Current current(gpu_);
   if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
     prune_queued();
   for (const QueueWait &w : waits) {
-    CudaDevice *p = as_cuda(*w.producer);
-    if (!p) return lose("asked to wait in its queue on a device that is not a CUDA device");
+    StreamDevice *p = of_family(*w.producer);
+    if (!p) [[unlikely]]
+      return lose("asked to wait in its queue on a device of another family");
     TimelineSlot *ps = p->timeline_->slot();
     if (ps->lost.load(std::memory_order_acquire) && ps->frozen.load(std::memory_order_relaxed) < w.value) {
       char why[128];
@@ -276,7 +257,7 @@ rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<con
                     static_cast<unsigned long long>(w.value));
       return lose(why);
     }
-    cu::Result r;
+    Result r;
     const char *call;
     if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) {
       // Same GPU: a dependency CUDA sees. Streams of one GPU may share a hardware queue (more streams than
@@ -284,87 +265,74 @@ rig_status CudaDevice::hand_over(const Work &work, uint64_t value, std::span<con
       // CUDA's documentation asks for such orders to be expressed with events. The event is recorded at
       // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
       // never a cycle (everything before the tail was handed over before this wait).
-      call = "cuEventRecord/cuStreamWaitEvent (same GPU)";
-      r = api_.cuEventRecord(edge_event_, p->stream_);
-      if (r == cu::SUCCESS) r = api_.cuStreamWaitEvent(stream_, edge_event_, 0);
+      call = family_.names.event_record;
+      r = calls_.event_record(edge_event_, p->stream_);
+      if (r == SUCCESS) {
+        call = family_.names.stream_wait_event;
+        r = calls_.stream_wait_event(stream_, edge_event_, 0);
+      }
     } else {
-      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? "cuStreamWaitValue64"
-                                                                                  : "cuStreamWaitEvent";
+      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
+                                                                                  : family_.names.stream_wait_event;
       r = p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value);
     }
-    if (r != cu::SUCCESS) return fault(call, r, true);
+    if (r != SUCCESS) return fault(call, r, true);
     std::lock_guard hold(queued_lock_);
     queued_.push_back({ps, w.value, value});
     queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
   for (const Part &part : work.parts) {
-    cu::Result r = enqueue_part(part, work);
-    if (r != cu::SUCCESS) return fault(call_of(part.kind), r, true);
+    Result r = enqueue_part(part, work);
+    if (r != SUCCESS) return fault(call_of(family_.names, part.kind), r, true);
   }
-  cu::Result r = timeline_->mark(value);
-  if (r != cu::SUCCESS)
-    return fault(timeline_->memory_operations() ? "cuStreamWriteValue64" : "cuEventRecord", r, true);
+  Result r = timeline_->mark(value);
+  if (r != SUCCESS)
+    return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
   return RIG_OK;
 }
 
-rig_status CudaDevice::commit() {
+rig_status StreamDevice::commit() {
   // Nothing is held: work runs once enqueued. A lost device still answers LOST.
   if (lost()) return lose("");
   return RIG_OK;
 }
 
-rig_status CudaDevice::wait(uint64_t value, Deadline deadline) {
+rig_status StreamDevice::wait(uint64_t value, Deadline deadline) {
   if (timeline_->reached(value)) {
     // Reached; but if our queue waited on a producer lost short of its value, the work ran on bad input.
     return check_producers(value, false);
   }
   if (lost()) return lose("");
-  CurrentContext current(api_, gpu_.context);
-  using namespace std::chrono;
-  auto spin_until = Clock::now() + microseconds(50);  // most chain steps finish within tens of µs
-  auto slice = microseconds(5);
-  for (;;) {
-    if (timeline_->reached(value)) return check_producers(value, false);
-    if (timeline_->slot()->lost.load(std::memory_order_acquire)) return lose("");
-    if (interrupted())
-      return fail(RIG_INTERRUPTED, "wait for %s value %llu interrupted", info_.name.c_str(),
-                  static_cast<unsigned long long>(value));
-    if (deadline.passed())
-      return fail(RIG_TIMEOUT, "%s did not reach value %llu in time (reached %llu)", info_.name.c_str(),
-                  static_cast<unsigned long long>(value),
-                  static_cast<unsigned long long>(timeline_->signaled()));
-    if (Clock::now() < spin_until) {
-      for (int i = 0; i < 32; ++i) cpu_relax();
-      continue;
-    }
-    // Past the spin: look for faults (a sticky error, a lost producer) then sleep a growing slice, never
-    // past the deadline and never more than 1 ms (the interrupt check's bound, core/deadline.h).
-    if (rig_status s = check_stream(); s != RIG_OK) return s;
-    if (rig_status s = check_producers(value, true); s != RIG_OK) return s;
-    auto nap = slice;
-    if (!deadline.is_forever()) {
-      auto left = duration_cast<microseconds>(deadline.at - Clock::now());
-      if (left < nap) nap = std::max(left, microseconds(0));
-    }
-    std::this_thread::sleep_for(nap);
-    slice = std::min(slice * 2, microseconds(1000));
-  }
+  Current current(gpu_);
+  rig_status s = host_wait(
+      info_.name.c_str(), value, deadline, [&] { return timeline_->reached(value); },
+      [&] { return timeline_->slot()->lost.load(std::memory_order_acquire) ? lose("") : RIG_OK; },
+      [&] {
+        // Past the spin: a sticky error on our stream, a producer lost short of what our queue waits for.
+        if (rig_status f = check_stream(); f != RIG_OK) return f;
+        return check_producers(value, true);
+      },
+      [&] { return timeline_->signaled(); });
+  if (s != RIG_OK) return s;
+  // Reached; but if our queue waited on a producer lost short of its value, the work ran on bad input.
+  return check_producers(value, false);
 }
 
-rig_status CudaDevice::check_part(const Part &part) {
+rig_status StreamDevice::check_part(const Part &part) {
   switch (part.kind) {
     case RIG_PART_COPY:
     case RIG_PART_FILL:
       return RIG_OK;
     case RIG_PART_HOST_KERNEL:
-      return fail(RIG_UNSUPPORTED, "%s runs no host kernels (CUDA devices run launches of device code)",
-                  info_.name.c_str());
+      return fail(RIG_UNSUPPORTED, "%s runs no host kernels (%s devices run launches of device code)",
+                  info_.name.c_str(), family_.framework);
     case RIG_PART_LAUNCH: {
-      auto *m = dynamic_cast<CudaModule *>(part.module);
-      if (!m || !part.function) return fail(RIG_INVALID_ARGUMENT, "a launch on %s needs a CUDA module and function",
-                                            info_.name.c_str());
+      auto *m = dynamic_cast<StreamModule *>(part.module);
+      if (!m || m->gpu().family != &family_ || !part.function)
+        return fail(RIG_INVALID_ARGUMENT, "a launch on %s needs a %s module and function", info_.name.c_str(),
+                    family_.framework);
       if (&m->gpu() != &gpu_)
-        return fail(RIG_INVALID_ARGUMENT, "the launch's module was loaded on cuda:%u, not on %s", m->gpu().ordinal,
+        return fail(RIG_INVALID_ARGUMENT, "the launch's module was loaded on %s:%u, not on %s", family_.prefix, m->gpu().ordinal,
                     info_.name.c_str());
       uint64_t threads = 1;
       for (int i = 0; i < 3; ++i) {
@@ -391,10 +359,10 @@ rig_status CudaDevice::check_part(const Part &part) {
   }
 }
 
-rig_status CudaDevice::load_module(rig_module_format format, const void *bytes, size_t length,
+rig_status StreamDevice::load_module(rig_module_format format, const void *bytes, size_t length,
                                    std::unique_ptr<DriverModule> *out) {
   if (lost()) return lose("");
-  return CudaModule::load(api_, gpu_, format, bytes, length, out);
+  return StreamModule::load(gpu_, format, bytes, length, out);
 }
 
-}  // namespace rig::cuda
+}  // namespace rig::stream

@@ -1,17 +1,17 @@
-// A CUDA device's timeline: the values its stream has reached, waitable by other devices' streams and
-// readable by the host.
+// A stream device's timeline (CUDA, HIP): the values its stream has reached, waitable by other devices'
+// streams and readable by the host. Call names below are CUDA's; HIP's are the same with "hip".
 //
-// Two ways, chosen per device when it opens:
+// Two ways, chosen per device when it opens (the family decides which is its default):
 //  - events (the default): a ring of events, one recorded after each value's work. Another stream waits
 //    with cuStreamWaitEvent on the value's own event, so a chain of work across devices costs the very
 //    calls a program makes by hand with streams and events: a wait, the work, a record. The host asks
 //    the driver (cuEventQuery) only when it must know; the submit path reads what was last seen.
-//  - stream memory operations (RIG_CUDA_TIMELINE=memops, where the device has 64-bit ones): after each
+//  - stream memory operations (CUDA: RIG_CUDA_TIMELINE=memops; HIP: unless RIG_HIP_TIMELINE=events; where the device has them): after each
 //    value's work the stream writes the value into a word of pinned, device-mapped host memory
 //    (cuStreamWriteValue64, fenced after the work); the host reads the word without a driver call;
 //    another stream waits with cuStreamWaitValue64(GEQ). A loss can release other streams' waits (the
 //    word is overwritten), which events cannot do; but on one GPU a wait still needs an event (see
-//    CudaDevice::hand_over), so a cross-device edge costs four calls instead of three.
+//    StreamDevice::hand_over), so a cross-device edge costs four calls instead of three.
 #pragma once
 
 #include <rig.h>
@@ -22,15 +22,15 @@
 #include <mutex>
 #include <vector>
 
-#include "drivers/cuda/api.h"
+#include "drivers/stream/calls.h"
 
-namespace rig::cuda {
+namespace rig::stream {
 
 // What other devices may still read of a timeline after its device is gone. Slots and their words are
 // never freed or reused: a stream of another device may still have a queued wait that reads the word.
 struct TimelineSlot {
   uint64_t *word = nullptr;      // pinned host memory, written by the stream (memory-operation mode)
-  cu::DevicePtr address = 0;     // the word as streams address it (unified addressing: any context)
+  DevicePtr address = 0;         // the word as streams address it (unified addressing: any context)
   std::atomic<bool> lost{false};
   std::atomic<uint64_t> frozen{0};  // the last value reached when the device was lost
   char name[32] = {};               // the device's name, for messages of devices that wait on it
@@ -44,16 +44,16 @@ struct TimelineSlot {
 };
 
 // Written into a lost device's word so that streams of other devices waiting on it move on (their
-// devices are then lost by CudaDevice::wait, which sees the producer lost). Above every point value.
+// devices are then lost by StreamDevice::wait, which sees the producer lost). Above every point value.
 constexpr uint64_t kReleasedWord = uint64_t{1} << 62;
 
 // A fresh slot with its word set to 0; the calling thread's current context allocates the word's page.
-rig_status take_timeline_slot(const Api &api, TimelineSlot **out);
+rig_status take_timeline_slot(const Family &family, TimelineSlot **out);
 
 class Timeline {
  public:
-  Timeline(const Api &api, cu::Stream stream, TimelineSlot *slot, bool memory_operations)
-      : api_(api), stream_(stream), slot_(slot), memops_(memory_operations) {}
+  Timeline(const Family &family, Stream stream, TimelineSlot *slot, bool memory_operations)
+      : family_(family), calls_(family.calls), stream_(stream), slot_(slot), memops_(memory_operations) {}
   ~Timeline();
   Timeline(const Timeline &) = delete;
   Timeline &operator=(const Timeline &) = delete;
@@ -67,12 +67,12 @@ class Timeline {
   // values in order. Events mode: one record; when the ring is about to reuse an entry not yet seen
   // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
   // (the queue is full: it blocks holding the turn, as a full queue does).
-  [[gnu::hot]] cu::Result mark(uint64_t value);
+  [[gnu::hot]] Result mark(uint64_t value);
 
   // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode, against
   // this device's concurrent mark(): if the entry is recorded again between the check and the wait, the
   // wait captures the later record, which was handed over before this wait: a longer wait, never a cycle.
-  [[gnu::hot]] cu::Result enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value);
+  [[gnu::hot]] Result enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
   // log2(kRing) + 1 queries). After freeze(), the value reached at the loss.
@@ -102,16 +102,17 @@ class Timeline {
   // reached() and known_reached(): known(), else one query of value's event (not for the newest value
   // unless `ask_newest`).
   [[gnu::hot]] bool reached_asking(uint64_t value, bool ask_newest) const;
-  [[gnu::cold]] cu::Result make_room(uint64_t value);
+  [[gnu::cold]] Result make_room(uint64_t value);
 
-  const Api &api_;
-  cu::Stream stream_;
+  const Family &family_;
+  const Calls &calls_;
+  Stream stream_;
   TimelineSlot *slot_;
   bool memops_;
   // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
   // An entry's event and value share a cache line: a wait or a mark reads both.
   struct Entry {
-    cu::Event event = nullptr;
+    Event event = nullptr;
     std::atomic<uint64_t> value{0};  // the value the event was last recorded for (0: none)
   };
   std::unique_ptr<Entry[]> ring_;
@@ -119,4 +120,4 @@ class Timeline {
   std::atomic<uint64_t> marked_{0};            // highest value recorded
 };
 
-}  // namespace rig::cuda
+}  // namespace rig::stream

@@ -14,7 +14,7 @@
 #include "core/deadline.h"
 #include "core/error.h"
 
-namespace rig::common {
+namespace rig::stream {
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,4 +62,4 @@ rig_status host_wait(const char *device, uint64_t value, Deadline deadline, Reac
   }
 }
 
-}  // namespace rig::common
+}  // namespace rig::stream

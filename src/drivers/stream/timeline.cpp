@@ -1,45 +1,55 @@
-#include "drivers/cuda/timeline.h"
+#include "drivers/stream/timeline.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "core/error.h"
 
-namespace rig::cuda {
+namespace rig::stream {
 namespace {
 
-// Pinned pages cut into timeline words. Never freed (see TimelineSlot); reachable from a static, so leak
-// checkers stay quiet.
+// Pinned pages cut into timeline words, one pool per family (each pins its pages through its own library).
+// Never freed (see TimelineSlot); reachable from a static, so leak checkers stay quiet.
 struct SlotPool {
-  std::mutex lock;
   std::vector<std::unique_ptr<TimelineSlot>> slots;
   uint64_t *page = nullptr;
-  cu::DevicePtr page_address = 0;
+  DevicePtr page_address = 0;
   size_t used = 0;
+};
+
+struct SlotPools {
+  std::mutex lock;
+  std::map<const Family *, SlotPool> by_family;
 };
 
 constexpr size_t kWordsPerPage = 4096 / sizeof(uint64_t);
 
-SlotPool &pool() {
-  static SlotPool &p = *new SlotPool;  // never destroyed: other devices' streams may read its words
+SlotPools &pools() {
+  static SlotPools &p = *new SlotPools;  // never destroyed: other devices' streams may read its words
   return p;
 }
 
 }  // namespace
 
-rig_status take_timeline_slot(const Api &api, TimelineSlot **out) {
-  auto &p = pool();
-  std::lock_guard hold(p.lock);
+rig_status take_timeline_slot(const Family &family, TimelineSlot **out) {
+  auto &pools_ = pools();
+  std::lock_guard hold(pools_.lock);
+  SlotPool &p = pools_.by_family[&family];
+  const Calls &c = family.calls;
   if (!p.page || p.used == kWordsPerPage) {
     void *page = nullptr;
-    // PORTABLE: every context may use it; DEVICEMAP: streams can write and wait on it.
-    cu::Result r = api.cuMemHostAlloc(&page, 4096, cu::MEMHOSTALLOC_PORTABLE | cu::MEMHOSTALLOC_DEVICEMAP);
-    if (r != cu::SUCCESS) return fail(status_of(r), "cuMemHostAlloc for timeline words failed: %s", error_name(r));
-    cu::DevicePtr address = 0;
-    r = api.cuMemHostGetDevicePointer(&address, page, 0);
-    if (r != cu::SUCCESS) {
-      api.cuMemFreeHost(page);
-      return fail(status_of(r), "cuMemHostGetDevicePointer for timeline words failed: %s", error_name(r));
+    // PORTABLE: every context may use it; MAPPED: streams can write and wait on it.
+    Result r = c.host_alloc(&page, 4096, HOST_ALLOC_PORTABLE | HOST_ALLOC_MAPPED);
+    if (r != SUCCESS)
+      return fail(status_of(family, r), "%s for timeline words failed: %s", family.names.host_alloc,
+                  family.error_name(r));
+    DevicePtr address = 0;
+    r = c.host_device_pointer(&address, page, 0);
+    if (r != SUCCESS) {
+      c.host_free(page);
+      return fail(status_of(family, r), "%s for timeline words failed: %s", family.names.host_device_pointer,
+                  family.error_name(r));
     }
     p.page = static_cast<uint64_t *>(page);
     p.page_address = address;
@@ -59,15 +69,16 @@ Timeline::~Timeline() {
   // A wait already enqueued on an event keeps what it captured.
   if (ring_)
     for (size_t i = 0; i < kRing; ++i)
-      if (ring_[i].event) api_.cuEventDestroy(ring_[i].event);
+      if (ring_[i].event) calls_.event_destroy(ring_[i].event);
 }
 
 rig_status Timeline::init() {
   if (memops_) return RIG_OK;
   ring_ = std::make_unique<Entry[]>(kRing);
   for (size_t i = 0; i < kRing; ++i) {
-    cu::Result r = api_.cuEventCreate(&ring_[i].event, cu::EVENT_DISABLE_TIMING);
-    if (r != cu::SUCCESS) return fail(status_of(r), "cuEventCreate failed: %s", error_name(r));
+    Result r = calls_.event_create(&ring_[i].event, EVENT_DISABLE_TIMING);
+    if (r != SUCCESS)
+      return fail(status_of(family_, r), "%s failed: %s", family_.names.event_create, family_.error_name(r));
   }
   return RIG_OK;
 }
@@ -83,53 +94,53 @@ bool Timeline::query(uint64_t value) const {
   // Acquire pairs with mark()'s release: an entry that shows `value` was recorded for it.
   if (ring_[i].value.load(std::memory_order_acquire) != value) return true;  // recorded again: done
   // Not ready, or an error: wait() looks at the stream for the error.
-  return api_.cuEventQuery(ring_[i].event) == cu::SUCCESS;
+  return calls_.event_query(ring_[i].event) == SUCCESS;
 }
 
-cu::Result Timeline::make_room(uint64_t value) {
+Result Timeline::make_room(uint64_t value) {
   // The entry to reuse last stood for value - kRing, not yet seen reached. Ask about a later value, half a
   // ring on: once it is done, the next kRing/2 marks need no question at all.
   uint64_t ahead = value - kRing / 2;
   if (query(ahead)) {
     raise(ahead);
-    return cu::SUCCESS;
+    return SUCCESS;
   }
   // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
   // GPU would not take anyway. Only mark() records entries, and it is this thread, so the entry stays
   // the record of `ahead` while this waits.
-  cu::Result r = api_.cuEventSynchronize(ring_[ahead % kRing].event);
-  if (r == cu::SUCCESS) raise(ahead);
+  Result r = calls_.event_synchronize(ring_[ahead % kRing].event);
+  if (r == SUCCESS) raise(ahead);
   return r;
 }
 
-cu::Result Timeline::mark(uint64_t value) {
+Result Timeline::mark(uint64_t value) {
   if (memops_) {
     // DEFAULT flags: the write is fenced after the work before it, so a reader that sees the value sees
     // the work's writes.
-    cu::Result r = api_.cuStreamWriteValue64(stream_, slot_->address, value, cu::STREAM_WRITE_VALUE_DEFAULT);
-    if (r == cu::SUCCESS) marked_.store(value, std::memory_order_release);
+    Result r = calls_.write_value64(stream_, slot_->address, value, WRITE_VALUE_FENCED);
+    if (r == SUCCESS) marked_.store(value, std::memory_order_release);
     return r;
   }
   size_t i = value % kRing;
   // Only mark() stores entries, holding the device's turn, which orders it after the previous mark().
   uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
   if (previous && reached_.load(std::memory_order_acquire) < previous)
-    if (cu::Result r = make_room(value); r != cu::SUCCESS) return r;
-  cu::Result r = api_.cuEventRecord(ring_[i].event, stream_);
-  if (r != cu::SUCCESS) return r;
+    if (Result r = make_room(value); r != SUCCESS) return r;
+  Result r = calls_.event_record(ring_[i].event, stream_);
+  if (r != SUCCESS) return r;
   ring_[i].value.store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
-  return cu::SUCCESS;
+  return SUCCESS;
 }
 
-cu::Result Timeline::enqueue_wait(cu::Stream consumer, bool consumer_memops, uint64_t value) {
+Result Timeline::enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value) {
   if (memops_ && consumer_memops)
-    return api_.cuStreamWaitValue64(consumer, slot_->address, value, cu::STREAM_WAIT_VALUE_GEQ);
-  if (memops_) return cu::ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
+    return calls_.wait_value64(consumer, slot_->address, value, WAIT_VALUE_GEQ);
+  if (memops_) return ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
   size_t i = value % kRing;
   // Recorded again for a later value: that needed `value` reached first, so there is nothing to wait for.
-  if (ring_[i].value.load(std::memory_order_acquire) != value) return cu::SUCCESS;
-  return api_.cuStreamWaitEvent(consumer, ring_[i].event, 0);
+  if (ring_[i].value.load(std::memory_order_acquire) != value) return SUCCESS;
+  return calls_.stream_wait_event(consumer, ring_[i].event, 0);
 }
 
 uint64_t Timeline::known() const {
@@ -188,4 +199,4 @@ void Timeline::freeze(uint64_t cap) {
   if (memops_) __atomic_store_n(slot_->word, kReleasedWord, __ATOMIC_RELEASE);
 }
 
-}  // namespace rig::cuda
+}  // namespace rig::stream

@@ -1,70 +1,95 @@
 #define _GNU_SOURCE
-#include "hip_test.h"
+#include "gpu_test.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_hip.h"
-#include "hip_kernels.h"
+#include "kernels_ptx.h"
 
-int ht_hip_available(void) {
+#if defined(GT_DRIVER_CUDA)
+static const gt_backend backend = {"cuda", "CUDA", "RIG_CUDA_LIBRARY", "the fake libcuda", "fakecuda_control",
+                                   "fakecuda_query", RIG_MODULE_PTX, "cuModuleLoadDataEx",
+                                   "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_NOT_SUPPORTED", 1};
+#elif defined(GT_DRIVER_HIP)
+static const gt_backend backend = {"hip", "HIP", "RIG_HIP_LIBRARY", "the fake libamdhip64", "fakehip_control",
+                                   "fakehip_query", RIG_MODULE_HIP_CODE_OBJECT, "hipModuleLoadData",
+                                   "hipErrorLaunchFailure", "hipErrorNotSupported", 0};
+#else
+#error "define GT_DRIVER_CUDA or GT_DRIVER_HIP"
+#endif
+
+typedef int (*control_fn)(const char *name, long long value);
+typedef long long (*query_fn)(const char *name);
+
+const gt_backend *gt(void) { return &backend; }
+
+const char *gt_name(unsigned i) {
+  static char names[8][16];
+  if (i >= 8) fail_msg("gt_name(%u): at most 8 devices", i);
+  snprintf(names[i], sizeof names[i], "%s:%u", backend.prefix, i);
+  return names[i];
+}
+
+int gt_available(void) {
   rig_device d = NULL;
-  if (rig_device_open("hip:0", &d) == RIG_OK) {
+  if (rig_device_open(gt_name(0), &d) == RIG_OK) {
     rig_device_release(d);
     return 1;
   }
-  if (rt_required("hip")) {
-    fprintf(stderr, "FAIL: RIG_REQUIRE names hip but hip:0 did not open: %s\n", rig_last_error());
+  if (rt_required(backend.prefix)) {
+    fprintf(stderr, "FAIL: RIG_REQUIRE names %s but %s did not open: %s\n", backend.prefix, gt_name(0),
+            rig_last_error());
     exit(1);
   }
-  fprintf(stderr, "SKIP: no HIP device: %s\n", rig_last_error());
+  fprintf(stderr, "SKIP: no %s device: %s\n", backend.framework, rig_last_error());
   return 0;
 }
 
-int ht_open(const char *name, rig_device *out) {
+int gt_open(const char *name, rig_device *out) {
   if (rig_device_open(name, out) == RIG_OK) return 1;
-  if (rt_required("hip")) fail_msg("RIG_REQUIRE names hip but %s did not open: %s", name, rig_last_error());
+  if (rt_required(backend.prefix))
+    fail_msg("RIG_REQUIRE names %s but %s did not open: %s", backend.prefix, name, rig_last_error());
   fprintf(stderr, "SKIP: %s did not open: %s\n", name, rig_last_error());
   skip();
   return 0;
 }
 
-size_t ht_gpu_count(void) {
+size_t gt_gpu_count(void) {
   const char *names[64];
-  size_t count = 0, gpus = 0;
+  size_t count = 0, gpus = 0, n = strlen(backend.prefix);
   OK(rig_device_list(names, 64, &count));
   for (size_t i = 0; i < count && i < 64; ++i)
-    if (strncmp(names[i], "hip:", 4) == 0) ++gpus;
+    if (strncmp(names[i], backend.prefix, n) == 0 && names[i][n] == ':') ++gpus;
   return gpus;
 }
 
-void *ht_symbol(const char *name) {
-  const char *path = getenv("RIG_HIP_LIBRARY");
+void *gt_symbol(const char *name) {
+  const char *path = getenv(backend.library_env);
   if (!path || !*path) return NULL;
   /* The same file rig loaded: dlopen gives the already-loaded instance (its state is rig's). */
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   return lib ? dlsym(lib, name) : NULL;
 }
 
-int ht_fake(void) { return ht_symbol("fakehip_control") != NULL; }
+int gt_fake(void) { return gt_symbol(backend.fake_control) != NULL; }
 
-void ht_set(const char *name, long long value) {
-  fakehip_control_fn f = (fakehip_control_fn)ht_symbol("fakehip_control");
-  if (!f) fail_msg("not on the fake libamdhip64: cannot set %s", name);
+void gt_set(const char *name, long long value) {
+  control_fn f = (control_fn)gt_symbol(backend.fake_control);
+  if (!f) fail_msg("not on %s: cannot set %s", backend.fake_name, name);
   if (f(name, value) != 0) fail_msg("the fake has no switch %s", name);
 }
 
-long long ht_query(const char *name) {
-  fakehip_query_fn f = (fakehip_query_fn)ht_symbol("fakehip_query");
+long long gt_query(const char *name) {
+  query_fn f = (query_fn)gt_symbol(backend.fake_query);
   return f ? f(name) : -1;
 }
 
-rig_module ht_kernels(rig_device d) {
+rig_module gt_kernels(rig_device d) {
   rig_module m = NULL;
-  /* Without the NUL: rig's HIP driver ends the image itself (hipModuleLoadData takes no length). */
-  OK(rig_module_load(d, RIG_MODULE_HIP_CODE_OBJECT, hip_kernels_ptx, strlen(hip_kernels_ptx), &m));
+  /* Without the NUL: both drivers end a text image themselves (the loaders take no length). */
+  OK(rig_module_load(d, backend.kernels, kernels_ptx, strlen(kernels_ptx), &m));
   return m;
 }
 
@@ -96,7 +121,7 @@ static rig_point submit_launch(rig_device d, rig_module m, const char *function,
   return p;
 }
 
-rig_point ht_step(rig_device d, rig_module m, const char *function, rig_buffer in, rig_buffer out, uint32_t n,
+rig_point gt_step(rig_device d, rig_module m, const char *function, rig_buffer in, rig_buffer out, uint32_t n,
                   uint32_t k) {
   uint32_t scalars[2] = {n, k};
   uint32_t grid = (n + 255) / 256;
@@ -111,18 +136,18 @@ rig_point ht_step(rig_device d, rig_module m, const char *function, rig_buffer i
   return submit_launch(d, m, function, buffers, access, 2, slots, 2, scalars, sizeof scalars, grid);
 }
 
-rig_point ht_fill_u32(rig_device d, rig_module m, rig_buffer out, uint32_t n, uint32_t k) {
+rig_point gt_fill_u32(rig_device d, rig_module m, rig_buffer out, uint32_t n, uint32_t k) {
   uint32_t scalars[2] = {n, k};
   rig_access access[1] = {RIG_ACCESS_WRITE};
   uint32_t slots[1] = {0};
   return submit_launch(d, m, "rig_fill_u32", &out, access, 1, slots, 1, scalars, sizeof scalars, (n + 255) / 256);
 }
 
-rig_point ht_fault(rig_device d, rig_module m) {
+rig_point gt_fault(rig_device d, rig_module m) {
   uint64_t nowhere = 0x10;
   return submit_launch(d, m, "rig_fault", NULL, NULL, 0, NULL, 0, &nowhere, sizeof nowhere, 1);
 }
 
-rig_point ht_delay(rig_device d, rig_module m, uint64_t ns) {
+rig_point gt_delay(rig_device d, rig_module m, uint64_t ns) {
   return submit_launch(d, m, "rig_delay", NULL, NULL, 0, NULL, 0, &ns, sizeof ns, 1);
 }

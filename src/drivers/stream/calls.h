@@ -1,0 +1,181 @@
+// What the stream device (drivers/stream/device.h) asks of a GPU API that runs work on streams: CUDA's
+// driver API and HIP's runtime. One table of entry points per family, filled once when the family's
+// library loads (drivers/cuda/api.cpp, drivers/hip/api.cpp), the way IREE's CUDA and HIP drivers share one
+// event-semaphore implementation over a table. CUDA's entry points are stored as loaded (its signatures
+// are these), so CUDA's submit path makes the calls it made before; HIP's are stored as loaded where the
+// signature matches and through a one-line adapter where HIP's differs (an extra argument, void* device
+// addresses).
+#pragma once
+
+#include <rig.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rig::stream {
+
+// The types both families' entry points take (HIP kept CUDA's shapes).
+using Result = int;                    // CUresult, hipError_t
+using DevicePtr = unsigned long long;  // CUdeviceptr; HIP's void * device addresses as integers
+using Context = struct rig_stream_context *;  // CUcontext; HIP: the device id + 1 (see hip/api.h)
+using Stream = struct rig_stream_stream *;    // CUstream, hipStream_t
+using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
+using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
+using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
+
+// Results and flags with one number in both families (HIP kept CUDA's), by CUDA's names: cu.h and hip.h
+// take them in with a using-directive and add their own. Checked against the vendors' headers where those
+// are installed (tests/drivers/test_vendor_headers.cpp).
+namespace values {
+enum : Result {
+  SUCCESS = 0, ERROR_INVALID_VALUE = 1, ERROR_OUT_OF_MEMORY = 2, ERROR_NOT_INITIALIZED = 3,
+  ERROR_DEINITIALIZED = 4, ERROR_NO_DEVICE = 100, ERROR_INVALID_DEVICE = 101,
+  // Module images.
+  ERROR_INVALID_IMAGE = 200, ERROR_INVALID_CONTEXT = 201, ERROR_NO_BINARY_FOR_GPU = 209,
+  // Faults, peers, handles. HIP calls 214 hipErrorECCNotCorrectable and 719 hipErrorLaunchFailure.
+  ERROR_ECC_UNCORRECTABLE = 214, ERROR_PEER_ACCESS_UNSUPPORTED = 217, ERROR_INVALID_HANDLE = 400,
+  ERROR_NOT_FOUND = 500, ERROR_NOT_READY = 600, ERROR_ILLEGAL_ADDRESS = 700, ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  ERROR_LAUNCH_TIMEOUT = 702, ERROR_PEER_ACCESS_ALREADY_ENABLED = 704, ERROR_CONTEXT_IS_DESTROYED = 709,
+  ERROR_ASSERT = 710, ERROR_LAUNCH_FAILED = 719,
+  // Host registration.
+  ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712, ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+  ERROR_NOT_SUPPORTED = 801, ERROR_UNKNOWN = 999,
+};
+
+// Flags (CUDA's name, HIP's name).
+constexpr unsigned STREAM_NON_BLOCKING = 0x1;     // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
+constexpr unsigned EVENT_DISABLE_TIMING = 0x2;    // CU_EVENT_DISABLE_TIMING, hipEventDisableTiming
+constexpr unsigned HOST_ALLOC_PORTABLE = 0x1;     // CU_MEMHOSTALLOC_PORTABLE, hipHostMallocPortable
+constexpr unsigned HOST_ALLOC_MAPPED = 0x2;       // CU_MEMHOSTALLOC_DEVICEMAP, hipHostMallocMapped
+constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;  // CU_MEMHOSTREGISTER_PORTABLE, hipHostRegisterPortable
+constexpr unsigned HOST_REGISTER_MAPPED = 0x2;    // CU_MEMHOSTREGISTER_DEVICEMAP, hipHostRegisterMapped
+constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;  // CU_MEMHOSTREGISTER_READ_ONLY, hipHostRegisterReadOnly
+// (int64_t)(*addr - value) >= 0: CU_STREAM_WAIT_VALUE_GEQ, hipStreamWaitValueGte.
+constexpr unsigned WAIT_VALUE_GEQ = 0x0;
+// The write follows the work before it, fenced: CU_STREAM_WRITE_VALUE_DEFAULT, HIP's 0.
+constexpr unsigned WRITE_VALUE_FENCED = 0x0;
+}  // namespace values
+using namespace values;
+
+// The entry points: (field, return, parameters). Each family names the symbol behind every field in its
+// own list (cu.h, hip.h), so a message can name the call the way the vendor's documentation does.
+#define RIG_STREAM_CALLS(X)                                                                                 \
+  X(get_current, (Context * context))                                                                     \
+  X(set_current, (Context context))                                                                       \
+  X(synchronize_context, (void))                                                                          \
+  X(device_attribute, (int *value, int attribute, int device))                                           \
+  X(can_access_peer, (int *can, int device, int peer))                                                    \
+  X(enable_peer_access, (Context peer, unsigned flags))                                                   \
+  X(stream_create, (Stream * stream, unsigned flags))                                                     \
+  X(stream_destroy, (Stream stream))                                                                      \
+  X(stream_query, (Stream stream))                                                                        \
+  X(stream_synchronize, (Stream stream))                                                                  \
+  X(stream_wait_event, (Stream stream, Event event, unsigned flags))                                      \
+  X(event_create, (Event * event, unsigned flags))                                                        \
+  X(event_destroy, (Event event))                                                                         \
+  X(event_record, (Event event, Stream stream))                                                           \
+  X(event_query, (Event event))                                                                           \
+  X(event_synchronize, (Event event))                                                                     \
+  X(mem_alloc, (DevicePtr * address, size_t bytes))                                                       \
+  X(mem_free, (DevicePtr address))                                                                        \
+  X(host_alloc, (void **host, size_t bytes, unsigned flags))                                              \
+  X(host_free, (void *host))                                                                              \
+  X(host_device_pointer, (DevicePtr * address, void *host, unsigned flags))                               \
+  X(host_register, (void *host, size_t bytes, unsigned flags))                                            \
+  X(host_unregister, (void *host))                                                                        \
+  X(copy_to_device, (DevicePtr dst, const void *src, size_t bytes))                                       \
+  X(copy_to_host, (void *dst, DevicePtr src, size_t bytes))                                               \
+  X(copy_async, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream))                              \
+  X(fill_async, (DevicePtr dst, unsigned char value, size_t bytes, Stream stream))                        \
+  X(module_unload, (Module module))                                                                       \
+  X(module_function, (Function * function, Module module, const char *name))                              \
+  X(launch, (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
+             unsigned shared, Stream stream, void **params, void **extra))                                \
+  /* optional (null where the library lacks them): 64-bit stream memory operations */                     \
+  X(write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags))                    \
+  X(wait_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags))
+
+struct Calls {
+#define RIG_STREAM_FIELD(field, params) Result(*field) params = nullptr;
+  RIG_STREAM_CALLS(RIG_STREAM_FIELD)
+#undef RIG_STREAM_FIELD
+};
+
+// The vendor's name of each call, for messages ("cuMemcpyAsync", "hipMemcpyAsync").
+struct CallNames {
+#define RIG_STREAM_NAME(field, params) const char *field = #field;
+  RIG_STREAM_CALLS(RIG_STREAM_NAME)
+#undef RIG_STREAM_NAME
+};
+
+// The device attributes the stream device reads, by each family's number (-1: the family has none).
+struct Attributes {
+  int max_block[3];
+  int max_grid[3];
+  int max_threads_per_block;
+  int max_shared_per_block;
+  int host_register_supported;
+  int integrated;
+  int pageable_uses_host_page_tables;
+  int read_only_host_register;  // -1: the family takes the flag with no attribute saying so (HIP)
+};
+
+struct Gpu;
+}  // namespace rig::stream
+namespace rig {
+struct DriverInfo;
+}  // namespace rig
+namespace rig::stream {
+
+// One family: its table, its names for calls and results, and the few things it does its own way.
+struct Family {
+  const char *prefix;     // "cuda", "hip": devices are named prefix:N
+  const char *framework;  // "CUDA", "HIP"
+  Calls calls;
+  CallNames names;
+  Attributes attributes;
+  // The library's name for a result ("CUDA_ERROR_ILLEGAL_ADDRESS"); never null.
+  const char *(*error_name)(Result result);
+  // True for the errors after which the GPU's queued work is gone (a fault, a torn-down context).
+  bool (*is_sticky)(Result result);
+  // The module formats the family loads (a second slot may repeat the first), and their words for messages.
+  rig_module_format formats[2];
+  const char *formats_named;  // "PTX, cubin or fatbin modules"
+  // Loads a module of one of `formats` on `gpu` (non-empty bytes; current context made by the caller): the
+  // family's loader, its options and error log. RIG_* with a message on failure.
+  rig_status (*load_module)(const Gpu &gpu, rig_module_format format, const void *bytes, size_t length,
+                            Module *out);
+  // The driver's side (stream/driver.h). The GPUs the library lists, -1 where it cannot say.
+  int (*device_count)();
+  // Fills a new Gpu of gpu->ordinal (device, context; retained for the process), checking the ordinal
+  // against the count: RIG_NOT_FOUND with a message where there is no such GPU.
+  rig_status (*open_gpu)(Gpu *gpu);
+  // What the GPU says of itself (name, framework, model, memory, integrated), its context current.
+  void (*describe)(const Gpu &gpu, DriverInfo *out);
+  // Whether a device opened now keeps its timeline with stream memory operations (timeline.h): the
+  // family's default, its environment variable, the device's attribute.
+  bool (*memory_operations)(const Gpu &gpu);
+  // A synchronous host-to-device copy returns before the DMA lands where this is true (CUDA from pageable
+  // memory, on the legacy stream): the stream device then waits for the legacy (null) stream.
+  bool copies_finish_on_legacy_stream;
+};
+
+// Fills a Family's hooks from the functions the family defines under the same names in its own namespace
+// (cuda/, hip/: error_name, is_sticky, load_module, device_count, open_gpu, describe, memory_operations).
+#define RIG_STREAM_FAMILY_HOOKS(f)                                                                        \
+  f.error_name = error_name;                                                                              \
+  f.is_sticky = is_sticky;                                                                                \
+  f.load_module = load_module;                                                                            \
+  f.device_count = device_count;                                                                          \
+  f.open_gpu = open_gpu;                                                                                  \
+  f.describe = describe;                                                                                  \
+  f.memory_operations = memory_operations;
+
+// The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.
+inline rig_status status_of(const Family &family, Result result) {
+  if (result == ERROR_OUT_OF_MEMORY) return RIG_OUT_OF_MEMORY;
+  if (family.is_sticky(result)) return RIG_LOST;
+  return RIG_DRIVER;
+}
+
+}  // namespace rig::stream

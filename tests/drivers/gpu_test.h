@@ -1,0 +1,77 @@
+/* Helpers for the tests of the stream drivers (CUDA, HIP), one source for both: opening devices (skip, or
+ * fail under RIG_REQUIRE=<prefix>), the fake library's switches when the driver's RIG_*_LIBRARY names it, and
+ * launches of the kernels of tests/cuda/kernels.ptx (the fakes bind their names; through the HIP shim the
+ * CUDA driver compiles them). The backend is fixed when this file is compiled (GT_DRIVER_CUDA or
+ * GT_DRIVER_HIP): tests/drivers/meson.build builds it once per backend. */
+#ifndef RIG_GPU_TEST_H
+#define RIG_GPU_TEST_H
+
+#include "rigtest.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What tells one stream backend from the other in a test. */
+typedef struct gt_backend {
+  const char *prefix;           /* "cuda": devices are prefix:N, and RIG_REQUIRE names it */
+  const char *framework;        /* rig_device_info.framework: "CUDA" */
+  const char *library_env;      /* the variable naming the library rig loads: "RIG_CUDA_LIBRARY" */
+  const char *fake_name;        /* "the fake libcuda", for skip messages */
+  const char *fake_control;     /* the fake's control and query functions */
+  const char *fake_query;
+  rig_module_format kernels;    /* the format kernels.ptx loads as: PTX, or a HIP code object */
+  const char *module_loader;    /* the loader call a refused module's message names */
+  const char *launch_failure;   /* the library's name for a failed launch (the fake's fail_launch_at) */
+  const char *not_supported;    /* the library's name for 801 */
+  int read_only_attribute;      /* 1: a device says whether it takes the read-only flag (CUDA's 113) */
+} gt_backend;
+
+/* The backend this binary was built for. */
+const gt_backend *gt(void);
+/* "prefix:i" (a static buffer per i < 8). */
+const char *gt_name(unsigned i);
+
+/* 1 if device 0 opens; else prints why and returns 0 (the binary then exits 77), or exits 1 when
+ * RIG_REQUIRE names the backend. Call once from main. */
+int gt_available(void);
+/* Opens `name`; skips the test (fails under RIG_REQUIRE=<prefix>) where it cannot. */
+int gt_open(const char *name, rig_device *out);
+/* The number of this backend's devices rig lists. */
+size_t gt_gpu_count(void);
+
+/* 1 when running on the backend's fake library (its control function is found). */
+int gt_fake(void);
+/* Sets a switch of the fake (fails the test when not on the fake). */
+void gt_set(const char *name, long long value);
+/* Reads a counter of the fake (-1 when not on the fake). */
+long long gt_query(const char *name);
+/* A function of the loaded library itself (the fake's hipHostRegister, ...), or null. */
+void *gt_symbol(const char *name);
+/* Skips the test, with the reason, unless on the fake. */
+#define GT_FAKE_ONLY()                                                                 \
+  do {                                                                                 \
+    if (!gt_fake()) {                                                                  \
+      fprintf(stderr, "SKIP %s: needs %s's switches\n", __func__, gt()->fake_name);    \
+      skip();                                                                          \
+    }                                                                                  \
+  } while (0)
+
+/* The module of kernels.ptx on d. */
+rig_module gt_kernels(rig_device d);
+/* Submits `function`(in, out, {n, k}) on d over n uint32 elements (one block of 256 per 256 elements);
+ * in == out is one READ_WRITE slot. Returns the point. */
+rig_point gt_step(rig_device d, rig_module m, const char *function, rig_buffer in, rig_buffer out, uint32_t n,
+                  uint32_t k);
+/* rig_fill_u32(out, {n, k}) on d. */
+rig_point gt_fill_u32(rig_device d, rig_module m, rig_buffer out, uint32_t n, uint32_t k);
+/* rig_delay(ns) on d (a submission with no slots). */
+rig_point gt_delay(rig_device d, rig_module m, uint64_t ns);
+/* rig_fault on d: a write through a bad address (loses the device on a GPU). */
+rig_point gt_fault(rig_device d, rig_module m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
