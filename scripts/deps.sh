@@ -7,7 +7,8 @@ export DEBIAN_FRONTEND=noninteractive
 packages="meson ninja-build pkg-config g++ gcc libcmocka-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
   swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev
-  rustc cargo bindgen libclang-dev abigail-tools libstarpu-dev valgrind rsync file binutils"
+  rustc cargo bindgen libclang-dev abigail-tools libstarpu-dev valgrind rsync file binutils
+  python3-pytest python3-mesonpy python3-venv patchelf dpkg-dev debhelper dh-python lintian"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
