@@ -10,9 +10,14 @@ import pytest
 try:
     import rig
 except ImportError as e:  # pragma: no cover - a setup error, reported as such
-    raise pytest.UsageError(
-        "cannot import rig (%s): install the wheel (pip install . --no-build-isolation) or run through "
-        "meson (meson test -C build binding-python), which puts build/bindings/python on PYTHONPATH" % e)
+    # Not installed: the package meson built in build/ (meson setup build && ninja -C build), if there.
+    _built = os.path.join(os.path.dirname(__file__), "..", "..", "..", "build", "bindings", "python")
+    if not os.path.isfile(os.path.join(_built, "rig", "__init__.py")):
+        raise pytest.UsageError(
+            "cannot import rig (%s): install the wheel (pip install . --no-build-isolation) or build with "
+            "meson (meson setup build && ninja -C build), whose build/bindings/python this falls back to" % e)
+    sys.path.insert(0, os.path.abspath(_built))
+    import rig
 
 
 def pytest_report_header(config):
