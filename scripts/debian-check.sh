@@ -23,13 +23,13 @@ mkdir -p "$out/src"
 # The sources as git sees them (committed, and new files not ignored), without build directories.
 (cd "$src" && git ls-files -co --exclude-standard -z | tar --null --no-recursion --ignore-failed-read -T - -cf -) \
   | tar -xf - -C "$out/src"
-(cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout 600 dpkg-buildpackage -us -uc -b) \
+(cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout 420 dpkg-buildpackage -us -uc -b) \
   > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; echo "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
 grep -A12 'dpkg-gensymbols' "$out/build.log" | grep '^[+-] ' && echo "(symbols differ from debian/librig0.symbols: see debian/README.source)"
 ls "$out"/*.deb
 
 echo "--- lintian"
-timeout 300 lintian --fail-on error,warning --display-info "$out"/rig_*.changes
+timeout 120 lintian --fail-on error,warning --display-info "$out"/rig_*.changes
 
 echo "--- dpkg -i, smoke test, dpkg -r"
 removed=0

@@ -14,7 +14,7 @@ unset LD_LIBRARY_PATH PYTHONPATH
 rm -rf "$out/wheelhouse" "$out/venv"
 echo "--- pip wheel . --no-build-isolation"
 # builddir keeps the wheel's meson build in OUT, so a second run rebuilds only what changed.
-(cd "$src" && timeout 900 "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
+(cd "$src" && timeout 600 "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
   -w "$out/wheelhouse" --config-settings builddir="$out/wheel-build") > "$out/wheel.log" 2>&1 \
   || { tail -40 "$out/wheel.log"; echo "pip wheel failed (log: $out/wheel.log)"; exit 1; }
 wheel=$(ls "$out"/wheelhouse/rig_runtime-*.whl)
