@@ -39,7 +39,8 @@ remove() {
   $SUDO dpkg -r $packages > "$out/remove.log" 2>&1 || { cat "$out/remove.log"; echo "dpkg -r failed"; }
 }
 trap remove EXIT
-$SUDO dpkg -i "$out"/*.deb > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+$SUDO dpkg -i "$out"/librig0_*.deb "$out"/librig-dev_*.deb "$out"/rig-tools_*.deb "$out"/python3-rig_*.deb \
+  > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 unset LD_LIBRARY_PATH PYTHONPATH
 smoke=$(mktemp -d)
 cd "$smoke"
