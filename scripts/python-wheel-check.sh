@@ -3,7 +3,7 @@
 # (meson-python from Debian, nothing downloaded), installs it into a fresh venv, and with no
 # LD_LIBRARY_PATH imports rig from there and runs the pytest suite against it.
 #   scripts/python-wheel-check.sh OUT [PLAIN_BUILD]
-# OUT holds the wheel's build directory, the wheel and the venv. PLAIN_BUILD (optional) is a plain meson
+# OUT holds the wheel and the venv. PLAIN_BUILD (optional) is a plain meson
 # build whose fake libcuda lets the timeout cases run (tests/cuda/libfakecuda.so); without it they skip.
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,9 +13,9 @@ py=/usr/bin/python3  # Debian's interpreter, which has meson-python, numpy and p
 unset LD_LIBRARY_PATH PYTHONPATH
 rm -rf "$out/wheelhouse" "$out/venv"
 echo "--- pip wheel . --no-build-isolation"
-# builddir keeps the wheel's meson build in OUT, so a second run rebuilds only what changed.
+# meson-python builds in a temporary directory of its own (.mesonpy-*, in the sources; git ignores it).
 (cd "$src" && timeout 600 "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
-  -w "$out/wheelhouse" --config-settings builddir="$out/wheel-build") > "$out/wheel.log" 2>&1 \
+  -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
   || { tail -40 "$out/wheel.log"; echo "pip wheel failed (log: $out/wheel.log)"; exit 1; }
 wheel=$(ls "$out"/wheelhouse/rig_runtime-*.whl)
 echo "$wheel:"
