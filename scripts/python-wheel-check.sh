@@ -5,6 +5,7 @@
 #   scripts/python-wheel-check.sh OUT [PLAIN_BUILD]
 # OUT holds the wheel and the venv. PLAIN_BUILD (optional) is a plain meson
 # build whose fake libcuda lets the timeout cases run (tests/cuda/libfakecuda.so); without it they skip.
+# The wheel's build is bounded by RIG_WHEEL_BUILD_TIMEOUT seconds (600).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:?usage: scripts/python-wheel-check.sh OUT [PLAIN_BUILD]}" && cd "$1" && pwd)
@@ -14,7 +15,7 @@ unset LD_LIBRARY_PATH PYTHONPATH
 rm -rf "$out/wheelhouse" "$out/venv"
 echo "--- pip wheel . --no-build-isolation"
 # meson-python builds in a temporary directory of its own (.mesonpy-*, in the sources; git ignores it).
-(cd "$src" && timeout 600 "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
+(cd "$src" && timeout "${RIG_WHEEL_BUILD_TIMEOUT:-600}" "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
   -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
   || { tail -40 "$out/wheel.log"; echo "pip wheel failed (log: $out/wheel.log)"; exit 1; }
 wheel=$(ls "$out"/wheelhouse/rig_runtime-*.whl)
