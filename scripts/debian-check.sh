@@ -22,9 +22,13 @@ done
 echo "--- dpkg-buildpackage -us -uc -b"
 rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 mkdir -p "$out/src"
-# The sources as git sees them (committed, and new files not ignored), without build directories.
-(cd "$src" && git ls-files -co --exclude-standard -z | tar --null --no-recursion --ignore-failed-read -T - -cf -) \
-  | tar -xf - -C "$out/src"
+# The sources as git sees them (committed, and new files not ignored), without build directories; from a
+# tree that is not a git checkout (an unpacked meson dist tarball), everything but build directories.
+if git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
+  (cd "$src" && git ls-files -co --exclude-standard -z | tar --null --no-recursion --ignore-failed-read -T - -cf -)
+else
+  (cd "$src" && tar --exclude='./build*' --exclude='./.mesonpy-*' -cf - .)
+fi | tar -xf - -C "$out/src"
 (cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout "${RIG_DEB_BUILD_TIMEOUT:-420}" dpkg-buildpackage -us -uc -b) \
   > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; echo "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
 grep -A12 'dpkg-gensymbols' "$out/build.log" | grep '^[+-] ' && echo "(symbols differ from debian/librig0.symbols: see debian/README.source)"
