@@ -42,6 +42,7 @@ removed=0
 remove() {
   [ $removed = 1 ] && return
   removed=1
+  # shellcheck disable=SC2086 # a list of package names
   $SUDO dpkg -r $packages > "$out/remove.log" 2>&1 || { cat "$out/remove.log"; echo "dpkg -r failed"; }
 }
 trap remove EXIT
@@ -51,6 +52,7 @@ unset LD_LIBRARY_PATH PYTHONPATH
 smoke=$(mktemp -d)
 cd "$smoke"
 rig --version
+# shellcheck disable=SC2046 # pkg-config's flags are meant to split
 cc -o hello "$src/tests/install/hello.c" $(pkg-config --cflags --libs rig)
 ./hello
 /usr/bin/python3 -c "import rig; print('python3-rig', rig.__version__, rig.__file__)"
