@@ -37,22 +37,34 @@ def numpy():
     return pytest.importorskip("numpy", reason="python3-numpy not installed: numpy interop not tested")
 
 
+def _unavailable(reason):
+    """Skips the test with the reason, or fails it where RIG_REQUIRE names cuda."""
+    if "cuda" in os.environ.get("RIG_REQUIRE", "").split(","):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture
-def gpu_delay():
-    """(device, delay): a CUDA device and delay(seconds) submitting a kernel that stays busy that long,
-    returning its point. Runs on the fake libcuda (RIG_CUDA_LIBRARY, as meson and CI set it) or a real
-    GPU; RIG_TEST_CUDA_PTX names tests/cuda/kernels.ptx. Skipped, with the reason, where neither is
-    there; fails instead where RIG_REQUIRE names cuda."""
-    required = "cuda" in os.environ.get("RIG_REQUIRE", "").split(",")
-    ptx = os.environ.get("RIG_TEST_CUDA_PTX", "")
-    if not os.path.isfile(ptx):
-        reason = "RIG_TEST_CUDA_PTX does not name tests/cuda/kernels.ptx: no kernel to keep a device busy"
-        pytest.fail(reason) if required else pytest.skip(reason)
+def cuda_device():
+    """cuda:0: the fake libcuda (RIG_CUDA_LIBRARY, as meson and CI set it) or a real GPU. Skipped, with
+    the reason, where there is none; fails instead where RIG_REQUIRE names cuda."""
     try:
         device = rig.open_device("cuda:0")
     except rig.RigError as e:
-        reason = "no CUDA device (nor the fake libcuda through RIG_CUDA_LIBRARY): %s" % e
-        pytest.fail(reason) if required else pytest.skip(reason)
+        _unavailable("no CUDA device (nor the fake libcuda through RIG_CUDA_LIBRARY): %s" % e)
+    yield device
+    device.wait(device.submitted())
+    device.close()
+
+
+@pytest.fixture
+def gpu_delay(cuda_device):
+    """(device, delay): a CUDA device and delay(seconds) submitting a kernel that stays busy that long,
+    returning its point. RIG_TEST_CUDA_PTX names tests/cuda/kernels.ptx (its rig_delay kernel)."""
+    device = cuda_device
+    ptx = os.environ.get("RIG_TEST_CUDA_PTX", "")
+    if not os.path.isfile(ptx):
+        _unavailable("RIG_TEST_CUDA_PTX does not name tests/cuda/kernels.ptx: no kernel to keep a device busy")
     with open(ptx, "rb") as f:
         module = rig.Module.load(device, rig.ModuleFormat.PTX, f.read())
 
@@ -65,4 +77,3 @@ def gpu_delay():
     yield device, delay
     device.wait(device.submitted())
     module.close()
-    device.close()

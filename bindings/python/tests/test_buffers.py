@@ -97,3 +97,25 @@ def test_numpy_sees_a_rig_buffer_without_a_copy(device, numpy):
     writable = numpy.asarray(memoryview(buf)).view(numpy.uint32)
     writable[0] = 0xFFFFFFFF
     assert buf.to_bytes()[:4] == b"\xff\xff\xff\xff"
+
+
+def test_pinned_memory_of_a_gpu_is_seen_without_a_copy(cuda_device):
+    # Pinned memory is host-addressable: the view is the memory the GPU's copies land in.
+    pinned = rig.Buffer.create(cuda_device, 8, rig.Memory.PINNED)
+    dev = rig.Buffer.create(cuda_device, 8)
+    with memoryview(pinned) as m:
+        m[:] = b"pinned!!"
+    rig.submit(cuda_device, [rig.copy(0, 1)], [(pinned, rig.READ), (dev, rig.WRITE)])
+    assert dev.to_bytes() == b"pinned!!"
+    rig.submit(cuda_device, [rig.fill(0, 0x2A)], [(dev, rig.WRITE)])
+    rig.submit(cuda_device, [rig.copy(0, 1)], [(dev, rig.READ), (pinned, rig.WRITE)])
+    with memoryview(pinned) as m:  # made after the copy: it waits for it
+        assert bytes(m) == b"*" * 8
+
+
+def test_gpu_device_memory_refuses_a_view_with_rigs_words(cuda_device):
+    dev = rig.Buffer.create(cuda_device, 8)
+    with pytest.raises(BufferError) as info:
+        memoryview(dev)
+    assert "RIG_UNSUPPORTED" in str(info.value)
+    assert dev.to_bytes() is not None  # the buffer still reads through rig
