@@ -4,7 +4,8 @@
 #   scripts/deps.sh lib    the library, the rig command and rig(1): a compiler, meson, ninja (+ pkg-config
 #                          to build against it, scdoc for the man page; the build goes on without them)
 #   scripts/deps.sh test   lib + the test suites (cmocka, Vulkan on lavapipe, valgrind, the ABI check)
-#   scripts/deps.sh all    test + the bindings and the benchmarks' peers: what scripts/test-all.sh runs
+#   scripts/deps.sh all    test + the bindings, the benchmarks' peers and the packaging checks: what
+#                          scripts/test-all.sh runs
 # With no argument: all, what the README's two commands need.
 set -eu
 what=${1:-all}
@@ -14,10 +15,12 @@ test="libcmocka-dev libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vu
 bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev
   rustc cargo bindgen libclang-dev"
 bench="libstarpu-dev"
+# the Python wheel in a venv and the Debian packages (scripts/python-wheel-check.sh, debian-check.sh)
+packaging="python3-pytest python3-mesonpy python3-venv dpkg-dev debhelper dh-python lintian"
 case "$what" in
   lib) packages="$lib" ;;
   test) packages="$lib $test" ;;
-  all) packages="$lib $test $bindings $bench" ;;
+  all) packages="$lib $test $bindings $bench $packaging" ;;
   -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "usage: scripts/deps.sh [lib|test|all]" >&2; exit 2 ;;
 esac

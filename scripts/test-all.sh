@@ -20,6 +20,14 @@ run() {  # name, build dir, meson options...
 SUITES="--no-suite fuzz"
 RIG_REQUIRE=${RIG_REQUIRE:-vulkan} export RIG_REQUIRE
 run plain "$out/plain"
+# Packaging, each step bounded: the Python wheel (pip wheel . --no-build-isolation) tested in a fresh venv
+# with no LD_LIBRARY_PATH, then the Debian packages built, linted, installed, smoke-tested and removed.
+echo "=== python-wheel"
+if timeout 900 scripts/python-wheel-check.sh "$out/python-wheel" "$out/plain"; then
+  echo "=== python-wheel: passed"; else echo "=== python-wheel: FAILED"; status=1; fi
+echo "=== debian"
+if timeout 540 scripts/debian-check.sh "$out/debian"; then
+  echo "=== debian: passed"; else echo "=== debian: FAILED"; status=1; fi
 # Sanitizer builds run the C ABI and ordering suites (bindings run in the plain build).
 SUITES="--no-suite bindings --no-suite install --no-suite bench --no-suite fuzz"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

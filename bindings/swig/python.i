@@ -5,14 +5,30 @@
  * after their rig call are marked %nothread and release the GIL themselves around the rig call only. */
 
 %{
+/* The base of rig's exceptions (RigError) and, per status, its subclass (Timeout, InvalidArgument ...):
+ * the Python layer defines the classes and hands them over once with rig_py_set_errors; until then every
+ * status raises the module's own Error. Strong references, kept for the life of the process. */
 static PyObject *rig_py_error_type = NULL;
+static PyObject *rig_py_error_by_status = NULL; /* dict: int status -> class */
 
-/* Raises rig.Error for `status` with this thread's rig_last_error(). Called right after the failed call,
- * on its thread, before any other rig call could replace the message. */
+static PyObject *rig_py_error_class(rig_status status) {
+  if (rig_py_error_by_status) {
+    PyObject *key = PyLong_FromLong((long)status);
+    PyObject *cls = key ? PyDict_GetItemWithError(rig_py_error_by_status, key) : NULL;
+    Py_XDECREF(key);
+    if (cls) return cls;
+    PyErr_Clear();
+  }
+  return rig_py_error_type;
+}
+
+/* Raises rig's exception for `status` with this thread's rig_last_error(). Called right after the failed
+ * call, on its thread, before any other rig call could replace the message. */
 static void rig_py_raise(rig_status status) {
   const char *message = rig_last_error();
   const char *name = rig_status_name(status);
-  PyObject *exc = PyObject_CallFunction(rig_py_error_type, "s", (message && *message) ? message : name);
+  PyObject *cls = rig_py_error_class(status);
+  PyObject *exc = PyObject_CallFunction(cls, "s", (message && *message) ? message : name);
   if (!exc) return;
   PyObject *code = PyLong_FromLong((long)status);
   PyObject *pyname = PyUnicode_FromString(name);
@@ -25,7 +41,7 @@ static void rig_py_raise(rig_status status) {
   Py_XDECREF(code);
   Py_XDECREF(pyname);
   Py_XDECREF(pymessage);
-  PyErr_SetObject(rig_py_error_type, exc);
+  PyErr_SetObject(cls, exc);
   Py_DECREF(exc);
 }
 
@@ -72,6 +88,66 @@ static void rig_py_view_done(PyObject *view) {
   Py_XDECREF(r);
   Py_DECREF(view);
 }
+
+/* ---- the buffer protocol on host-addressable buffers ----
+ * rig.Buffer derives from this type so that memoryview(buffer), numpy.asarray(buffer) and bytes(buffer)
+ * see the buffer's own bytes without a copy. A view is ordered only as of its making (rig_buffer_export
+ * waits for every use then; later host accesses through it follow nothing): take it after the work that
+ * writes the bytes, as with rig_buffer_export. Memory the host does not address (a GPU's device memory)
+ * raises BufferError with rig's message. While views are exported the buffer refuses release()
+ * (BufferError), as a bytearray refuses a resize, so a view never outlives the memory it shows. */
+typedef struct rig_py_buffer_base {
+  PyObject_HEAD
+  Py_ssize_t exports; /* views handed out and not yet released; touched only with the GIL held */
+} rig_py_buffer_base;
+
+static int rig_py_buffer_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  PyObject *raw = PyObject_GetAttrString(self, "_raw");
+  if (!raw) return -1;
+  void *handle = NULL;
+  int res = SWIG_ConvertPtr(raw, &handle, 0, 0);
+  Py_DECREF(raw);
+  if (!SWIG_IsOK(res)) {
+    PyErr_SetString(PyExc_BufferError, "rig.Buffer has no handle");
+    return -1;
+  }
+  PyObject *ro = PyObject_GetAttrString(self, "_readonly");
+  int readonly = ro ? PyObject_IsTrue(ro) : 0;
+  Py_XDECREF(ro);
+  if (readonly < 0 || PyErr_Occurred()) return -1;
+  if (readonly && (flags & PyBUF_WRITABLE)) {
+    PyErr_SetString(PyExc_BufferError, "rig.Buffer wraps read-only bytes: no writable view");
+    return -1;
+  }
+  void *data = NULL;
+  size_t length = 0;
+  rig_status status;
+  Py_BEGIN_ALLOW_THREADS /* export waits for every use of the allocation */
+  status = rig_buffer_export((rig_buffer)handle, &data);
+  if (status == RIG_OK) status = rig_buffer_length((rig_buffer)handle, &length);
+  Py_END_ALLOW_THREADS
+  if (status != RIG_OK) {
+    PyErr_Format(PyExc_BufferError, "%s: %s", rig_status_name(status), rig_last_error());
+    return -1;
+  }
+  static char empty;
+  if (PyBuffer_FillInfo(view, self, data ? data : &empty, (Py_ssize_t)length, readonly, flags) != 0) return -1;
+  ((rig_py_buffer_base *)self)->exports++;
+  return 0;
+}
+static void rig_py_buffer_releasebuffer(PyObject *self, Py_buffer *view) {
+  (void)view;
+  ((rig_py_buffer_base *)self)->exports--;
+}
+static PyObject *rig_py_buffer_exports(PyObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromSsize_t(((rig_py_buffer_base *)self)->exports);
+}
+static PyBufferProcs rig_py_buffer_procs = {rig_py_buffer_getbuffer, rig_py_buffer_releasebuffer};
+static PyGetSetDef rig_py_buffer_getset[] = {
+  {"_exports", rig_py_buffer_exports, NULL, "views of this buffer not yet released", NULL},
+  {NULL, NULL, NULL, NULL, NULL}};
+static PyTypeObject rig_py_buffer_base_type = {PyVarObject_HEAD_INIT(NULL, 0) "rig._rig.BufferBase"};
 
 /* ---- wrap: a rig buffer over a Python object's bytes, without a copy ---- */
 typedef struct rig_py_wrapped {
@@ -745,11 +821,38 @@ static rig_status rig_py_static_verdict_for(const char *framework, int kind, PyO
 }
 %}
 
+%nothread rig_py_set_errors;
+%inline %{
+/* Makes `base` (rig.RigError) the class rig_py_raise falls back to and `by_status` (a dict: status ->
+ * subclass of base) the class it raises per status. Called once by the Python layer at import. */
+static PyObject *rig_py_set_errors(PyObject *base, PyObject *by_status) {
+  if (!PyType_Check(base) || !PyDict_Check(by_status)) {
+    PyErr_SetString(PyExc_TypeError, "rig_py_set_errors(class, dict)");
+    return NULL;
+  }
+  Py_INCREF(base);
+  Py_INCREF(by_status);
+  Py_XSETREF(rig_py_error_type, base);
+  Py_XSETREF(rig_py_error_by_status, by_status);
+  Py_RETURN_NONE;
+}
+%}
+
 %init %{
   rig_py_error_type = PyErr_NewException("rig.Error", PyExc_Exception, NULL);
   if (rig_py_error_type) {
     Py_INCREF(rig_py_error_type);
     PyModule_AddObject(m, "Error", rig_py_error_type);
+  }
+  rig_py_buffer_base_type.tp_basicsize = sizeof(rig_py_buffer_base);
+  rig_py_buffer_base_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  rig_py_buffer_base_type.tp_doc = "Base of rig.Buffer: the buffer protocol over rig_buffer_export.";
+  rig_py_buffer_base_type.tp_as_buffer = &rig_py_buffer_procs;
+  rig_py_buffer_base_type.tp_getset = rig_py_buffer_getset;
+  rig_py_buffer_base_type.tp_new = PyType_GenericNew;
+  if (PyType_Ready(&rig_py_buffer_base_type) == 0) {
+    Py_INCREF(&rig_py_buffer_base_type);
+    PyModule_AddObject(m, "BufferBase", (PyObject *)&rig_py_buffer_base_type);
   }
 %}
 

@@ -73,8 +73,9 @@ done
 # the Python module, where it was built
 module=$(find "$dest" -name '_rig*.so' | head -n 1)
 if [ -n "$module" ] && [ -n "$python" ]; then
-  PYTHONPATH=$(dirname "$module") "$python" -c 'import rig, sys; print("python: import rig from", rig.__file__)'
-  PYTHONPATH=$(dirname "$module") loads_installed "$python" -c 'import rig'
+  site=$(dirname "$(dirname "$module")")  # the raw module lies in the package directory rig/
+  PYTHONPATH=$site "$python" -c 'import rig, sys; print("python: import rig from", rig.__file__)'
+  PYTHONPATH=$site loads_installed "$python" -c 'import rig'
 else
   echo "python: the binding was not built here: import not checked"
 fi

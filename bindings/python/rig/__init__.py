@@ -1,0 +1,60 @@
+"""rig: order the work of several devices by the memory it uses.
+
+A Python layer over librig (the C library; its raw SWIG wrapping is the private module rig._rig)::
+
+    import rig
+    a, b = rig.memory_device("A"), rig.memory_device("B")
+    src = rig.Buffer.wrap(b"hello, world")
+    x, y = rig.Buffer.create(a, 12), rig.Buffer.create(b, 12)
+    rig.submit(a, [rig.copy(0, 1)], [(src.borrow(a), rig.READ), (x, rig.WRITE)])
+    rig.submit(b, [rig.copy(0, 1)], [(x.borrow(b), rig.READ), (y, rig.WRITE)])
+    print(y.to_bytes())        # b'hello, world': no event, fence or wait written
+
+Every object is a context manager and releases its handle at close(), at the end of a ``with`` block or
+when collected. Failures raise a subclass of RigError per status, carrying rig's own message (Timeout is
+also a TimeoutError, InvalidArgument a ValueError, OutOfMemory a MemoryError, ...). Timeouts are seconds
+(float; None waits forever). Host-addressable buffers support the buffer protocol (memoryview, numpy).
+The ordering model: docs/ordering-model.md in rig's sources.
+"""
+
+from . import _rig
+from ._errors import (Busy, DeviceLost, DriverError, InvalidArgument, InvalidHandle, Interrupted, NotFound,
+                      OutOfMemory, RigError, Timeout, Unmappable, Unsupported, status_name)
+from ._enums import Access, DeviceKind, Fact, Memory, ModuleFormat, Refusal, Status, VerdictKind
+from ._devices import Device, device_list, host, interrupt_waits, memory_device, open_device, wait_point
+from ._buffers import WHOLE, Buffer, Module
+from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
+from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
+                        static_verdict, static_verdict_for)
+
+__version__ = _rig.rig_version_string()
+"""The version of the librig this module runs on (they are built and shipped together)."""
+
+Error = RigError  # the name earlier versions of the binding used
+
+READ = Access.READ
+WRITE = Access.WRITE
+READ_WRITE = Access.READ_WRITE
+
+
+def version():
+    """librig's run-time version string, as __version__."""
+    return _rig.rig_version_string()
+
+
+__all__ = [
+    "__version__", "version",
+    # errors
+    "RigError", "Error", "InvalidArgument", "InvalidHandle", "Unsupported", "Unmappable", "OutOfMemory",
+    "DeviceLost", "Timeout", "Interrupted", "DriverError", "NotFound", "Busy", "status_name",
+    # enums
+    "Status", "Access", "Memory", "DeviceKind", "ModuleFormat", "VerdictKind", "Refusal", "Fact",
+    "READ", "WRITE", "READ_WRITE", "WHOLE",
+    # devices
+    "Device", "host", "memory_device", "open_device", "device_list", "wait_point", "interrupt_waits",
+    # buffers and work
+    "Buffer", "Module", "Submission", "Run", "copy", "fill", "host_kernel", "launch", "submit",
+    # mapped registration
+    "Verdict", "static_verdict", "static_verdict_for", "probe", "probe_with", "host_register",
+    "host_unregister", "host_is_registered",
+]

@@ -1,0 +1,102 @@
+"""Devices: the host, memory devices, GPUs; their timelines and waits."""
+
+from . import _rig
+from ._enums import DeviceKind
+from ._owned import Owned, timeout_ns
+
+
+class Device(Owned):
+    """A device: the host, a memory device (host memory, work runs inline) or a driver's GPU/CPU device.
+
+    Make one with host(), memory_device(name) or open_device(name); close it (or use ``with``) when done.
+    Its timeline counts submissions: submitted() is the last value taken, signaled() the last reached.
+    """
+
+    _release_fn = staticmethod(_rig.rig_device_release)
+
+    def info(self):
+        """A dict: name, framework, model, kind, index, memory_bytes, integrated, lost."""
+        info = _rig.rig_device_get_info(self._raw)
+        info["kind"] = DeviceKind(info["kind"])
+        return info
+
+    @property
+    def name(self):
+        """The device's name, as open_device takes it ("memory:A", "cuda:0", ...)."""
+        return self.info()["name"]
+
+    @property
+    def kind(self):
+        return self.info()["kind"]
+
+    def submitted(self):
+        """The timeline value of the last submission to this device (0: none yet)."""
+        return _rig.rig_device_submitted(self._raw)
+
+    def signaled(self):
+        """The last timeline value this device has reached."""
+        return _rig.rig_device_signaled(self._raw)
+
+    def wait(self, value, timeout=None):
+        """Waits until the device reaches timeline value ``value``. ``timeout`` in seconds (float; None
+        waits forever, 0 only looks); raises Timeout (also a TimeoutError) when it passes."""
+        _rig.rig_device_wait(self._raw, value, timeout_ns(timeout))
+
+    def point(self, value):
+        """The point (an int) of timeline value ``value`` of this device."""
+        return _rig.rig_device_point(self._raw, value)
+
+    def lost_reason(self):
+        """Why the device is lost, or None while it is not."""
+        return _rig.rig_device_lost_reason(self._raw)
+
+    def __repr__(self):
+        if self._released:
+            return "<rig.Device closed>"
+        try:
+            info = self.info()
+            return "<rig.Device %r kind=%s submitted=%d signaled=%d>" % (
+                info["name"], info["kind"].name.lower(), self.submitted(), self.signaled())
+        except Exception as e:  # noqa: BLE001 - a repr never raises
+            return "<rig.Device (%s)>" % e
+
+
+def _borrowed_device(raw):
+    d = Device(raw)
+    d._released = True  # borrowed from a buffer: not ours to release
+    return d
+
+
+def host():
+    """The host: the caller's own code, never stamped."""
+    return Device(_rig.rig_host())
+
+
+def memory_device(name):
+    """A memory device named ``name`` (the same name gives the same device): host memory, work inline."""
+    return Device(_rig.rig_memory_device(name))
+
+
+def open_device(name):
+    """The device named ``name`` as device_list() gives it ("memory:A", "cuda:0", "vulkan:0", ...)."""
+    return Device(_rig.rig_device_open(name))
+
+
+def device_list():
+    """The names of the devices rig sees, each one open_device accepts."""
+    names = []
+    while True:
+        name = _rig.rig_swig_device_name(len(names))
+        if name is None:
+            return names
+        names.append(name)
+
+
+def wait_point(point, timeout=None):
+    """Waits until ``point`` is reached; timeout in seconds (None: forever). Raises Timeout."""
+    _rig.rig_wait_point(point, timeout_ns(timeout))
+
+
+def interrupt_waits(on):
+    """While on, every rig wait returns Interrupted (also an InterruptedError) instead of waiting."""
+    _rig.rig_interrupt_waits(1 if on else 0)

@@ -1,0 +1,68 @@
+#!/bin/sh
+# CI: rig's Debian packages. Builds librig0, librig-dev, rig-tools and python3-rig with
+# `dpkg-buildpackage -us -uc -b` from a copy of the sources, runs lintian on them, installs them with
+# dpkg -i (CI has no chroot), runs a smoke test (rig --version, a C program built with pkg-config,
+# python3 -c "import rig"), and removes them again with dpkg -r, leaving the machine as it was.
+#   scripts/debian-check.sh OUT
+# The package build is bounded by RIG_DEB_BUILD_TIMEOUT seconds (420: about a minute and a half on an
+# idle 2-core CI machine; a shared, loaded one needs more).
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:?usage: scripts/debian-check.sh OUT}" && cd "$1" && pwd)
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+packages="librig0 librig-dev rig-tools python3-rig"
+for p in $packages; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    echo "$p is already installed on this machine: not replacing it (remove it first)"
+    exit 1
+  fi
+done
+
+echo "--- dpkg-buildpackage -us -uc -b"
+rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
+mkdir -p "$out/src"
+# The sources as git sees them (committed, and new files not ignored), without build directories; from a
+# tree that is not a git checkout (an unpacked meson dist tarball), everything but build directories.
+if git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
+  (cd "$src" && git ls-files -co --exclude-standard -z | tar --null --no-recursion --ignore-failed-read -T - -cf -)
+else
+  (cd "$src" && tar --exclude='./build*' --exclude='./.mesonpy-*' -cf - .)
+fi | tar -xf - -C "$out/src"
+(cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout "${RIG_DEB_BUILD_TIMEOUT:-420}" dpkg-buildpackage -us -uc -b) \
+  > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; echo "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
+grep -A12 'dpkg-gensymbols' "$out/build.log" | grep '^[+-] ' && echo "(symbols differ from debian/librig0.symbols: see debian/README.source)"
+ls "$out"/*.deb
+
+echo "--- lintian"
+timeout 120 lintian --fail-on error,warning --display-info "$out"/rig_*.changes
+
+echo "--- dpkg -i, smoke test, dpkg -r"
+removed=0
+remove() {
+  [ $removed = 1 ] && return
+  removed=1
+  # shellcheck disable=SC2086 # a list of package names
+  $SUDO dpkg -r $packages > "$out/remove.log" 2>&1 || { cat "$out/remove.log"; echo "dpkg -r failed"; }
+}
+trap remove EXIT
+$SUDO dpkg -i "$out"/librig0_*.deb "$out"/librig-dev_*.deb "$out"/rig-tools_*.deb "$out"/python3-rig_*.deb \
+  > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+unset LD_LIBRARY_PATH PYTHONPATH
+smoke=$(mktemp -d)
+cd "$smoke"
+rig --version
+# shellcheck disable=SC2046 # pkg-config's flags are meant to split
+cc -o hello "$src/tests/install/hello.c" $(pkg-config --cflags --libs rig)
+./hello
+/usr/bin/python3 -c "import rig; print('python3-rig', rig.__version__, rig.__file__)"
+/usr/bin/python3 -c "import rig; a = rig.memory_device('A'); b = rig.Buffer.create(a, 4); b.write_from(0, b'rig!'); assert bytes(b) == b'rig!'"
+cd /
+rm -rf "$smoke"
+remove
+for p in $packages; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    echo "$p is still installed after dpkg -r"; exit 1
+  fi
+done
+echo "debian: built, lintian clean, installed, smoke-tested and removed"
