@@ -6,7 +6,7 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 packages="meson ninja-build pkg-config g++ gcc libcmocka-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
-  swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev
+  swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev ocaml-dune rust-clippy
   rustc cargo bindgen libclang-dev abigail-tools libstarpu-dev valgrind rsync file binutils"
 missing=""
 for p in $packages; do
