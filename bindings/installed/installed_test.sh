@@ -16,7 +16,7 @@ mkdir -p "$work"
 prefix="$work/prefix"
 passed=0 failed=0
 step() { # step NAME OUTPUT_FILE: one check of a program's output
-  if grep -q '^hello, world' "$2"; then
+  if head -n1 "$2" | grep -q '^hello, world'; then
     passed=$((passed + 1)); echo "ok   $1: $(head -n1 "$2")"
   else
     failed=$((failed + 1)); echo "FAIL $1:"; cat "$2"
@@ -38,8 +38,8 @@ if [ -n "$go" ]; then
   echo "== Go: a program requiring rig.dev/rig from the installed module proxy"
   cp -r "$src/bindings/installed/go" "$work/go"
   (cd "$work/go" && env PKG_CONFIG_PATH="$pc" GOPROXY="file://$prefix/share/go/proxy" GOFLAGS=-mod=mod \
-    GOSUMDB=off GOCACHE="$work/go-cache" GOPATH="$work/go-path" HOME="$work" "$go" build -o hello . &&
-    ./hello) >"$work/go.out" 2>&1 || true
+    GOSUMDB=off GOCACHE="$work/go-cache" GOPATH="$work/go-path" HOME="$work" "$go" build -o hello . >"$work/go.log" 2>&1 &&
+    ./hello) >"$work/go.out" 2>&1 || cat "$work/go.log" >>"$work/go.out"
   step "Go program from the installed module, PKG_CONFIG_PATH only" "$work/go.out"
 fi
 
@@ -52,7 +52,8 @@ if [ -n "$cargo" ]; then
   printf '[source.crates-io]\nreplace-with = "packaged"\n[source.packaged]\ndirectory = "%s"\n' \
     "$work/rust-package/vendor" >"$work/cargo-home/config.toml"
   (cd "$work/rust" && env PKG_CONFIG_PATH="$pc" CARGO_HOME="$work/cargo-home" CARGO_TARGET_DIR="$work/rust-target" \
-    RUSTC="$rustc" "$cargo" build --offline -q && "$work/rust-target/debug/hello") >"$work/rust.out" 2>&1 || true
+    RUSTC="$rustc" "$cargo" build --offline -q >"$work/rust.log" 2>&1 && "$work/rust-target/debug/hello") >"$work/rust.out" 2>&1 ||
+    cat "$work/rust.log" >>"$work/rust.out"
   step "Rust program on the packaged crates librig and librig-sys" "$work/rust.out"
 fi
 
@@ -62,8 +63,9 @@ if [ -n "$ocamlfind" ]; then
   cp "$src/bindings/installed/ocaml/hello.ml" "$work/ocaml/"
   ocamlpath=$(dirname "$(find "$prefix" -name META -path '*/rig/META' | head -n1)")
   ocamlpath=$(dirname "$ocamlpath")
-  (cd "$work/ocaml" && OCAMLPATH="$ocamlpath" "$ocamlfind" ocamlopt -package rig -linkpkg hello.ml -o hello &&
-    ./hello) >"$work/ocaml.out" 2>&1 || true
+  # -thread: ctypes.foreign, under rig, uses threads (as any ocamlfind build of a threaded package)
+  (cd "$work/ocaml" && OCAMLPATH="$ocamlpath" "$ocamlfind" ocamlopt -thread -package rig -linkpkg hello.ml -o hello \
+    >"$work/ocaml.log" 2>&1 && ./hello) >"$work/ocaml.out" 2>&1 || cat "$work/ocaml.log" >>"$work/ocaml.out"
   step "OCaml program through findlib (OCAMLPATH=$ocamlpath)" "$work/ocaml.out"
 fi
 echo "bindings-installed: $passed passed, $failed failed"
