@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "mapped/device_ops.h"
 #include "mapped/probe.h"
-#include "mapped/range_table.h"
+#include "core/range_table.h"
 #include "mapped/static_table.h"
 #include "mapped/verdict.h"
 
@@ -362,7 +362,7 @@ RIG_API rig_status rig_host_unregister(rig_device device, void *host) {
 RIG_API rig_status rig_host_is_registered(const void *host, size_t length, int *registered) {
   return rig::capi::entry("is registered", [&] {
     if (!host || !registered) return rig::fail(RIG_INVALID_ARGUMENT, "is registered: null pointer");
-    *registered = rig::mapped::table_is_registered(host, length) ? 1 : 0;
+    *registered = rig::range_table::is_registered(host, length) ? 1 : 0;
     return RIG_OK;
   });
 }

@@ -1,7 +1,10 @@
 #include "core/allocation.h"
 
+#include <string>
+
 #include "core/error.h"
 #include "core/mutate.h"
+#include "core/range_table.h"
 #include "core/registry.h"
 
 namespace rig {
@@ -51,17 +54,41 @@ rig_status Allocation::memory_for(Device &device, const Memory **out) {
       *out = &m.memory;
       return RIG_OK;
     }
-  Memory mapped;
+  Mapping mapping{&device, {}, false};
   rig_status s;
   // Memory of a driver's device is reached as a peer's; the host's and memory devices' as host memory.
   if (owner_.kind() == RIG_DEVICE_GPU || owner_.kind() == RIG_DEVICE_CPU)
-    s = device.driver().map_peer(owner_.driver(), base_, &mapped);
+    s = device.driver().map_peer(owner_.driver(), base_, &mapping.memory);
   else
-    s = device.driver().map_host(base_.host, length_, read_only_, &mapped);
+    s = map_host_onto(device, &mapping);
   if (s != RIG_OK) return s;
-  mappings_.push_back({&device, mapped});
+  mappings_.push_back(mapping);
   *out = &mappings_.back().memory;
   return RIG_OK;
+}
+
+rig_status Allocation::map_host_onto(Device &device, Mapping *out) {
+  void *host = base_.host;
+  // Host memory of any alignment: the table registers the enclosing pages, shared with every other wrap
+  // on them, and keeps them registered until this allocation's uses are all reached (the destructor).
+  out->counted = length_ > 0 && device.driver().host_registration() != nullptr;
+  if (out->counted) {
+    rig_status s = range_table::acquire(device, host, length_, read_only_);
+    if (s == RIG_BUSY) {  // pages held by rig_host_register or another framework's borrow
+      std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
+      return fail(RIG_UNMAPPABLE, "%s cannot borrow host memory at %p: %s", device.info().name.c_str(), host,
+                  why.c_str());
+    }
+    if (s != RIG_OK) return s;
+  }
+  rig_status s = device.driver().map_host(host, length_, read_only_, &out->memory);
+  if (s == RIG_OK) return RIG_OK;
+  std::string why = last_error();
+  if (out->counted) range_table::release(device, host, length_);
+  if (s != RIG_UNMAPPABLE) return fail(s, "%s", why.c_str());
+  // The portable way, which every device takes: say it where a borrow cannot be made.
+  return fail(s, "%s; to move host bytes without borrowing them, write them into a buffer of the device with "
+              "rig_buffer_write_from and read them back with rig_buffer_read_into", why.c_str());
 }
 
 Allocation::~Allocation() {
@@ -71,7 +98,12 @@ Allocation::~Allocation() {
     keep_forever(base_);
     return;
   }
-  for (auto &m : mappings_) m.device->driver().unmap(m.memory);
+  for (auto &m : mappings_) {
+    m.device->driver().unmap(m.memory);
+    // A release the driver refuses leaves the pages listed in the table (never reused by another
+    // registration); nothing more can be done from a destructor.
+    if (m.counted) range_table::release(*m.device, base_.host, length_);
+  }
   if (owned_) owner_.driver().free(base_);
   if (release_) release_(release_user_);
 }

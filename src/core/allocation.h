@@ -44,7 +44,12 @@ class Allocation {
   struct Mapping {
     Device *device;
     Memory memory;
+    bool counted;  // holds a use of its pages in the range table (host memory on a registering driver)
   };
+
+  // Host memory onto `device`: the enclosing pages counted in the range table where its driver registers
+  // host memory, then the driver's mapping. Called holding lock_.
+  rig_status map_host_onto(Device &device, Mapping *out);
 
   Device &owner_;
   Memory base_;

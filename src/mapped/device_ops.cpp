@@ -2,7 +2,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
-#include "mapped/range_table.h"
+#include "core/range_table.h"
 #include "mapped/static_table.h"
 
 namespace rig::mapped {
@@ -25,14 +25,6 @@ rig_status registering_driver(Device &device, const char *what, HostRegistration
   return RIG_OK;
 }
 
-rig_status register_with(Device &device, HostRegistration &hr, void *host, size_t length, bool read_only) {
-  // The read-only flag only where the device supports it: where it does not (attribute 113 reported 0 on a
-  // B300), registering with it fails (801). A PROT_READ mapping then fails to register: the caller sees
-  // the driver's status.
-  bool flag = read_only && hr.read_only_supported() == 1;
-  return table_register(host, length, &device, [&] { return hr.register_range(host, length, flag); });
-}
-
 }  // namespace
 
 std::optional<Verdict> static_verdict_of(Device &device) {
@@ -51,13 +43,13 @@ std::optional<Verdict> static_verdict_of(Device &device) {
 rig_status host_register(Device &device, void *host, size_t length, rig_access access) {
   HostRegistration *hr = nullptr;
   if (rig_status s = registering_driver(device, "register", &hr)) return s;
-  return register_with(device, *hr, host, length, access == RIG_ACCESS_READ);
+  return range_table::register_exclusive(device, host, length, access == RIG_ACCESS_READ);
 }
 
 rig_status host_unregister(Device &device, void *host) {
-  HostRegistration *hr = device.driver().host_registration();
-  if (!hr) return fail(RIG_UNSUPPORTED, "unregister: device %s registers no host memory", device.info().name.c_str());
-  return table_unregister(host, &device, [&] { return hr->unregister_range(host); });
+  if (!device.driver().host_registration())
+    return fail(RIG_UNSUPPORTED, "unregister: device %s registers no host memory", device.info().name.c_str());
+  return range_table::unregister_exclusive(device, host);
 }
 
 rig_status DeviceOps::open(Device &device, size_t bytes, std::unique_ptr<DeviceOps> *out) {
@@ -85,12 +77,12 @@ rig_status DeviceOps::usable(const char *what, size_t length) const {
 // can: a PROT_READ shared file mapping registers only that way on CUDA.
 rig_status DeviceOps::register_host(void *host, size_t length) {
   if (rig_status s = usable("register", 0)) return s;
-  return register_with(device_, hr_, host, length, true);
+  return range_table::register_exclusive(device_, host, length, true);
 }
 
 rig_status DeviceOps::unregister_host(void *host, size_t) {
   if (rig_status s = usable("unregister", 0)) return s;
-  return table_unregister(host, &device_, [&] { return hr_.unregister_range(host); });
+  return range_table::unregister_exclusive(device_, host);
 }
 
 rig_status DeviceOps::alloc_host(size_t length, void **host) {

@@ -24,8 +24,8 @@ muts = [
  ('src/mapped/static_table.cpp', '''    if (hip)''', '''    if (false)'''),
  ('src/mapped/static_table.cpp', '''  return name.size() > family.size() && name[family.size()] == '/' ''', '''  return name.size() > family.size() '''),
  ('src/mapped/verdict.h', '(kind == RIG_VERDICT_REFUSED && refusal == RIG_REFUSAL_WRONG_BYTES)', '(kind == RIG_VERDICT_REFUSED)'),
- ('src/mapped/range_table.cpp', '  if (owner && it->second.owner && it->second.owner != owner)', '  if (false)'),
- ('src/mapped/device_ops.cpp', '  bool flag = read_only && hr.read_only_supported() == 1;', '  bool flag = read_only;'),
+ ('src/core/range_table.cpp', '  if (it->second.owner != &device)', '  if (false)'),
+ ('src/core/range_table.cpp', 'bool flag_for(HostRegistration &hr, bool read_only) { return read_only && hr.read_only_supported() == 1; }', 'bool flag_for(HostRegistration &, bool read_only) { return read_only; }'),
  ('src/mapped/device_ops.cpp', '  if (decided && decided->kind == RIG_VERDICT_REFUSED)', '  if (false)'),
 ]
 missed = 0

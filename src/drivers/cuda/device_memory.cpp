@@ -1,39 +1,15 @@
-// CudaDevice's memory: allocations, host registration (map_host), peer access (map_peer), host copies, and
-// the HostRegistration calls mapped registration makes.
-#include <unistd.h>
-
+// CudaDevice's memory: allocations, host mappings (map_host), peer access (map_peer), host copies, and
+// the HostRegistration calls the engine's range table makes.
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
 
 #include "core/error.h"
 #include "drivers/cuda/device.h"
-#include "mapped/range_table.h"
 
 namespace rig::cuda {
 namespace {
-
-// Host ranges rig registered for borrows, shared by every CUDA device: registrations are PORTABLE, so one
-// serves every context, and a second rig device borrowing the same allocation must reuse it (the driver
-// refuses to register a range twice: 712).
-struct Registration {
-  size_t length;       // registered bytes (whole pages)
-  bool read_only;      // registered with the read-only flag
-  cu::DevicePtr address;
-  unsigned users;
-};
-
-struct Registrations {
-  std::mutex lock;
-  std::map<uintptr_t, Registration> by_base;
-};
-
-Registrations &registrations() {
-  static Registrations &r = *new Registrations;  // never destroyed: unmaps may run at exit
-  return r;
-}
 
 // Pairs of GPUs (by device ordinal) whose peer access rig enabled: cuCtxEnablePeerAccess once per pair.
 struct PeerPairs {
@@ -44,11 +20,6 @@ struct PeerPairs {
 PeerPairs &peer_pairs() {
   static PeerPairs &p = *new PeerPairs;
   return p;
-}
-
-size_t page_size() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
 }
 
 }  // namespace
@@ -111,7 +82,7 @@ void CudaDevice::free(const Memory &memory) noexcept {
   }
 }
 
-rig_status CudaDevice::map_host(void *host, size_t length, bool read_only, Memory *out) {
+rig_status CudaDevice::map_host(void *host, size_t length, bool, Memory *out) {
   if (lost()) return lose("");
   Memory m;
   m.host = host;
@@ -122,59 +93,15 @@ rig_status CudaDevice::map_host(void *host, size_t length, bool read_only, Memor
     *out = m;
     return RIG_OK;
   }
-  auto base = reinterpret_cast<uintptr_t>(host);
-  if (base % page_size() != 0)
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: registration needs page-aligned memory (%zu)",
-                info_.name.c_str(), host, page_size());
-  if (attribute(cu::ATTR_HOST_REGISTER_SUPPORTED) == 0)
-    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
-  // Whole pages: the driver pins whole pages anyway, and the range table must see what the driver sees.
-  size_t pages = (length + page_size() - 1) / page_size() * page_size();
-  // The read-only flag where the device supports it (attribute 113); elsewhere the driver refuses it
-  // (801), and a read-only mapping registered without it is refused too (the message says why).
-  int ro_supported = read_only ? read_only_supported() : 0;
-  bool ro_flag = read_only && ro_supported == 1;
-
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto it = regs.by_base.find(base);
-  if (it != regs.by_base.end()) {
-    if (it->second.length != pages || it->second.read_only != ro_flag)
-      return fail(RIG_UNMAPPABLE, "%p is already registered by rig for %zu bytes%s", host, it->second.length,
-                  it->second.read_only ? ", read-only" : "");
-    ++it->second.users;
-    m.address = it->second.address;
-    *out = m;
-    return RIG_OK;
-  }
+  // The engine registered the enclosing pages through its range table (core/range_table.h) before this
+  // call, with register_range below: only the device's address of the bytes is found here.
   CurrentContext current(api_, gpu_.context);
-  unsigned flags = cu::MEMHOSTREGISTER_PORTABLE | cu::MEMHOSTREGISTER_DEVICEMAP |
-                   (ro_flag ? cu::MEMHOSTREGISTER_READ_ONLY : 0u);
-  rig_status s = mapped::table_register(host, pages, [&]() -> rig_status {
-    cu::Result r = api_.cuMemHostRegister(host, pages, flags);
-    if (r == cu::SUCCESS) return RIG_OK;
-    if (r == cu::ERROR_OUT_OF_MEMORY)
-      return fail(RIG_OUT_OF_MEMORY, "cuMemHostRegister(%p, %zu) on %s: %s", host, pages, info_.name.c_str(),
-                  error_name(r));
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: cuMemHostRegister(%zu bytes, flags 0x%x) refused: %s%s",
-                info_.name.c_str(), host, pages, flags, error_name(r),
-                read_only && !ro_flag ? " (the device does not register read-only memory: attribute 113 is not 1)"
-                                      : "");
-  });
-  if (s == RIG_BUSY)  // overlaps a range registered elsewhere (mapped registration, or another wrap)
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: %s", info_.name.c_str(), host, last_error());
-  if (s != RIG_OK) return s;
   cu::DevicePtr address = 0;
   cu::Result r = api_.cuMemHostGetDevicePointer(&address, host, 0);
-  m.address = address;
-  if (r != cu::SUCCESS) {
-    mapped::table_unregister(host, [&]() -> rig_status {
-      return api_.cuMemHostUnregister(host) == cu::SUCCESS ? RIG_OK : RIG_DRIVER;
-    });
+  if (r != cu::SUCCESS)
     return fail(RIG_UNMAPPABLE, "%s registered %p but cuMemHostGetDevicePointer failed: %s", info_.name.c_str(), host,
                 error_name(r));
-  }
-  regs.by_base.emplace(base, Registration{pages, ro_flag, m.address, 1});
+  m.address = address;
   *out = m;
   return RIG_OK;
 }
@@ -215,23 +142,8 @@ rig_status CudaDevice::map_peer(DriverDevice &owner, const Memory &memory, Memor
   return RIG_OK;
 }
 
-void CudaDevice::unmap(const Memory &mapping) noexcept {
-  if (static_cast<MemoryTag>(mapping.handle) != MemoryTag::host_mapping) return;  // peer access stays on
-  auto base = reinterpret_cast<uintptr_t>(mapping.host);
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto it = regs.by_base.find(base);
-  if (it == regs.by_base.end() || --it->second.users > 0) return;
-  regs.by_base.erase(it);
-  CurrentContext current(api_, gpu_.context);
-  // A failed release leaves the range listed in the table (it may still be registered with the driver
-  // and must not be unmapped); nothing else can be done from here.
-  mapped::table_unregister(mapping.host, [&]() -> rig_status {
-    cu::Result r = api_.cuMemHostUnregister(mapping.host);
-    if (r == cu::SUCCESS) return RIG_OK;
-    return fail(RIG_DRIVER, "cuMemHostUnregister(%p) failed: %s", mapping.host, error_name(r));
-  });
-}
+// Peer access stays on; host mappings' registrations are the engine's range table's to release.
+void CudaDevice::unmap(const Memory &) noexcept {}
 
 rig_status CudaDevice::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {
   if (length == 0) return RIG_OK;
@@ -273,6 +185,9 @@ rig_status CudaDevice::finish_legacy_copy() {
 // HostRegistration ---------------------------------------------------------------------------------------
 
 rig_status CudaDevice::register_range(void *host, size_t length, bool read_only) {
+  if (lost()) return lose("");
+  if (attribute(cu::ATTR_HOST_REGISTER_SUPPORTED) == 0)
+    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
   // The read-only flag only where attribute 113 says the device takes it (else the driver answers 801).
   unsigned flags = cu::MEMHOSTREGISTER_PORTABLE | cu::MEMHOSTREGISTER_DEVICEMAP;
   if (read_only && read_only_supported() == 1) flags |= cu::MEMHOSTREGISTER_READ_ONLY;

@@ -1,11 +1,8 @@
-// HipDevice's memory: allocations, host registration (map_host), peer access (map_peer), host copies, and
-// the HostRegistration calls mapped registration makes. Every registration goes through the process-wide
-// range table (mapped/range_table.h) first: HIP answers success for a range registered twice or overlapping
-// another (seed-mapped-registration.txt), so such a range must never reach hipHostRegister.
-#include <unistd.h>
-
+// HipDevice's memory: allocations, host mappings (map_host), peer access (map_peer), host copies, and
+// the HostRegistration calls the engine's range table makes. Every registration goes through that
+// process-wide table (core/range_table.h) first: HIP answers success for a range registered twice or
+// overlapping another (seed-mapped-registration.txt), so such a range must never reach hipHostRegister.
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -13,29 +10,9 @@
 
 #include "core/error.h"
 #include "drivers/hip/device.h"
-#include "mapped/range_table.h"
 
 namespace rig::hip {
 namespace {
-
-// Host ranges rig registered for borrows, shared by every HIP device: registrations are PORTABLE, so one
-// serves every GPU, and a second rig device borrowing the same allocation reuses it.
-struct Registration {
-  size_t length;   // registered bytes (whole pages)
-  bool read_only;  // registered with the read-only flag
-  uint64_t address;
-  unsigned users;
-};
-
-struct Registrations {
-  std::mutex lock;
-  std::map<uintptr_t, Registration> by_base;
-};
-
-Registrations &registrations() {
-  static Registrations &r = *new Registrations;  // never destroyed: unmaps may run at exit
-  return r;
-}
 
 // Pairs of GPUs (by ordinal) whose peer access rig enabled: hipDeviceEnablePeerAccess once per pair.
 struct PeerPairs {
@@ -46,11 +23,6 @@ struct PeerPairs {
 PeerPairs &peer_pairs() {
   static PeerPairs &p = *new PeerPairs;
   return p;
-}
-
-size_t page_size() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
 }
 
 uint64_t address_of(const void *p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
@@ -116,7 +88,7 @@ void HipDevice::free(const Memory &memory) noexcept {
   }
 }
 
-rig_status HipDevice::map_host(void *host, size_t length, bool read_only, Memory *out) {
+rig_status HipDevice::map_host(void *host, size_t length, bool, Memory *out) {
   if (lost()) return lose("");
   Memory m;
   m.host = host;
@@ -127,44 +99,16 @@ rig_status HipDevice::map_host(void *host, size_t length, bool read_only, Memory
     *out = m;
     return RIG_OK;
   }
-  auto base = reinterpret_cast<uintptr_t>(host);
-  if (base % page_size() != 0)
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: registration needs page-aligned memory (%zu)",
-                info_.name.c_str(), host, page_size());
-  if (attribute(ATTR_HOST_REGISTER_SUPPORTED) == 0)  // -1: an older runtime without the attribute
-    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
-  // Whole pages: the runtime pins whole pages anyway, and the range table must see what the runtime sees.
-  size_t pages = (length + page_size() - 1) / page_size() * page_size();
-
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto it = regs.by_base.find(base);
-  if (it != regs.by_base.end()) {
-    if (it->second.length != pages || it->second.read_only != read_only)
-      return fail(RIG_UNMAPPABLE, "%p is already registered by rig for %zu bytes%s", host, it->second.length,
-                  it->second.read_only ? ", read-only" : "");
-    ++it->second.users;
-    m.address = it->second.address;
-    *out = m;
-    return RIG_OK;
-  }
+  // The engine registered the enclosing pages through its range table (core/range_table.h) before this
+  // call, with register_range below. Kernels and copies get the device's address of the registered
+  // bytes, never the raw host pointer.
   CurrentDevice current(api_, gpu_.ordinal);
-  rig_status s = mapped::table_register(host, pages, [&] { return register_range(host, pages, read_only); });
-  if (s == RIG_BUSY) {  // overlaps a range registered elsewhere (mapped registration, or another wrap)
-    std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
-    return fail(RIG_UNMAPPABLE, "%s cannot map host memory at %p: %s", info_.name.c_str(), host, why.c_str());
-  }
-  if (s != RIG_OK) return s;
-  // Kernels and copies get the device's address of the registered pages, never the raw host pointer.
   void *device = nullptr;
   Error r = api_.hipHostGetDevicePointer(&device, host, 0);
-  if (r != SUCCESS) {
-    mapped::table_unregister(host, [&] { return unregister_range(host); });
+  if (r != SUCCESS)
     return fail(RIG_UNMAPPABLE, "%s registered %p but hipHostGetDevicePointer failed: %s", info_.name.c_str(), host,
                 error_name(r));
-  }
   m.address = address_of(device);
-  regs.by_base.emplace(base, Registration{pages, read_only, m.address, 1});
   *out = m;
   return RIG_OK;
 }
@@ -205,19 +149,8 @@ rig_status HipDevice::map_peer(DriverDevice &owner, const Memory &memory, Memory
   return RIG_OK;
 }
 
-void HipDevice::unmap(const Memory &mapping) noexcept {
-  if (static_cast<MemoryTag>(mapping.handle) != MemoryTag::host_mapping) return;  // peer access stays on
-  auto base = reinterpret_cast<uintptr_t>(mapping.host);
-  auto &regs = registrations();
-  std::lock_guard hold(regs.lock);
-  auto it = regs.by_base.find(base);
-  if (it == regs.by_base.end() || --it->second.users > 0) return;
-  regs.by_base.erase(it);
-  CurrentDevice current(api_, gpu_.ordinal);
-  // A failed release (HIP: 713) leaves the range listed in the table: it may still be registered with the
-  // runtime and must not be registered again; nothing else can be done from here.
-  mapped::table_unregister(mapping.host, [&] { return unregister_range(mapping.host); });
-}
+// Peer access stays on; host mappings' registrations are the engine's range table's to release.
+void HipDevice::unmap(const Memory &) noexcept {}
 
 rig_status HipDevice::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {
   if (length == 0) return RIG_OK;
@@ -248,6 +181,9 @@ rig_status HipDevice::copy_from_host(const Memory &memory, size_t offset, const 
 // HostRegistration ---------------------------------------------------------------------------------------
 
 rig_status HipDevice::register_range(void *host, size_t length, bool read_only) {
+  if (lost()) return lose("");
+  if (attribute(ATTR_HOST_REGISTER_SUPPORTED) == 0)  // -1: an older runtime without the attribute
+    return fail(RIG_UNMAPPABLE, "%s does not support host memory registration", info_.name.c_str());
   unsigned flags = HOST_REGISTER_PORTABLE | HOST_REGISTER_MAPPED | (read_only ? HOST_REGISTER_READ_ONLY : 0u);
   CurrentDevice current(api_, gpu_.ordinal);
   Error r = api_.hipHostRegister(host, length, flags);
