@@ -5,5 +5,5 @@
 #   abi/update.sh BUILD_DIR/librig.so
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-exec abidw --headers-dir "$here/../include" --no-corpus-path --no-show-locs --drop-private-types --exported-interfaces-only \
+exec abidw --headers-dir "$here/../include" --no-corpus-path --no-comp-dir-path --no-show-locs --drop-private-types --exported-interfaces-only \
   --out-file "$here/librig.abi" "$1"

@@ -13,7 +13,7 @@
  *   rule 4  a device write follows every other device's last use, then becomes the last write;
  *   rule 5  a host read (rig_buffer_read, read_into) follows the last write, committing the writer;
  *   rule 6  a host write (rig_buffer_write, write_from), a release and a reuse follow every use.
- * The full statement is docs/ordering.md (the spec's ordering-model.md).
+ * The full statement, with examples: docs/ordering-model.md (docs/ordering.md: where each rule lives).
  *
  * ## Conventions, followed by every function
  * - Every function returns rig_status; results go through out-pointers, written only on RIG_OK.
@@ -364,7 +364,7 @@ RIG_API rig_status rig_run_set_buffer(rig_run run, uint32_t slot, rig_buffer buf
 RIG_API rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length);
 
 /* Submits the run on its device and writes its point to *point (nullable). Every slot must be set.
- * What it waits for (ordering-model.md, "What a submit does"): the last write of every allocation it
+ * What it waits for (docs/ordering-model.md, "What a submit does"): the last write of every allocation it
  * reads and every other device's last use of every allocation it writes (rules 3, 4), and `waits`
  * (rule 2, each value at most its device's submitted, else RIG_INVALID_ARGUMENT; nullable if count 0).
  * Points not yet reached are committed, then waited for in the device's queue where its driver can,

@@ -1,18 +1,35 @@
 #!/bin/sh
-# Installs what building and testing rig needs on Debian 12 (bookworm). No GPU SDK: drivers load at run time.
+# Installs the Debian 12 (bookworm) packages a build of rig needs, by what is built. No GPU SDK: drivers
+# load at run time.
+#   scripts/deps.sh lib    the library, the rig command and rig(1): a compiler, meson, ninja (+ pkg-config
+#                          to build against it, scdoc for the man page; the build goes on without them)
+#   scripts/deps.sh test   lib + the test suites (cmocka, Vulkan on lavapipe, valgrind, the ABI check)
+#   scripts/deps.sh all    test + the bindings and the benchmarks' peers: what scripts/test-all.sh runs
+# With no argument: all, what the README's two commands need.
 set -eu
+what=${1:-all}
+lib="gcc g++ meson ninja-build pkg-config scdoc"
+test="libcmocka-dev libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
+  abigail-tools valgrind rsync file binutils python3"
+bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib ocaml-dune libctypes-ocaml-dev
+  rustc cargo rust-clippy bindgen libclang-dev"
+bench="libstarpu-dev"
+case "$what" in
+  lib) packages="$lib" ;;
+  test) packages="$lib $test" ;;
+  all) packages="$lib $test $bindings $bench" ;;
+  -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  *) echo "usage: scripts/deps.sh [lib|test|all]" >&2; exit 2 ;;
+esac
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-packages="meson ninja-build pkg-config g++ gcc libcmocka-dev
-  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
-  swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib libctypes-ocaml-dev ocaml-dune rust-clippy
-  rustc cargo bindgen libclang-dev abigail-tools libstarpu-dev valgrind rsync file binutils"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
   $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi

@@ -2,7 +2,7 @@
  * implicit data dependencies, plus how the cost grows with history, devices and buffers per submit.
  *
  * Every figure is a time per operation measured here, in this run, and printed next to its peer; nothing
- * is asserted (DESIGN.md, Performance). A figure is the best of R short timed batches (a fraction of a
+ * is asserted. A figure is the best of R short timed batches (a fraction of a
  * millisecond each) after a warm-up batch: on a shared 2-core machine the best batch is one the scheduler
  * left alone; the median is printed beside it so noise stays visible. Usage: submit_bench [--quick]. --quick runs every section with fewer
  * operations (seconds, for CI); the figures are then rougher and history stops at 1e5 submits. */

@@ -1,5 +1,5 @@
-// File-to-GPU load, host to device GB/s, every path in one run beside the figures measured on an H200 in
-// mapped-registration-notes.md (never asserted: a benchmark reports, the reader judges):
+// File-to-GPU load, host to device GB/s, every path in one run beside the figures measured on an H200 (docs/mapped.md,
+// bench/README.md) (never asserted: a benchmark reports, the reader judges):
 //   pageable mapping   the file's shared read-only mapping copied as it is
 //   pageable malloc    the file read into malloc'd memory, then copied
 //   pinned             from page-locked memory (rig's alloc_host): the link's limit
@@ -65,7 +65,7 @@ void make_file(const char *path, size_t gib) {
 struct Row {
   std::string path;
   double gbps;
-  double notes;  // the H200 figure of mapped-registration-notes.md, 0 if none
+  double notes;  // the H200 figure measured before (docs/mapped.md), 0 if none
   std::string detail;
 };
 

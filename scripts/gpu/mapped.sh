@@ -30,12 +30,12 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD with a timeout, logs to $L/NAME.l
 # The tools: built by meson in BUILD_DIR, else compiled here against its librig.
 cxx=$(command -v g++ || command -v c++ || echo g++)
 probe_tool=()
-if [ -x "$B/tools/rig" ] && "$B/tools/rig" probe --help 2>&1 | grep -q 'rig probe FILE'; then
+if [ -x "$B/tools/rig" ] && "$B/tools/rig" probe --help 2>&1 | grep -q 'usage: rig probe'; then
   probe_tool=("$B/tools/rig" probe)
 elif [ -x "$B/bench/mapped/rig_probe_tool" ]; then
   probe_tool=("$B/bench/mapped/rig_probe_tool")  # its argv[0] stands for "probe"
 else
-  "$cxx" -std=c++20 -O2 -Iinclude -Itools/probe bench/mapped/probe_main.c -x c++ tools/probe/probe.cpp \
+  "$cxx" -std=c++20 -O2 -Iinclude -Itools -x c bench/mapped/probe_main.c tools/cli.c -x c++ tools/probe.cpp \
     -L"$B" -lrig -o "$S/rig_probe_tool" && probe_tool=("$S/rig_probe_tool")
 fi
 bench=$B/bench/mapped/bench_mapped_load
@@ -53,7 +53,7 @@ if [ -n "$fake" ]; then
 fi
 unset RIG_REQUIRE
 
-# 2. rig probe on real files.
+# 2. rig probe on real files (rc: 0 Usable or Not_needed, 3 Refused, 4 Too_slow, 5 Inconclusive; rig(1)).
 dd if=/dev/urandom of="$S/1g.bin" bs=16M count=64 status=none && cat "$S/1g.bin" >/dev/null
 step probe-1g-default 120 "${probe_tool[@]}" "$S/1g.bin" --device cuda:0 --verbose
 step probe-1g-whole 120 "${probe_tool[@]}" "$S/1g.bin" --device cuda:0 --length 1G

@@ -68,7 +68,7 @@ class Run {
   std::string not_ready_;  // empty when ready
 };
 
-// The submit algorithm (core/submit.cpp): ordering-model.md, "What a submit does".
+// The submit algorithm (core/submit.cpp): docs/ordering-model.md, "What a submit does".
 rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
 
 }  // namespace rig

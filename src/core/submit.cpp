@@ -1,4 +1,4 @@
-// What a submit does (ordering-model.md): check, collect, commit and wait, take the turn, hand over, raise.
+// What a submit does (docs/ordering-model.md): check, collect, commit and wait, take the turn, hand over, raise.
 // Nothing here allocates on the heap unless it waits on the host or a submit names more than kInline
 // foreign devices.
 #include <algorithm>

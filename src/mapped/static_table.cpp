@@ -1,6 +1,7 @@
-// The rows, first match wins (seed-mapped-registration.txt, static_verdict; mapped-registration-notes.md):
-//  - Vulkan first, before any query: registering host memory there oopsed the kernel (AMD, Sarek
-//    #503/#504). No environment opts in: a hazard to the machine is not the caller's to accept.
+// The rows, first match wins (docs/mapped.md says what each verdict means):
+//  - Vulkan first, before any query: registering host memory through Vulkan's external-memory import has
+//    crashed the kernel (an oops, on AMD GPUs). No environment opts in: a hazard to the machine is not the
+//    caller's to accept.
 //  - CUDA and HIP read the integrated attribute. An integrated GPU shares system memory, so registration
 //    gains nothing and the probe would only load the memory fabric. A failed query: CUDA is refused as
 //    Device_kind_unknown (not guessed); HIP's backend counts a failed query as integrated, and we keep its
@@ -59,7 +60,8 @@ std::optional<Verdict> static_verdict(std::string_view framework, rig_device_kin
   std::string fw(framework);
   if (is_of(framework, "Vulkan"))
     return Verdict::refused(RIG_REFUSAL_KERNEL_HAZARD,
-                            "Vulkan: registering host memory oopsed the kernel (AMD, Sarek #503/#504); never attempted");
+                            "Vulkan: importing host memory has crashed the kernel on some drivers (an oops on AMD GPUs); "
+                            "rig never attempts it");
   if (is_of(framework, "CUDA")) return registering_gpu(false, framework, fact);
   if (is_of(framework, "HIP")) return registering_gpu(true, framework, fact);
   if (is_of(framework, "Metal"))

@@ -1,4 +1,5 @@
-/* The three programs of seed-ordering.txt, over the suite's device kinds (RIG_TEST_KINDS). */
+/* The seed page's three programs (the README's program, an export read too soon, a poll that commits
+ * nothing: docs/ordering-model.md), over the suite's device kinds (RIG_TEST_KINDS). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "probe.h"
+#include "commands.h"
 
 static char file[64];
 static char out[16384];
@@ -61,7 +61,7 @@ static int fake(void) {
 
 static void memory_device_not_needed(void **state) {
   (void)state;
-  assert_int_equal(run(file, "--device", "memory", NULL), 0);
+  assert_int_equal(run(file, "--device", "memory:A", NULL), 0); /* the name `rig devices` prints */
   assert_non_null(strstr(out, "verdict   Not_needed"));
   assert_non_null(strstr(out, "static    Not_needed"));
 }
@@ -91,7 +91,7 @@ static void deadline_answers_inconclusive(void **state) {
   clock_gettime(CLOCK_MONOTONIC, &b);
   unsetenv("FAKECUDA_REGISTERED_UPLOAD_NS_PER_KIB");
   double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-  assert_int_equal(rc, 0);
+  assert_int_equal(rc, 5); /* Inconclusive's exit status */
   assert_non_null(strstr(out, "verdict   Inconclusive: no answer within 1.5 s"));
   assert_true(s >= 1.4 && s < 8);
 }
@@ -99,14 +99,14 @@ static void deadline_answers_inconclusive(void **state) {
 static void prot_none_is_inconclusive(void **state) {
   (void)state;
   if (!fake()) skip();
-  assert_int_equal(run(file, "--device", "cuda:0", "--map", "none", NULL), 0);
+  assert_int_equal(run(file, "--device", "cuda:0", "--map", "none", NULL), 5);
   assert_non_null(strstr(out, "verdict   Inconclusive: the mapping cannot be read"));
 }
 
 static void range_registered_first_is_inconclusive(void **state) {
   (void)state;
   if (!fake()) skip();
-  assert_int_equal(run(file, "--device", "cuda:0", "--register-first", NULL), 0);
+  assert_int_equal(run(file, "--device=cuda:0", "--register-first", NULL), 5);
   assert_non_null(strstr(out, "verdict   Inconclusive"));
   assert_non_null(strstr(out, "overlaps"));
 }
@@ -122,6 +122,30 @@ static void usage_errors(void **state) {
   assert_int_equal(run("/nonexistent/file", NULL), 1);
   assert_int_equal(run(file, "--device", "nosuch:7", NULL), 1);     /* no verdict: device not opened */
   assert_non_null(strstr(out, "error"));
+  assert_int_equal(run(file, "--device", "memory", NULL), 1);       /* memory devices are memory:NAME */
+  assert_int_equal(run(file, "--length", "0", NULL), 2);
+  assert_int_equal(run(file, "--json=yes", NULL), 2);               /* a flag takes no value */
+  assert_int_equal(run(file, file, NULL), 2);                       /* one FILE */
+  assert_int_equal(run("--help", NULL), 0);                         /* to stdout */
+  assert_non_null(strstr(out, "usage: rig probe"));
+}
+
+/* What cannot be probed is said in its own terms before any device is opened: no verdict, exit 1. */
+static void directory_and_empty_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/rig-probe-dir-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(run(dir, "--device", "memory:A", NULL), 1);
+  assert_null(strstr(out, "verdict"));
+  char empty[64];
+  snprintf(empty, sizeof empty, "%s/empty", dir);
+  int fd = open(empty, O_CREAT | O_WRONLY, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(run(empty, "--device", "memory:A", NULL), 1);
+  assert_null(strstr(out, "verdict"));
+  unlink(empty);
+  rmdir(dir);
 }
 
 int main(void) {
@@ -145,6 +169,7 @@ int main(void) {
       cmocka_unit_test(prot_none_is_inconclusive),
       cmocka_unit_test(range_registered_first_is_inconclusive),
       cmocka_unit_test(usage_errors),
+      cmocka_unit_test(directory_and_empty_file),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(file);

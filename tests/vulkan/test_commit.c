@@ -1,4 +1,4 @@
-/* Commits on Vulkan (ordering-model.md, "Commits"): the driver holds handed-over work in an open command
+/* Commits on Vulkan (docs/ordering-model.md, "Commits"): the driver holds handed-over work in an open command
  * buffer; rig_device_signaled never shows it until something commits it; every wait commits first (a host
  * wait, a wait placed in another device's queue, an explicit wait); and the driver commits by itself once
  * k values are held. lavapipe runs only what was submitted to its queue, so a value that is not committed

@@ -1,4 +1,4 @@
-/* The six rules of ordering-model.md on Vulkan devices, where the producer's work is held in an open
+/* The six rules of docs/ordering-model.md on Vulkan devices, where the producer's work is held in an open
  * command buffer until something commits it. lavapipe runs nothing that was not submitted, so a wait the
  * engine or the driver forgot (or a commit it forgot) leaves the producer's work unrun or run late, and the
  * bytes checked here come out stale. Consumers are a second Vulkan device on the same VkDevice (waits in

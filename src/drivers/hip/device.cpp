@@ -39,7 +39,7 @@ rig_status HipDevice::open(const Api &api, const Gpu &gpu, std::unique_ptr<Drive
   d->info_.model = model;
   d->info_.kind = RIG_DEVICE_GPU;
   d->info_.memory_bytes = total;
-  // HIP counts a failed query as integrated (seed-mapped-registration.txt): so does the device's info.
+  // HIP counts a failed query as integrated (docs/mapped.md): so does the device's info.
   int integrated = d->attribute(ATTR_INTEGRATED);
   d->info_.integrated = integrated < 0 ? 1 : integrated;
   d->info_.runs_host_kernels = false;

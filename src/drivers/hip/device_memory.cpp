@@ -1,7 +1,7 @@
 // HipDevice's memory: allocations, host mappings (map_host), peer access (map_peer), host copies, and
 // the HostRegistration calls the engine's range table makes. Every registration goes through that
 // process-wide table (core/range_table.h) first: HIP answers success for a range registered twice or
-// overlapping another (seed-mapped-registration.txt), so such a range must never reach hipHostRegister.
+// overlapping another (docs/mapped.md), so such a range must never reach hipHostRegister.
 #include <cstring>
 #include <mutex>
 #include <set>

@@ -1,7 +1,7 @@
 // A rig device on Vulkan: one queue, a timeline semaphore as its timeline, and command buffers that hold
 // handed-over work until it is committed.
 //
-// Timeline and commits (ordering-model.md, "Commits"):
+// Timeline and commits (docs/ordering-model.md, "Commits"):
 //  - hand_over records value v's parts into the open command buffer (a *batch*); nothing reaches the queue.
 //  - commit() ends the batch and submits it with one signal of the timeline semaphore to the batch's last
 //    value. The engine commits before every wait for one of our values (a host wait, or a wait placed in
@@ -48,7 +48,7 @@
 
 namespace rig::vulkan {
 
-// The driver commits by itself once this many values are held (the spec's k).
+// The driver commits by itself once this many values are held (the model's k: docs/ordering-model.md, Commits).
 constexpr uint64_t kCommitEvery = 8;
 // Batches submitted and not yet reached, at most; a hand-over beyond it waits for the oldest to complete.
 constexpr size_t kMaxBatchesInFlight = 64;

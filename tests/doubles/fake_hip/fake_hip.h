@@ -1,7 +1,7 @@
 /* The fake libamdhip64's control surface, for tests that load it through RIG_HIP_LIBRARY (find the functions
  * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL).
  *
- * It reproduces the false successes measured on an RX 7900 XTX with ROCm 7.2.4 (seed-mapped-registration.txt):
+ * It reproduces the false successes measured on an RX 7900 XTX with ROCm 7.2.4 (docs/mapped.md):
  * hipHostRegister answers success for a PROT_NONE mapping, a file on tmpfs (or a memfd), a range registered
  * twice and a range overlapping a registration. Such a registration cannot serve: the device then reads other
  * bytes than the host's through it (zeros for PROT_NONE, the complement of the bytes at registration time

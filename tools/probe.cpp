@@ -1,9 +1,9 @@
-// `rig probe FILE [--device NAME] [--offset N --length N] [--json] [--deadline S]`
+// `rig probe [OPTIONS] FILE`: the mapped-registration verdict of a device for a region of a real file.
 //
 // Why it looks like this:
 //  - The file is mapped MAP_SHARED, PROT_READ: the file's own page-cache pages, which is what a loader
 //    registers. A MAP_PRIVATE mapping was seen to make CUDA's registration never return, or to copy the
-//    range into anonymous memory (mapped-registration-notes.md).
+//    range into anonymous memory (docs/mapped.md).
 //  - The reference is read with pread, independently of the mapping, so the bytes the device returns are
 //    checked against the file and not against the mapping itself.
 //  - The self-test runs in a child process with a deadline: a driver that never returns (that MAP_PRIVATE
@@ -13,7 +13,10 @@
 //    4 MiB and 1.5x at 4 GiB on an H200, so a small region flatters registration.
 // Diagnostic options for the cases the GPU script shows: --map private|none (instead of a shared
 // read-only mapping), --register-first (the region is registered before the probe: the range twice).
-#include "probe.h"
+#include "cli.h"
+#include "commands.h"
+
+#include <getopt.h>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -43,6 +46,7 @@ struct Options {
   std::string device;
   uint64_t offset = 0;
   uint64_t length = 0;  // 0: the default region
+  bool offset_given = false, length_given = false;
   bool json = false;
   bool verbose = false;
   double deadline_s = 60;
@@ -64,83 +68,96 @@ struct Report {
   std::vector<std::string> logs;
 };
 
-void usage() {
-  std::fprintf(stderr,
-               "usage: rig probe FILE [--device NAME] [--offset N] [--length N] [--json] [--deadline S]\n"
-               "                      [--min-speed F] [--verbose] [--map shared|private|none] [--register-first]\n"
+void usage(FILE *out) {
+  std::fprintf(out,
+               "usage: rig probe [OPTIONS] FILE\n"
                "  Maps [offset, offset+length) of FILE shared and read-only, reads the same bytes with pread,\n"
-               "  and asks whether DEVICE (default: the first GPU rig finds) can copy from the mapping when it is\n"
-               "  registered. N takes K, M, G suffixes (KiB, MiB, GiB). The default region is 256 MiB or the file.\n");
+               "  and asks whether DEVICE can copy from the mapping when it is registered with its driver.\n"
+               "  --device NAME    a name from `rig devices` (memory:NAME, cuda:N, hip:N, vulkan:N); default:\n"
+               "                   the first GPU, CUDA then HIP then any other\n"
+               "  --offset N       where the region starts (a multiple of the page size; default 0)\n"
+               "  --length N       the region's bytes (default: 256 MiB or to the end of FILE)\n"
+               "  --deadline S     seconds before the answer is Inconclusive (default 60)\n"
+               "  --min-speed F    registered/staged speed ratio below which it is Too_slow (default rig's)\n"
+               "  --json           one JSON object on stdout (docs/cli-json.md)\n"
+               "  --verbose        the self-test's log on stderr\n"
+               "  --map shared|private|none, --register-first   diagnostics (see docs/mapped.md)\n"
+               "  N takes K, M, G suffixes (KiB, MiB, GiB). Exit status: 0 Usable or Not_needed, 1 error,\n"
+               "  2 usage, 3 Refused, 4 Too_slow, 5 Inconclusive, 6 Still_registered.\n");
 }
 
-bool parse_size(const char *s, uint64_t *out) {
+int positive(const char *option, const char *v, double *out) {
   char *end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(s, &end, 10);
-  if (errno || end == s || *s == '-') return false;
-  uint64_t mul = 1;
-  std::string suffix(end);
-  if (suffix == "K" || suffix == "KiB" || suffix == "k") mul = 1ull << 10;
-  else if (suffix == "M" || suffix == "MiB") mul = 1ull << 20;
-  else if (suffix == "G" || suffix == "GiB") mul = 1ull << 30;
-  else if (!suffix.empty()) return false;
-  if (v > UINT64_MAX / mul) return false;
-  *out = v * mul;
-  return true;
+  double d = std::strtod(v, &end);
+  if (end == v || *end || !(d > 0) || std::isinf(d)) {
+    std::fprintf(stderr, "rig probe: --%s %s: not a positive number\n", option, v);
+    return RIG_EXIT_USAGE;
+  }
+  *out = d;
+  return 0;
 }
 
+// Returns -1 to go on, or the exit status to return now (--help, a usage error).
 int parse(int argc, char **argv, Options *o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char **v) {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "rig probe: %s needs a value\n", a.c_str());
-        return false;
-      }
-      *v = argv[++i];
-      return true;
-    };
-    const char *v = nullptr;
-    if (a == "--json") o->json = true;
-    else if (a == "--verbose") o->verbose = true;
-    else if (a == "--register-first") o->register_first = true;
-    else if (a == "--help" || a == "-h") return usage(), 2;
-    else if (a == "--device") {
-      if (!value(&v)) return 2;
-      o->device = v;
-    } else if (a == "--offset" || a == "--length") {
-      if (!value(&v)) return 2;
-      if (!parse_size(v, a == "--offset" ? &o->offset : &o->length)) {
-        std::fprintf(stderr, "rig probe: %s %s: not a size\n", a.c_str(), v);
-        return 2;
-      }
-    } else if (a == "--deadline" || a == "--min-speed") {
-      if (!value(&v)) return 2;
-      char *end = nullptr;
-      double d = std::strtod(v, &end);
-      if (end == v || *end || !(d > 0) || std::isinf(d)) {
-        std::fprintf(stderr, "rig probe: %s %s: not a positive number\n", a.c_str(), v);
-        return 2;
-      }
-      (a == "--deadline" ? o->deadline_s : o->min_speed) = d;
-    } else if (a == "--map") {
-      if (!value(&v)) return 2;
-      o->map = v;
-      if (o->map != "shared" && o->map != "private" && o->map != "none") {
-        std::fprintf(stderr, "rig probe: --map %s: shared, private or none\n", v);
-        return 2;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "rig probe: unknown option %s\n", a.c_str());
-      return usage(), 2;
-    } else if (!o->file) o->file = argv[i];
-    else {
-      std::fprintf(stderr, "rig probe: one FILE only\n");
-      return 2;
+  enum { DEADLINE = 256, MIN_SPEED, MAP, REGISTER_FIRST };
+  static const option options[] = {{"device", required_argument, nullptr, 'd'},
+                                   {"offset", required_argument, nullptr, 'o'},
+                                   {"length", required_argument, nullptr, 'l'},
+                                   {"json", no_argument, nullptr, 'j'},
+                                   {"verbose", no_argument, nullptr, 'v'},
+                                   {"help", no_argument, nullptr, 'h'},
+                                   {"deadline", required_argument, nullptr, DEADLINE},
+                                   {"min-speed", required_argument, nullptr, MIN_SPEED},
+                                   {"map", required_argument, nullptr, MAP},
+                                   {"register-first", no_argument, nullptr, REGISTER_FIRST},
+                                   {nullptr, 0, nullptr, 0}};
+  optind = 0;  // GNU getopt: start over, this may not be the process's first parse
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, ":d:o:l:jvh", options, nullptr)) != -1;) {
+    switch (c) {
+      case 'd': o->device = optarg; break;
+      case 'j': o->json = true; break;
+      case 'v': o->verbose = true; break;
+      case 'h': usage(stdout); return RIG_EXIT_OK;
+      case REGISTER_FIRST: o->register_first = true; break;
+      case 'o':
+      case 'l':
+        if (rig_tool_parse_size(optarg, c == 'o' ? &o->offset : &o->length) != 0) {
+          std::fprintf(stderr, "rig probe: --%s %s: not a size\n", c == 'o' ? "offset" : "length", optarg);
+          return RIG_EXIT_USAGE;
+        }
+        (c == 'o' ? o->offset_given : o->length_given) = true;
+        break;
+      case DEADLINE:
+        if (int e = positive("deadline", optarg, &o->deadline_s)) return e;
+        break;
+      case MIN_SPEED:
+        if (int e = positive("min-speed", optarg, &o->min_speed)) return e;
+        break;
+      case MAP:
+        o->map = optarg;
+        if (o->map != "shared" && o->map != "private" && o->map != "none") {
+          std::fprintf(stderr, "rig probe: --map %s: shared, private or none\n", optarg);
+          return RIG_EXIT_USAGE;
+        }
+        break;
+      default: return rig_tool_bad_option("probe", c, argv);
     }
   }
-  if (!o->file) return usage(), 2;
-  return 0;
+  if (optind >= argc) {
+    std::fprintf(stderr, "rig probe: which FILE? (rig probe --help)\n");
+    return RIG_EXIT_USAGE;
+  }
+  if (optind + 1 < argc) {
+    std::fprintf(stderr, "rig probe: one FILE only (%s and %s given)\n", argv[optind], argv[optind + 1]);
+    return RIG_EXIT_USAGE;
+  }
+  o->file = argv[optind];
+  if (o->length_given && o->length == 0) {
+    std::fprintf(stderr, "rig probe: --length 0: the region needs at least one byte\n");
+    return RIG_EXIT_USAGE;
+  }
+  return -1;
 }
 
 // ---- the child: opens the device, maps, probes, and writes lines to `fd` ------------------------------
@@ -175,34 +192,50 @@ int child_error(int fd, const std::string &what, rig_status s) {
   return 1;
 }
 
-int open_device(const Options &o, int fd, rig_device *d, std::string *name) {
-  if (o.device == "memory") {
-    *name = "memory";
-    rig_status s = rig_memory_device("probe", d);
-    return s ? child_error(fd, "memory device", s) : 0;
-  }
-  std::string want = o.device;
-  if (want.empty()) {
-    const char *names[64];
-    size_t n = 0;
-    if (rig_status s = rig_device_list(names, 64, &n)) return child_error(fd, "device list", s);
-    if (n == 0) {
-      put(fd, "error\tno device to probe: rig found no GPU driver with a device (name one with --device)");
-      return 1;
+// The default device: a GPU, since the question is whether a GPU can copy from the mapping. CUDA first,
+// then HIP (the frameworks whose registration rig measures), then any other device of kind GPU. A machine
+// with none gets an error naming what it has, not a verdict about a device nobody asked for.
+int default_device(int fd, std::string *name, std::string *why) {
+  const char *names[64];
+  size_t n = 0;
+  if (rig_status s = rig_device_list(names, 64, &n)) return child_error(fd, "device list", s);
+  if (n > 64) n = 64;
+  for (const char *prefix : {"cuda:", "hip:"})
+    for (size_t i = 0; i < n; ++i)
+      if (std::strncmp(names[i], prefix, std::strlen(prefix)) == 0) {
+        *name = names[i];
+        *why = std::string("the first ") + (prefix[0] == 'c' ? "CUDA" : "HIP") +
+               " device (no --device given; CUDA and HIP are where registration is measured)";
+        return 0;
+      }
+  std::string seen;
+  for (size_t i = 0; i < n; ++i) {
+    rig_device d;
+    if (rig_device_open(names[i], &d) != RIG_OK) continue;
+    rig_device_info info{};
+    info.size = sizeof info;
+    rig_device_get_info(d, &info);
+    rig_device_release(d);
+    if (info.kind == RIG_DEVICE_GPU) {
+      *name = names[i];
+      *why = "the first GPU (no --device given, and no CUDA or HIP device)";
+      return 0;
     }
-    // CUDA, then HIP, then whatever comes first: the frameworks that can register come before Vulkan,
-    // which is refused anyway.
-    want = names[0];
-    for (const char *prefix : {"hip:", "cuda:"})
-      for (size_t i = 0; i < n && i < 64; ++i)
-        if (std::strncmp(names[i], prefix, std::strlen(prefix)) == 0) {
-          want = names[i];
-          break;
-        }
+    seen += std::string(seen.empty() ? "" : ", ") + names[i] + (info.kind == RIG_DEVICE_CPU ? " (a CPU device)" : "");
   }
-  *name = want;
-  rig_status s = rig_device_open(want.c_str(), d);
-  return s ? child_error(fd, "open " + want, s) : 0;
+  put(fd, "error\tno GPU to probe: rig found " + (seen.empty() ? std::string("no driver device") : clean(seen.c_str())) +
+              "; name a device with --device (rig devices lists them; memory:NAME probes host memory)");
+  return 1;
+}
+
+int open_device(const Options &o, int fd, rig_device *d, std::string *name) {
+  std::string why;
+  if (o.device.empty()) {
+    if (int e = default_device(fd, name, &why)) return e;
+  } else *name = o.device;
+  if (rig_status s = rig_tool_open_device(name->c_str(), d)) return child_error(fd, "open " + *name, s);
+  if (!why.empty()) put(fd, "log\tprobing " + clean(name->c_str()) + ": " + why);
+  return 0;
 }
 
 std::string verdict_fields(rig_verdict v) {
@@ -335,7 +368,11 @@ void collect(int fd, pid_t pid, const Options &o, Report *r, double *seconds) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
-    int n = poll(&p, 1, static_cast<int>(left > 1000 ? 1000 : left));
+    int n = poll(&p, 1, static_cast<int>(left > 250 ? 250 : left));
+    double elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    if (elapsed >= 1)  // work over a second gets a progress line (on a terminal only)
+      rig_tool_progress("rig probe: %s, %.0f s of %g s%s%s", r->device.empty() ? "opening the device" : r->device.c_str(),
+                        elapsed, o.deadline_s, r->logs.empty() ? "" : ": ", r->logs.empty() ? "" : r->logs.back().c_str());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;
     char chunk[4096];
@@ -353,6 +390,7 @@ void collect(int fd, pid_t pid, const Options &o, Report *r, double *seconds) {
     }
   }
   *seconds = std::chrono::duration<double>(clock::now() - start).count();
+  rig_tool_progress_end();
   int status = 0;
   if (!r->have_verdict && r->error.empty() && open) {
     // No answer in time: the child is likely inside the driver (a registration that never returns).
@@ -388,43 +426,50 @@ void collect(int fd, pid_t pid, const Options &o, Report *r, double *seconds) {
   }
 }
 
-std::string json_string(const std::string &s) {
-  std::string r = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') r += '\\', r += static_cast<char>(c);
-    else if (c < 0x20) {
-      char e[8];
-      std::snprintf(e, sizeof e, "\\u%04x", c);
-      r += e;
-    } else r += static_cast<char>(c);
-  }
-  return r + "\"";
+// A verdict (or the static answer) as the JSON object docs/cli-json.md describes: always an object.
+void json_verdict(const char *kind, const std::string &refusal, const std::string &reason, const char *cacheable) {
+  std::printf("{\"kind\": ");
+  rig_tool_json_string(stdout, kind);
+  std::printf(", \"refusal\": ");
+  rig_tool_json_string(stdout, refusal.empty() ? nullptr : refusal.c_str());
+  std::printf(", \"reason\": ");
+  rig_tool_json_string(stdout, reason.c_str());
+  if (cacheable) std::printf(", \"cacheable\": %s", cacheable);
+  std::printf("}");
 }
 
-std::string json_or_null(const std::string &s) { return s.empty() ? "null" : json_string(s); }
-
-void print(const Options &o, const Report &r, double seconds, uint64_t file_size) {
-  double reg = r.registered / 1e9, stg = r.staged / 1e9;
-  if (o.json) {
-    std::printf("{\"file\": %s, \"file_bytes\": %llu, \"offset\": %llu, \"length\": %llu, \"map\": %s, \"device\": %s,\n",
-                json_string(o.file).c_str(), static_cast<unsigned long long>(file_size),
-                static_cast<unsigned long long>(o.offset), static_cast<unsigned long long>(o.length),
-                json_string(o.map).c_str(), json_or_null(r.device).c_str());
-    if (!r.have_static) std::printf(" \"static\": null,\n");
-    else if (r.self_test) std::printf(" \"static\": \"Self_test_required\",\n");
-    else
-      std::printf(" \"static\": {\"kind\": %s, \"refusal\": %s, \"reason\": %s},\n", json_string(r.static_kind).c_str(),
-                  json_or_null(r.static_refusal).c_str(), json_string(r.static_reason).c_str());
-    if (r.have_verdict)
-      std::printf(" \"verdict\": {\"kind\": %s, \"refusal\": %s, \"reason\": %s, \"cacheable\": %s},\n",
-                  json_string(r.kind).c_str(), json_or_null(r.refusal).c_str(), json_string(r.reason).c_str(),
-                  r.cacheable ? "true" : "false");
-    else std::printf(" \"verdict\": null, \"error\": %s,\n", json_string(r.error).c_str());
-    std::printf(" \"registered_gbps\": %.3f, \"staged_gbps\": %.3f, \"seconds\": %.3f, \"log\": [", reg, stg, seconds);
-    for (size_t i = 0; i < r.logs.size(); ++i) std::printf("%s%s", i ? ", " : "", json_string(r.logs[i]).c_str());
-    std::printf("]}\n");
-    return;
+void print_json(const Options &o, const Report &r, double seconds, uint64_t file_size, int code) {
+  std::printf("{\"schema\": 1, \"file\": ");
+  rig_tool_json_string(stdout, o.file);
+  std::printf(", \"file_hex\": ");
+  rig_tool_json_hex(stdout, o.file, std::strlen(o.file));
+  std::printf(",\n \"file_bytes\": %llu, \"offset\": %llu, \"length\": %llu, \"map\": ",
+              static_cast<unsigned long long>(file_size), static_cast<unsigned long long>(o.offset),
+              static_cast<unsigned long long>(o.length));
+  rig_tool_json_string(stdout, o.map.c_str());
+  std::printf(", \"device\": ");
+  rig_tool_json_string(stdout, r.device.empty() ? nullptr : r.device.c_str());
+  std::printf(",\n \"static\": ");
+  if (!r.have_static) json_verdict(nullptr, "", "the device was not opened", nullptr);
+  else if (r.self_test)
+    json_verdict("Self_test_required", "", "the static table leaves this device to the self-test", nullptr);
+  else json_verdict(r.static_kind.c_str(), r.static_refusal, r.static_reason, nullptr);
+  std::printf(",\n \"verdict\": ");
+  if (r.have_verdict) json_verdict(r.kind.c_str(), r.refusal, r.reason, r.cacheable ? "true" : "false");
+  else json_verdict(nullptr, "", "no verdict: see error", "false");
+  std::printf(",\n \"error\": ");
+  rig_tool_json_string(stdout, r.have_verdict ? nullptr : r.error.c_str());
+  std::printf(", \"exit_code\": %d, \"registered_gbps\": %.3f, \"staged_gbps\": %.3f, \"seconds\": %.3f,\n \"log\": [",
+              code, r.registered / 1e9, r.staged / 1e9, seconds);
+  for (size_t i = 0; i < r.logs.size(); ++i) {
+    std::printf("%s", i ? ", " : "");
+    rig_tool_json_string(stdout, r.logs[i].c_str());
   }
+  std::printf("]}\n");
+}
+
+void print_text(const Options &o, const Report &r, double seconds, uint64_t file_size) {
+  double reg = r.registered / 1e9, stg = r.staged / 1e9;
   std::printf("file      %s, bytes [%llu, +%llu) of %llu, %s mapping\n", o.file,
               static_cast<unsigned long long>(o.offset), static_cast<unsigned long long>(o.length),
               static_cast<unsigned long long>(file_size),
@@ -433,9 +478,8 @@ void print(const Options &o, const Report &r, double seconds, uint64_t file_size
   if (!r.have_static) std::printf("static    (no answer)\n");
   else if (r.self_test) std::printf("static    Self_test_required\n");
   else
-    std::printf("static    %s%s%s%s%s\n", r.static_kind.c_str(), r.static_refusal.empty() ? "" : " (",
-                r.static_refusal.c_str(), r.static_refusal.empty() ? "" : ")",
-                (": " + r.static_reason).c_str());
+    std::printf("static    %s%s%s%s: %s\n", r.static_kind.c_str(), r.static_refusal.empty() ? "" : " (",
+                r.static_refusal.c_str(), r.static_refusal.empty() ? "" : ")", r.static_reason.c_str());
   if (r.have_verdict)
     std::printf("verdict   %s%s%s%s: %s\ncacheable %s\n", r.kind.c_str(), r.refusal.empty() ? "" : " (",
                 r.refusal.c_str(), r.refusal.empty() ? "" : ")", r.reason.c_str(), r.cacheable ? "yes" : "no");
@@ -447,48 +491,77 @@ void print(const Options &o, const Report &r, double seconds, uint64_t file_size
     std::printf("note      a region under 256 MiB flatters registration (11x at 4 MiB, 1.5x at 4 GiB on an H200)\n");
 }
 
+// The exit status for the report: the verdict's (tools/cli.h), or an error when there is none.
+int exit_code(const Report &r) {
+  if (!r.have_verdict) return RIG_EXIT_ERROR;
+  for (int k = RIG_VERDICT_USABLE; k <= RIG_VERDICT_STILL_REGISTERED; ++k)
+    if (r.kind == rig_verdict_kind_name(static_cast<rig_verdict_kind>(k)))
+      return rig_tool_exit_for(static_cast<rig_verdict_kind>(k));
+  return RIG_EXIT_INCONCLUSIVE;
+}
+
+// Refuses what cannot be probed before any device is touched: says what is wrong with FILE in its terms.
+int check_file(Options *o, uint64_t *size) {
+  int file = open(o->file, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (file < 0 || fstat(file, &st) != 0) {
+    std::fprintf(stderr, "rig probe: %s: %s\n", o->file, std::strerror(errno));
+    if (file >= 0) close(file);
+    return RIG_EXIT_ERROR;
+  }
+  close(file);
+  if (S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "rig probe: %s is a directory: name a file to probe\n", o->file);
+    return RIG_EXIT_ERROR;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    std::fprintf(stderr, "rig probe: %s is not a regular file: the probe maps a file's page cache\n", o->file);
+    return RIG_EXIT_ERROR;
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  if (*size == 0) {
+    std::fprintf(stderr, "rig probe: %s is empty: there are no bytes to map\n", o->file);
+    return RIG_EXIT_ERROR;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  if (o->offset % static_cast<uint64_t>(page) != 0) {
+    std::fprintf(stderr, "rig probe: --offset %llu is not a multiple of the page size (%ld): a mapping starts on a page\n",
+                 static_cast<unsigned long long>(o->offset), page);
+    return RIG_EXIT_USAGE;
+  }
+  if (o->offset >= *size) {
+    std::fprintf(stderr, "rig probe: --offset %llu is at or past the end of %s (%llu bytes)\n",
+                 static_cast<unsigned long long>(o->offset), o->file, static_cast<unsigned long long>(*size));
+    return RIG_EXIT_USAGE;
+  }
+  uint64_t room = *size - o->offset;
+  if (!o->length_given) o->length = room < default_region ? room : default_region;
+  if (o->length > room) {
+    std::fprintf(stderr, "rig probe: --length %llu runs past the end of %s (%llu bytes from the offset)\n",
+                 static_cast<unsigned long long>(o->length), o->file, static_cast<unsigned long long>(room));
+    return RIG_EXIT_USAGE;
+  }
+  return -1;
+}
+
 }  // namespace
 
 extern "C" int rig_tool_probe(int argc, char **argv) {
   Options o;
-  if (int e = parse(argc, argv, &o)) return e;
-  int file = open(o.file, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (file < 0 || fstat(file, &st) != 0) {
-    std::fprintf(stderr, "rig probe: %s: %s\n", o.file, std::strerror(errno));
-    return 1;
-  }
-  close(file);
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
-  if (o.offset % static_cast<uint64_t>(page) != 0) {
-    std::fprintf(stderr, "rig probe: --offset %llu is not a multiple of the page size (%ld): a mapping starts on a page\n",
-                 static_cast<unsigned long long>(o.offset), page);
-    return 2;
-  }
-  if (o.offset >= size) {
-    std::fprintf(stderr, "rig probe: --offset %llu is at or past the end of %s (%llu bytes)\n",
-                 static_cast<unsigned long long>(o.offset), o.file, static_cast<unsigned long long>(size));
-    return 2;
-  }
-  uint64_t room = size - o.offset;
-  if (o.length == 0) o.length = room < default_region ? room : default_region;
-  if (o.length > room) {
-    std::fprintf(stderr, "rig probe: --length %llu runs past the end of %s (%llu bytes from the offset)\n",
-                 static_cast<unsigned long long>(o.length), o.file, static_cast<unsigned long long>(room));
-    return 2;
-  }
+  if (int e = parse(argc, argv, &o); e >= 0) return e;
+  uint64_t size = 0;
+  if (int e = check_file(&o, &size); e >= 0) return e;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     std::fprintf(stderr, "rig probe: pipe: %s\n", std::strerror(errno));
-    return 1;
+    return RIG_EXIT_ERROR;
   }
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     std::fprintf(stderr, "rig probe: fork: %s\n", std::strerror(errno));
-    return 1;
+    return RIG_EXIT_ERROR;
   }
   if (pid == 0) {
     close(fds[0]);
@@ -502,6 +575,9 @@ extern "C" int rig_tool_probe(int argc, char **argv) {
   double seconds = 0;
   collect(fds[0], pid, o, &r, &seconds);
   close(fds[0]);
-  print(o, r, seconds, size);
-  return r.have_verdict ? 0 : 1;
+  int code = exit_code(r);
+  if (o.json) print_json(o, r, seconds, size, code);
+  else print_text(o, r, seconds, size);
+  if (!r.have_verdict && !o.json) std::fprintf(stderr, "rig probe: %s\n", r.error.c_str());
+  return code;
 }

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""The rig command's manners, run as a user runs it: --help and -h to stdout with status 0, --version,
+--opt=value, devices --json and probe --json checked against docs/cli-json.schema.json (also for a file
+name that is not UTF-8), one device naming (what `devices` lists, `probe --device` takes), the documented
+exit statuses, clear errors for a directory or an empty file, the progress line on a terminal only.
+
+    test_cli.py RIG SCHEMA [FAKE_LIBCUDA]
+"""
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+RIG, SCHEMA_PATH = sys.argv[1], sys.argv[2]
+FAKE_CUDA = sys.argv[3] if len(sys.argv) > 3 else ""
+SCHEMA = json.load(open(SCHEMA_PATH))
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(*args, env=None):
+    """Runs rig with args (str or bytes), returns (status, stdout bytes, stderr text)."""
+    e = dict(os.environ)
+    e.pop("RIG_CUDA_LIBRARY", None)
+    e.update(env or {})
+    p = subprocess.run([RIG, *args], capture_output=True, env=e, timeout=120)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+# ---- a small validator for the subset of JSON Schema the schema file uses --------------------------------
+def resolve(node):
+    ref = node.get("$ref")
+    if ref:
+        node = SCHEMA
+        for part in ref.lstrip("#/").split("/"):
+            node = node[part]
+    return node
+
+
+def type_ok(value, t):
+    return {
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "null": value is None,
+    }[t]
+
+
+def errors(value, node, where="$"):
+    node = resolve(node)
+    if "oneOf" in node:
+        matching = [s for s in node["oneOf"] if not errors(value, s, where)]
+        return [] if len(matching) == 1 else [f"{where}: matches {len(matching)} of oneOf"]
+    found = []
+    types = node.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        if not any(type_ok(value, t) for t in types):
+            return [f"{where}: {value!r} is not {types}"]
+    if "enum" in node and value not in node["enum"]:
+        found.append(f"{where}: {value!r} not in {node['enum']}")
+    if "minimum" in node and isinstance(value, (int, float)) and value < node["minimum"]:
+        found.append(f"{where}: {value} < {node['minimum']}")
+    if isinstance(value, dict):
+        for k in node.get("required", []):
+            if k not in value:
+                found.append(f"{where}: missing {k}")
+        props = node.get("properties", {})
+        for k, v in value.items():
+            if k in props:
+                found += errors(v, props[k], f"{where}.{k}")
+            elif node.get("additionalProperties") is False:
+                found.append(f"{where}: unexpected {k}")
+    if isinstance(value, list) and "items" in node:
+        for i, v in enumerate(value):
+            found += errors(v, node["items"], f"{where}[{i}]")
+    return found
+
+
+def valid(out, defn, what):
+    """Strict UTF-8, JSON, and the schema's $defs/defn. Returns the object or None."""
+    try:
+        obj = json.loads(out.decode("utf-8", "strict"))
+    except (UnicodeDecodeError, ValueError) as e:
+        check(False, f"{what}: output is UTF-8 JSON ({e})")
+        return None
+    errs = errors(obj, {"$ref": f"#/$defs/{defn}"}) + errors(obj, SCHEMA)
+    check(not errs, f"{what}: matches the schema's {defn}" + ("" if not errs else f" ({errs[:3]})"))
+    return obj
+
+
+# ---- help, version, usage -------------------------------------------------------------------------------
+for args in (["--help"], ["-h"], ["help"], ["devices", "--help"], ["devices", "-h"], ["demo", "--help"],
+             ["probe", "--help"], ["probe", "-h"]):
+    rc, out, err = run(*args)
+    check(rc == 0 and b"usage: rig" in out and err == "", f"rig {' '.join(args)}: usage on stdout, status 0")
+rc, out, err = run("--version")
+check(rc == 0 and re.fullmatch(rb"rig \S+ \(librig \S+\)\n", out) is not None, f"rig --version: {out!r}")
+for args in ([], ["nosuch"], ["--nosuch"], ["devices", "--nosuch"], ["devices", "extra"], ["probe"]):
+    rc, out, err = run(*args)
+    check(rc == 2 and out == b"" and err != "", f"rig {' '.join(args)}: usage error on stderr, status 2")
+rc, out, err = run("demo")
+check(rc == 0 and out == b"hello, world\n", "rig demo prints hello, world")
+
+# ---- devices, and one naming ----------------------------------------------------------------------------
+rc, out, err = run("devices")
+check(rc == 0 and b"memory:NAME" in out, "rig devices lists memory:NAME")
+rc, out, err = run("devices", "--json")
+devices = valid(out, "devices", "rig devices --json") if rc == 0 else None
+check(rc == 0, "rig devices --json: status 0")
+names = [d["name"] for d in (devices or {}).get("devices", []) if d["opened"]]
+check("memory:NAME" in names, "devices --json lists memory:NAME")
+
+work = tempfile.mkdtemp(prefix="rig-cli-")
+data = os.path.join(work, "weights.bin")
+with open(data, "wb") as f:
+    f.write(os.urandom(3 << 20))
+
+for name in names:
+    device = name.replace("memory:NAME", "memory:A")
+    rc, out, err = run("probe", "--json", "--device", device, data)
+    obj = valid(out, "probe", f"probe --json --device {device}")
+    if obj is None:
+        continue
+    check(obj["exit_code"] == rc, f"probe --device {device}: exit_code {obj['exit_code']} is the status {rc}")
+    check(obj["device"] == device, f"probe --device {device}: the device it names is the one listed")
+    check(isinstance(obj["static"], dict), f"probe --device {device}: static is an object")
+    kind = obj["verdict"]["kind"]
+    want = {"Usable": 0, "Not_needed": 0, "Refused": 3, "Too_slow": 4, "Inconclusive": 5, "Still_registered": 6}
+    check(kind in want and want[kind] == rc, f"probe --device {device}: {kind} exits {rc}")
+    for part in ("static", "verdict"):
+        reason = obj[part]["reason"]
+        check(re.search(r"#\d", reason) is None, f"probe --device {device}: {part} reason in rig's words: {reason}")
+rc, out, err = run("probe", "--device", "memory", data)
+check(rc == 1 and "memory" in err, "probe --device memory (no name) is refused: memory devices are memory:NAME")
+
+# --opt=value and --opt value agree
+rc, out, err = run("probe", "--json", "--device=memory:A", "--length=4K", "--offset=4096", data)
+obj = valid(out, "probe", "probe --device=memory:A --length=4K --offset=4096")
+check(rc == 0 and obj is not None and obj["length"] == 4096 and obj["offset"] == 4096, "--opt=value is read")
+
+# ---- names that are not UTF-8, and names JSON must escape -----------------------------------------------
+for raw in (b"w\xff\xfe-latin\xe9.bin", b'q"uo\\te\nline\x01.bin', "ünï-😀.bin".encode()):
+    path = os.path.join(work.encode(), raw)
+    with open(path, "wb") as f:
+        f.write(os.urandom(8192))
+    rc, out, err = run("probe", "--json", "--device", "memory:A", path)
+    obj = valid(out, "probe", f"probe --json on the name {raw!r}")
+    if obj is not None:
+        check(bytes.fromhex(obj["file_hex"]) == path, f"{raw!r}: file_hex gives the exact bytes")
+        check(obj["file"] == path.decode("utf-8", "replace"), f"{raw!r}: file is the name, bad bytes as U+FFFD")
+    os.unlink(path)
+
+# ---- what cannot be probed -----------------------------------------------------------------------------
+rc, out, err = run("probe", "--device", "memory:A", work)
+check(rc == 1 and "directory" in err and "--offset" not in err and b"verdict" not in out,
+      f"a directory: status 1, said so ({err.strip()})")
+empty = os.path.join(work, "empty")
+open(empty, "wb").close()
+rc, out, err = run("probe", "--device", "memory:A", empty)
+check(rc == 1 and "empty" in err and "--offset" not in err, f"an empty file: status 1, said so ({err.strip()})")
+rc, out, err = run("probe", "--device", "memory:A", os.path.join(work, "missing"))
+check(rc == 1 and "No such file" in err, "a missing file: status 1")
+rc, out, err = run("probe", "--device", "memory:A", "--offset", "100", data)
+check(rc == 2 and "page" in err, "an offset off a page: usage error")
+
+# ---- the default device: a GPU, or an error that says there is none ------------------------------------
+rc, out, err = run("probe", "--json", data)
+obj = valid(out, "probe", "probe --json with no --device")
+if obj is not None:
+    gpus = [d["name"] for d in devices["devices"] if d["kind"] == "gpu"] if devices else []
+    if gpus:
+        check(obj["device"] in gpus, f"no --device: a GPU is chosen ({obj['device']})")
+    else:
+        check(rc == 1 and obj["device"] is None and "no GPU" in (obj["error"] or ""),
+              f"no --device and no GPU: an error naming what is there ({obj['error']})")
+
+# ---- the progress line: on a terminal, for work over a second; never in a pipe -------------------------
+if FAKE_CUDA:
+    env = dict(os.environ, RIG_CUDA_LIBRARY=FAKE_CUDA, FAKECUDA_REGISTERED_UPLOAD_NS_PER_KIB="100000000")
+    args = [RIG, "probe", "--device", "cuda:0", "--deadline", "2.5", data]
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    start = time.time()
+    while time.time() - start < 30:
+        r, _, _ = select.select([master], [], [], 0.5)
+        if r:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=30)
+    os.close(master)
+    p.stdout.read()
+    check(p.returncode == 5, f"a deadline passed: Inconclusive, status 5 (got {p.returncode})")
+    check(b"\r\x1b[K" in seen and b"rig probe: cuda:0" in seen, f"a terminal gets a progress line ({seen[:120]!r})")
+    q = subprocess.run(args, capture_output=True, env=env, timeout=60)
+    check(b"\r" not in q.stderr, "a pipe gets no progress line")
+else:
+    print("skip  the progress line: no fake libcuda given")
+
+for f in os.listdir(work):
+    os.unlink(os.path.join(work, f))
+os.rmdir(work)
+print(f"{len(failures)} failed" if failures else "all passed")
+sys.exit(1 if failures else 0)
