@@ -18,11 +18,11 @@ import (
 )
 
 // cString copies a C string rig gave (valid while its handle lives) into Go; "" for NULL.
-func cString(p uintptr) string {
-	if p == 0 {
+func cString(p unsafe.Pointer) string {
+	if p == nil {
 		return ""
 	}
-	return C.GoString((*C.char)(unsafe.Pointer(p)))
+	return C.GoString((*C.char)(p))
 }
 
 // cBytes is a Go slice over C memory rig owns, valid only during the callback that received it.

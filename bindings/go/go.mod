@@ -1,3 +1,3 @@
-module rig
+module rig.dev/rig
 
 go 1.19

@@ -1,11 +1,22 @@
 #!/bin/sh
-# Builds the OCaml binding and its test in the build directory (ocamlopt writes its objects next to the
-# sources, so they are copied there first). The result loads librig.so.0 at run time (ctypes.foreign).
-#   ocaml.sh SOURCE_DIR OUT_DIR OCAMLFIND
+# The OCaml binding with dune, for the meson build (dune's build directory is under meson's; nothing is
+# written in the source tree). ctypes loads librig at run time from the libdir recorded at build time
+# (RIG_LIBDIR, libdir.sh), so neither the test nor an installed program needs LD_LIBRARY_PATH.
+#   ocaml.sh build|test SOURCE_DIR WORK_DIR LIB_DIR DUNE
+#   ocaml.sh install    SOURCE_DIR WORK_DIR LIBDIR OCAML_LIBDIR DUNE PREFIX
+#       the findlib package `rig` (META, rig.mli, .cmi, .cmxa ...) into DESTDIR/OCAML_LIBDIR/rig, built
+#       for librig in LIBDIR: OCAMLPATH=OCAML_LIBDIR then finds it (ocamlfind, dune).
 set -eu
-src=$1 out=$2 ocamlfind=$3
-mkdir -p "$out"
-cp "$src/rig.ml" "$src/test_rig.ml" "$out/"
-cd "$out"
-"$ocamlfind" ocamlopt -w +a-4-9-40-41-42-44-45-70 -warn-error +a -thread \
-  -package threads.posix,ctypes,ctypes.foreign,unix,str -linkpkg rig.ml test_rig.ml -o test_rig
+mode=$1 src=$2 work=$3 lib=$4
+export DUNE_CACHE=disabled
+case "$mode" in
+build)
+  RIG_LIBDIR="$lib" "$5" build --root "$src" --build-dir "$work/dune" @install test/test_rig.exe ;;
+test)
+  RIG_LIBDIR="$lib" "$5" test --root "$src" --build-dir "$work/dune" --force ;;
+install)
+  ocaml_libdir=$5 dune=$6 prefix=$7
+  RIG_LIBDIR="$lib" "$dune" build --root "$src" --build-dir "$work/dune-install" @install
+  "$dune" install --root "$src" --build-dir "$work/dune-install" --prefix "$prefix" --libdir "$ocaml_libdir" \
+    ${DESTDIR:+--destdir "$DESTDIR"} rig ;;
+esac

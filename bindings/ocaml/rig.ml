@@ -18,9 +18,16 @@
 open Ctypes
 open Foreign
 
+(* librig: RIG_LIBRARY names the file where set; else the libdir this package was built for (Rig_libdir,
+   written by the build from pkg-config, so an install in any prefix finds its own librig without
+   LD_LIBRARY_PATH); else the dynamic linker's search by soname. *)
 let lib =
-  let filename = try Sys.getenv "RIG_LIBRARY" with Not_found -> "librig.so.0" in
-  Dl.dlopen ~filename ~flags:[ Dl.RTLD_NOW ]
+  let open_ filename = Dl.dlopen ~filename ~flags:[ Dl.RTLD_NOW ] in
+  match Sys.getenv_opt "RIG_LIBRARY" with
+  | Some filename -> open_ filename
+  | None -> (
+      let beside = Filename.concat Rig_libdir.libdir "librig.so.0" in
+      if Rig_libdir.libdir <> "" && Sys.file_exists beside then open_ beside else open_ "librig.so.0")
 
 let fn name typ = foreign ~from:lib name typ
 
@@ -29,26 +36,56 @@ type host = (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Status and errors                                                                                    *)
 
-type status = int (* rig_status; values pinned by rig.h *)
-
+(* rig_status as C returns it (values pinned by rig.h); Status.t is the OCaml face. *)
 let ok = 0
-let invalid_argument = 1
-let invalid_handle = 2
 let out_of_memory = 5
 let interrupted = 8
 let driver = 9
+let c_status_name = fn "rig_status_name" (int @-> returning string)
 
-exception Error of { status : status; name : string; message : string }
+module Status = struct
+  type t =
+    | Ok
+    | Invalid_argument
+    | Invalid_handle
+    | Unsupported
+    | Unmappable
+    | Out_of_memory
+    | Lost
+    | Timeout
+    | Interrupted
+    | Driver
+    | Not_found
+    | Busy
+    | Other of int
+
+  let all = [| Ok; Invalid_argument; Invalid_handle; Unsupported; Unmappable; Out_of_memory; Lost; Timeout;
+               Interrupted; Driver; Not_found; Busy |]
+
+  let of_int n = if n >= 0 && n < Array.length all then all.(n) else Other n
+
+  let to_int = function
+    | Other n -> n
+    | s ->
+        let rec find i = if all.(i) = s then i else find (i + 1) in
+        find 0
+
+  let name s = c_status_name (to_int s)
+  let pp fmt s = Format.pp_print_string fmt (name s)
+end
+
+type status = Status.t
+
+exception Error of { status : Status.t; name : string; message : string }
 
 let c_last_error = fn "rig_last_error" (void @-> returning string)
-let status_name = fn "rig_status_name" (int @-> returning string)
 
 (* The message is read right after the failed call, on its thread: OCaml 4 runs one thread at a time and
    no call here releases the runtime lock, so no other rig call can come in between. *)
 let check st =
   if st <> ok then
     let message = c_last_error () in
-    raise (Error { status = st; name = status_name st; message })
+    raise (Error { status = Status.of_int st; name = c_status_name st; message })
 
 let () =
   Printexc.register_printer (function
@@ -100,6 +137,13 @@ let out_handle f =
 
 let size = Unsigned.Size_t.of_int
 let whole = Unsigned.Size_t.max_int
+
+(* A timeout in seconds in rig's terms: none waits without a bound (UINT64_MAX), 0 or less only checks. *)
+let timeout_ns = function
+  | None -> Unsigned.UInt64.max_int
+  | Some s when s <= 0.0 -> Unsigned.UInt64.zero
+  | Some s when s >= 1.8e10 -> Unsigned.UInt64.(pred max_int)
+  | Some s -> Unsigned.UInt64.of_int64 (Int64.of_float (s *. 1e9))
 
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Raw functions                                                                                        *)
@@ -216,8 +260,7 @@ module Device = struct
   let submitted d = value c_device_submitted d
   let signaled d = value c_device_signaled d
 
-  let wait ?(timeout_ns = Unsigned.UInt64.max_int) d v =
-    check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) timeout_ns)
+  let wait ?timeout d v = check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) (timeout_ns timeout))
 
   type info = {
     name : string;
@@ -269,7 +312,7 @@ let device_list () =
   check (c_device_list (CArray.start names) (size count) n);
   List.filter_map (fun x -> x) (CArray.to_list (CArray.sub names ~pos:0 ~length:(min count (Unsigned.Size_t.to_int !@n))))
 
-let wait_point ?(timeout_ns = Unsigned.UInt64.max_int) p = check (c_wait_point (Unsigned.UInt64.of_int64 p) timeout_ns)
+let wait_point ?timeout p = check (c_wait_point (Unsigned.UInt64.of_int64 p) (timeout_ns timeout))
 let interrupt_waits on = c_interrupt_waits (if on then 1 else 0)
 
 let memory_device = Device.memory
@@ -310,10 +353,7 @@ module Buffer = struct
 
   let view b ~offset ~length = made (out_handle (c_buffer_view b.raw (size offset) (size length)))
 
-  (* None where the device cannot map the buffer's memory (RIG_UNMAPPABLE). *)
-  let borrow device b =
-    try Some (made (out_handle (c_buffer_borrow device.raw b.raw)))
-    with Error { status = 4; _ } -> None
+  let borrow device b = made (out_handle (c_buffer_borrow device.raw b.raw))
 
   let length b =
     let n = allocate size_t Unsigned.Size_t.zero in
@@ -363,6 +403,11 @@ end
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Submissions                                                                                          *)
 
+(* How a submission's slot uses its buffer (rig_access). *)
+type access = Read | Write | Read_write
+
+let access_int = function Read -> 1 | Write -> 2 | Read_write -> 3
+
 module Module = struct
   type t = owned
 
@@ -400,12 +445,14 @@ module Submission = struct
   type t = {
     o : owned;
     kernels : (caught * (unit ptr -> span structure ptr -> Unsigned.size_t -> unit)) list;
-    modules : Module.t list; (* rig keeps them too; kept here so the GC does not release them early *)
+    modules : Module.t list;
+        (* never read: held so the GC does not release the modules while rig uses them *)
   }
+  [@@warning "-69"]
 
   let len = function None -> whole | Some n -> size n
 
-  let make device (parts : part_spec list) (access : int list) =
+  let make device (parts : part_spec list) (access : access list) =
     let n = List.length parts in
     let arr = CArray.make part (max n 1) in
     let kernels = ref [] in
@@ -462,7 +509,7 @@ module Submission = struct
             setf p _p_slot_count (u (List.length l.launch_slots)));
         CArray.set arr i p)
       parts;
-    let acc = CArray.of_list int access in
+    let acc = CArray.of_list int (List.map access_int access) in
     let h =
       out_handle
         (c_submission_make device.raw (CArray.start arr) (size n) (CArray.start acc) (size (List.length access)))
@@ -497,7 +544,7 @@ module Run = struct
 end
 
 (* Makes, takes and submits in one call; slots are (buffer, access). *)
-let submit device parts (slots : (Buffer.t * int) list) =
+let submit device parts (slots : (Buffer.t * access) list) =
   let sub = Submission.make device parts (List.map snd slots) in
   let run = Run.take sub in
   List.iteri (fun i (b, _) -> Run.set_buffer run i b) slots;
@@ -506,9 +553,6 @@ let submit device parts (slots : (Buffer.t * int) list) =
   Submission.release sub;
   point
 
-let read = 1
-let write = 2
-let read_write = 3
 
 (* ---------------------------------------------------------------------------------------------------- *)
 (* Verdicts                                                                                             *)
@@ -632,9 +676,9 @@ let op_status c log name e =
   match e with
   | Out_of_memory | Stack_overflow -> keep_exn c e; out_of_memory
   | Sys.Break -> keep_exn c e; interrupted
-  | Error { status; _ } when status <> out_of_memory && status <> interrupted ->
+  | Error { status; _ } when status <> Status.Out_of_memory && status <> Status.Interrupted ->
       Option.iter (fun f -> try f (name ^ " raised " ^ Printexc.to_string e) with _ -> ()) log;
-      status
+      Status.to_int status
   | e ->
       Option.iter (fun f -> try f (name ^ " raised " ^ Printexc.to_string e) with _ -> ()) log;
       driver
@@ -736,7 +780,7 @@ let device_gpu = 2
 (* Registers the Bigarray's bytes with the device's driver through rig's range table. The Bigarray must
    stay alive and mapped until host_unregister succeeds (for good where it fails). *)
 let host_register (device : Device.t) (h : host) ~access =
-  check (c_host_register device.raw (to_voidp (bigarray_start array1 h)) (size (Bigarray.Array1.dim h)) access)
+  check (c_host_register device.raw (to_voidp (bigarray_start array1 h)) (size (Bigarray.Array1.dim h)) (access_int access))
 
 let host_unregister (device : Device.t) (h : host) = check (c_host_unregister device.raw (to_voidp (bigarray_start array1 h)))
 

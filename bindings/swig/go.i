@@ -1,8 +1,11 @@
 /* go.i: the Go layer of rig.i (included only when SWIG generates Go, with -cgo -intgosize 64).
  *
- * The raw functions keep rig's shape: they return the status, and take Go slices where C takes an
- * out-pointer (the result is element 0) or a byte range. Handles are uintptr. The package's own Go files
- * (bindings/go/rig/*.go) build the objects on top: handles with finalizers, error values carrying
+ * SWIG writes it into the Go module's internal package rig.dev/rig/internal/raw (bindings/go/internal/raw,
+ * `go generate` there runs gen.sh), so `go doc rig.dev/rig` shows only the Go API. The raw functions keep
+ * rig's shape: they return the status, and take Go slices where C takes an out-pointer (the result is
+ * element 0) or a byte range. Handles are uintptr; C pointers rig gives back (strings, exports) are
+ * unsafe.Pointer, so no uintptr is ever turned back into a pointer (go vet's unsafeptr check). The module's
+ * own Go files (bindings/go/*.go) build the objects on top: handles with finalizers, error values carrying
  * rig_last_error() (read on the same OS thread: the Go layer locks the goroutine to its thread around
  * each call and its message), and callbacks as Go functions.
  *
@@ -13,7 +16,7 @@
  * C memory that rig frees, and probe ops allocate host memory with C.malloc. */
 
 %{
-/* Exported by bindings/go/rig/callbacks.go (cgo //export); resolved when the package links. */
+/* Exported by bindings/go/callbacks.go (package rig, cgo //export); resolved when a program links. */
 extern void rigGoAccess(uintptr_t handle, void *bytes, size_t length);
 extern void rigGoKernel(uintptr_t handle, void *spans, size_t count);
 extern int rigGoProbeOp(uintptr_t handle, int op, void *a, void *b, size_t length, void **out);
@@ -124,11 +127,11 @@ RIG_GO_OUT(rig_verdict_kind, int32, kind)
 RIG_GO_OUT(rig_refusal, int32, refusal)
 RIG_GO_OUT(double, float64, registered)
 RIG_GO_OUT(double, float64, staged)
-RIG_GO_OUT(const char *, uintptr, why)
-RIG_GO_OUT(const char *, uintptr, reason)
-RIG_GO_OUT(const char *, uintptr, text)
-RIG_GO_OUT(void *, uintptr, data)
-RIG_GO_OUT(uintptr_t, uintptr, strings)
+RIG_GO_OUT(const char *, unsafe.Pointer, why)
+RIG_GO_OUT(const char *, unsafe.Pointer, reason)
+RIG_GO_OUT(const char *, unsafe.Pointer, text)
+RIG_GO_OUT(const char *, unsafe.Pointer, strings)
+RIG_GO_OUT(void *, unsafe.Pointer, data)
 RIG_GO_OUT(int64_t, int64, numbers)
 
 /* rig_submit's point is nullable: an empty slice passes NULL. */
@@ -192,15 +195,15 @@ static int rig_go_parts_host_kernel(rig_swig_parts *p, uintptr_t handle) {
 
 /* The device's info: strings[0..2] = name, framework, model (C strings valid while the device lives),
  * numbers[0..5] = kind, index, memory_bytes, integrated, lost. */
-static rig_status rig_go_device_info(rig_device device, uintptr_t *strings, int64_t *numbers) {
+static rig_status rig_go_device_info(rig_device device, const char **strings, int64_t *numbers) {
   rig_device_info info;
   memset(&info, 0, sizeof info);
   info.size = sizeof info;
   rig_status status = rig_device_get_info(device, &info);
   if (status != RIG_OK) return status;
-  strings[0] = (uintptr_t)info.name;
-  strings[1] = (uintptr_t)info.framework;
-  strings[2] = (uintptr_t)info.model;
+  strings[0] = info.name;
+  strings[1] = info.framework;
+  strings[2] = info.model;
   numbers[0] = info.kind;
   numbers[1] = info.index;
   numbers[2] = (int64_t)info.memory_bytes;

@@ -7,7 +7,7 @@
  *  2. C helpers (rig_swig_*, rig_py_*, rig_go_*) for what a language cannot reach through a plain call:
  *     callbacks (a C trampoline per callback type calls back into the language with `user` naming the
  *     language's callable), the part list of a submission, wrapping the language's memory.
- *  3. The language's objects (the package bindings/python/rig for Python; bindings/go for Go): handles that release
+ *  3. The language's objects (the package bindings/python/rig for Python; bindings/go/*.go for Go): handles that release
  *     themselves, errors, callbacks as functions of the language.
  * Callbacks never let a language's exception or panic unwind through librig's C++ frames: a trampoline
  * catches it, answers rig with a status, and the binding re-raises it once the rig call has returned.

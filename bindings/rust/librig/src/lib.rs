@@ -1,5 +1,15 @@
 //! Order the work of several devices by the memory it uses: the safe face of librig (rig.h).
 //!
+//! The crate is `librig` (with the raw `librig-sys`): the name `rig` is taken on crates.io. librig is
+//! found by `RIG_LIB_DIR` or by pkg-config (`PKG_CONFIG_PATH` naming an installed prefix's `pkgconfig`
+//! directory). A program linked against a prefix the dynamic linker does not search gives itself that
+//! RUNPATH in its build.rs (a link argument reaches only the package that emits it):
+//!
+//! ```text
+//! let out = std::process::Command::new("pkg-config").args(["--variable=libdir", "rig"]).output().unwrap();
+//! println!("cargo:rustc-link-arg=-Wl,-rpath,{}", String::from_utf8_lossy(&out.stdout).trim());
+//! ```
+//!
 //! - Handles release themselves on `Drop` (`rig_*_release`); rig keeps alive what it still needs.
 //! - Every call returns [`Result`]; an [`Error`] carries the status and `rig_last_error()`, read right
 //!   after the failed call on the same thread.
@@ -11,7 +21,7 @@
 //!
 //! Not sound against `std::mem::forget` of a wrapping buffer while a GPU still uses the bytes (the
 //! same limit as the pre-1.0 scoped threads): forget leaks the wait that keeps the borrow alive.
-use rig_sys as sys;
+use librig_sys as sys;
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -22,8 +32,13 @@ use std::os::raw::{c_char, c_void};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
-/// rig_status. Values are pinned by rig.h; unknown values are kept as they are.
+/// rig_status. Values are pinned by rig.h; unknown values are kept as they are. Prints as rig names it:
+///
+/// ```
+/// assert_eq!(librig::Status::TIMEOUT.to_string(), "RIG_TIMEOUT");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct Status(pub u32);
 
@@ -47,6 +62,13 @@ impl Status {
     }
 }
 
+impl fmt::Display for Status {
+    /// rig's name of the status: `RIG_TIMEOUT`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failed rig call: its status and rig's words for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
@@ -63,7 +85,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.status.name(), self.message)
+        write!(f, "{}: {}", self.status, self.message)
     }
 }
 
@@ -101,7 +123,7 @@ fn cstring(s: &str) -> Result<CString> {
 }
 
 /// A panic caught at the C boundary, resumed by the call that ran the callback.
-#[derive(Default)]
+#[derive(Default, Debug)]
 struct Caught(Mutex<Option<Box<dyn Any + Send>>>);
 
 impl Caught {
@@ -126,9 +148,56 @@ impl Caught {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Points and timeouts
+
+/// A point: a value on one device's timeline (rig_point). `Point::NONE` is reached at once.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Point(u64);
+
+impl Point {
+    /// The point 0, reached at once.
+    pub const NONE: Point = Point(0);
+    /// The index of the device whose timeline the point is on (0 for NONE).
+    pub fn device_index(self) -> u32 {
+        sys::rig_point_device_index(self.0)
+    }
+    /// The value on that timeline.
+    pub fn value(self) -> u64 {
+        sys::rig_point_value(self.0)
+    }
+}
+
+impl fmt::Display for Point {
+    /// `device#INDEX:VALUE`, or `none`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            f.write_str("none")
+        } else {
+            write!(f, "device#{}:{}", self.device_index(), self.value())
+        }
+    }
+}
+
+/// A timeout in rig's terms: `None` waits without a bound (UINT64_MAX), zero only checks.
+fn timeout_ns(timeout: Option<Duration>) -> u64 {
+    match timeout {
+        None => u64::MAX,
+        Some(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX - 1),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Devices
 
 /// A device: the host, a memory device, a GPU. Dropping it waits for its work and releases it.
+///
+/// ```
+/// let a = librig::Device::memory("A")?;
+/// assert_eq!(a.info()?.kind, librig::DeviceKind::Memory);
+/// assert_eq!(a.submitted()?, 0);
+/// # Ok::<(), librig::Error>(())
+/// ```
+#[derive(Debug)]
 pub struct Device {
     raw: sys::rig_device,
     owned: bool,
@@ -143,11 +212,46 @@ pub struct DeviceInfo {
     pub name: String,
     pub framework: String,
     pub model: String,
-    pub kind: u32,
+    pub kind: DeviceKind,
     pub index: u32,
     pub memory_bytes: u64,
     pub integrated: i32,
     pub lost: bool,
+}
+
+/// What a device is (rig_device_kind); `Other` for kinds added after this crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// The caller's own code: runs no work, never stamped.
+    Host,
+    /// Host memory; work runs before submit returns.
+    Memory,
+    /// A driver's GPU: work runs after submit returns.
+    Gpu,
+    /// A driver's CPU device (Vulkan lavapipe).
+    Cpu,
+    Other(u32),
+}
+
+impl DeviceKind {
+    fn from_raw(k: u32) -> DeviceKind {
+        match k {
+            sys::rig_device_kind_RIG_DEVICE_HOST => DeviceKind::Host,
+            sys::rig_device_kind_RIG_DEVICE_MEMORY => DeviceKind::Memory,
+            sys::rig_device_kind_RIG_DEVICE_GPU => DeviceKind::Gpu,
+            sys::rig_device_kind_RIG_DEVICE_CPU => DeviceKind::Cpu,
+            k => DeviceKind::Other(k),
+        }
+    }
+    fn to_raw(self) -> u32 {
+        match self {
+            DeviceKind::Host => sys::rig_device_kind_RIG_DEVICE_HOST,
+            DeviceKind::Memory => sys::rig_device_kind_RIG_DEVICE_MEMORY,
+            DeviceKind::Gpu => sys::rig_device_kind_RIG_DEVICE_GPU,
+            DeviceKind::Cpu => sys::rig_device_kind_RIG_DEVICE_CPU,
+            DeviceKind::Other(k) => k,
+        }
+    }
 }
 
 fn out_handle<T>(f: impl FnOnce(*mut T) -> sys::rig_status) -> Result<T> {
@@ -185,7 +289,7 @@ impl Device {
                 name: owned_str(info.name),
                 framework: owned_str(info.framework),
                 model: owned_str(info.model),
-                kind: info.kind,
+                kind: DeviceKind::from_raw(info.kind),
                 index: info.index,
                 memory_bytes: info.memory_bytes,
                 integrated: info.integrated,
@@ -199,12 +303,23 @@ impl Device {
     pub fn signaled(&self) -> Result<u64> {
         out_handle(|o| unsafe { sys::rig_device_signaled(self.raw, o) })
     }
-    /// Waits until the device reached `value` (timeout in ns; `u64::MAX` waits forever).
-    pub fn wait(&self, value: u64, timeout_ns: u64) -> Result<()> {
-        check(unsafe { sys::rig_device_wait(self.raw, value, timeout_ns) })
+    /// Waits until the device reached `value`, committing its held work first; `timeout` None waits
+    /// without a bound, zero only checks. `TIMEOUT` when not reached in time, `INVALID_ARGUMENT` for a
+    /// value past the submitted one:
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let a = librig::Device::memory("A")?;
+    /// let e = a.wait(1, Some(Duration::ZERO)).unwrap_err();
+    /// assert_eq!(e.status, librig::Status::INVALID_ARGUMENT);
+    /// # Ok::<(), librig::Error>(())
+    /// ```
+    pub fn wait(&self, value: u64, timeout: Option<Duration>) -> Result<()> {
+        check(unsafe { sys::rig_device_wait(self.raw, value, timeout_ns(timeout)) })
     }
-    pub fn point(&self, value: u64) -> Result<sys::rig_point> {
-        out_handle(|o| unsafe { sys::rig_device_point(self.raw, value, o) })
+    /// The point of `value` on this device.
+    pub fn point(&self, value: u64) -> Result<Point> {
+        out_handle(|o| unsafe { sys::rig_device_point(self.raw, value, o) }).map(Point)
     }
     /// Why the device was lost; None while it is not.
     pub fn lost_reason(&self) -> Result<Option<String>> {
@@ -232,9 +347,9 @@ pub fn device_list() -> Result<Vec<String>> {
     Ok(names.into_iter().map(|p| unsafe { owned_str(p) }).collect())
 }
 
-/// Waits for a point of any device (timeout in ns; `u64::MAX` waits forever).
-pub fn wait_point(point: sys::rig_point, timeout_ns: u64) -> Result<()> {
-    check(unsafe { sys::rig_wait_point(point, timeout_ns) })
+/// Waits for a point of any device (`timeout` as [`Device::wait`]).
+pub fn wait_point(point: Point, timeout: Option<Duration>) -> Result<()> {
+    check(unsafe { sys::rig_wait_point(point.0, timeout_ns(timeout)) })
 }
 
 /// Makes every wait in progress, and every later one until `interrupt_waits(false)`, return INTERRUPTED.
@@ -262,6 +377,7 @@ pub enum Access {
 }
 
 /// Set once rig has called a wrap's release: the lent bytes are no longer used.
+#[derive(Debug)]
 struct Released {
     done: Mutex<bool>,
     cv: Condvar,
@@ -275,6 +391,7 @@ unsafe extern "C" fn on_release(user: *mut c_void) {
 
 /// Shared by every handle over lent bytes; dropped with the last of them, after each released its rig
 /// handle, it waits for rig's release call, so the borrow `'a` ends only once rig is done with the bytes.
+#[derive(Debug)]
 struct Lender(Arc<Released>);
 
 impl Drop for Lender {
@@ -288,6 +405,21 @@ impl Drop for Lender {
 
 /// Bytes of one allocation, seen by one device; `'a` is the borrow of lent host memory (`'static` for
 /// memory rig allocated).
+///
+/// ```
+/// use librig::{Access, Buffer, Device, Memory, Part};
+/// let text = b"hello, world";
+/// let (a, b) = (Device::memory("A")?, Device::memory("B")?);
+/// let src = Buffer::wrap(text)?; // no copy: rig reads `text` itself
+/// let x = Buffer::create(&a, 12, Memory::Device)?;
+/// let y = Buffer::create(&b, 12, Memory::Device)?;
+/// librig::submit(&a, vec![Part::copy(0, 1)], &[(&src.borrow_on(&a)?, Access::Read), (&x, Access::Write)])?;
+/// // B's copy reads x through a borrow, so it follows A's copy: no point is named
+/// librig::submit(&b, vec![Part::copy(0, 1)], &[(&x.borrow_on(&b)?, Access::Read), (&y, Access::Write)])?;
+/// assert_eq!(y.to_vec()?, text);
+/// # Ok::<(), librig::Error>(())
+/// ```
+#[derive(Debug)]
 pub struct Buffer<'a> {
     raw: sys::rig_buffer,
     lender: Option<Arc<Lender>>,
@@ -364,6 +496,12 @@ impl<'a> Buffer<'a> {
         Ok(Buffer::made(raw, self.lender.clone()))
     }
 
+    /// Whether the buffer has no bytes.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The buffer's length in bytes.
     pub fn len(&self) -> Result<usize> {
         out_handle(|o| unsafe { sys::rig_buffer_length(self.raw, o) })
     }
@@ -436,11 +574,6 @@ impl<'a> Buffer<'a> {
         let p = out_handle(|o| unsafe { sys::rig_buffer_export(self.raw, o) })?;
         Ok(p as *mut u8)
     }
-
-    /// The raw handle, for calls this crate does not wrap (the buffer keeps owning it).
-    pub fn as_raw(&self) -> sys::rig_buffer {
-        self.raw
-    }
 }
 
 impl Drop for Buffer<'_> {
@@ -455,6 +588,7 @@ impl Drop for Buffer<'_> {
 
 /// One slot's bytes in a host kernel: cells, since two slots may share bytes; writable only where the
 /// slot's access writes (a read slot may be read-only memory).
+#[derive(Debug)]
 pub struct Slot<'s> {
     cells: &'s [Cell<u8>],
     writable: bool,
@@ -491,8 +625,15 @@ type KernelFn = dyn FnMut(&[Slot<'_>]) + Send;
 
 struct Kernel {
     f: Mutex<Box<KernelFn>>,
+    // (Debug below: a closure has none)
     writable: Vec<bool>,
     caught: Caught,
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kernel").field("writable", &self.writable).finish_non_exhaustive()
+    }
 }
 
 unsafe extern "C" fn kernel_tramp(user: *mut c_void, spans: *const sys::rig_span, n: usize) {
@@ -513,6 +654,7 @@ unsafe extern "C" fn kernel_tramp(user: *mut c_void, spans: *const sys::rig_span
 }
 
 /// Device code loaded on one device (rig keeps it while a submission uses it).
+#[derive(Debug)]
 pub struct Module {
     raw: sys::rig_module,
 }
@@ -545,6 +687,11 @@ impl Drop for Module {
 }
 
 /// One piece of a submission's work.
+///
+/// ```
+/// let p = librig::Part::copy(0, 1);
+/// assert!(format!("{:?}", p).starts_with("Copy"));
+/// ```
 pub enum Part {
     /// `length` bytes (None: to the end of the source) from slot `src` to slot `dst`.
     Copy { src: u32, dst: u32, src_offset: usize, dst_offset: usize, length: Option<usize> },
@@ -554,6 +701,34 @@ pub enum Part {
     /// `function` of `module` on grid x block threads; its parameters are the device addresses of
     /// `slots`, then the run's scalars.
     Launch { module: Arc<Module>, function: String, grid: [u32; 3], block: [u32; 3], shared_bytes: u32, slots: Vec<u32> },
+}
+
+impl fmt::Debug for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Part::Copy { src, dst, src_offset, dst_offset, length } => f
+                .debug_struct("Copy")
+                .field("src", src)
+                .field("dst", dst)
+                .field("src_offset", src_offset)
+                .field("dst_offset", dst_offset)
+                .field("length", length)
+                .finish(),
+            Part::Fill { dst, offset, length, byte } => {
+                f.debug_struct("Fill").field("dst", dst).field("offset", offset).field("length", length).field("byte", byte).finish()
+            }
+            Part::HostKernel(_) => f.write_str("HostKernel(..)"),
+            Part::Launch { module, function, grid, block, shared_bytes, slots } => f
+                .debug_struct("Launch")
+                .field("module", module)
+                .field("function", function)
+                .field("grid", grid)
+                .field("block", block)
+                .field("shared_bytes", shared_bytes)
+                .field("slots", slots)
+                .finish(),
+        }
+    }
 }
 
 impl Part {
@@ -566,9 +741,13 @@ impl Part {
     }
 }
 
+#[derive(Debug)]
 struct SubmissionInner {
     raw: sys::rig_submission,
-    kernels: Vec<Box<Kernel>>, // rig holds pointers to these: they live while a run can call them
+    // rig holds pointers to these: each is boxed so that its address stays put while the Vec grows, and
+    // they live while a run can call them
+    #[allow(clippy::vec_box)]
+    kernels: Vec<Box<Kernel>>,
     _modules: Vec<Arc<Module>>,
 }
 
@@ -582,6 +761,7 @@ impl Drop for SubmissionInner {
 }
 
 /// The parts of some work for one device and the access of its slots.
+#[derive(Debug)]
 pub struct Submission(Arc<SubmissionInner>);
 
 impl Submission {
@@ -651,6 +831,7 @@ impl Submission {
 }
 
 /// A submission taken with a buffer table. It holds what its buffers borrow for `'a`.
+#[derive(Debug)]
 pub struct Run<'a> {
     raw: sys::rig_run,
     submission: Arc<SubmissionInner>,
@@ -672,14 +853,15 @@ impl<'a> Run<'a> {
         check(unsafe { sys::rig_run_set_scalars(self.raw, bytes.as_ptr() as *const c_void, bytes.len()) })
     }
     /// Submits after `waits` and returns the run's point.
-    pub fn submit(&mut self, waits: &[sys::rig_point]) -> Result<sys::rig_point> {
+    pub fn submit(&mut self, waits: &[Point]) -> Result<Point> {
         let mut point = 0;
+        let waits: Vec<sys::rig_point> = waits.iter().map(|p| p.0).collect();
         let st = unsafe { sys::rig_submit(self.raw, waits.as_ptr(), waits.len(), &mut point) };
         for k in &self.submission.kernels {
             k.caught.resume();
         }
         check(st)?;
-        Ok(point)
+        Ok(Point(point))
     }
 }
 
@@ -690,7 +872,7 @@ impl Drop for Run<'_> {
 }
 
 /// Makes, takes and submits in one call; returns the point.
-pub fn submit(device: &Device, parts: Vec<Part>, slots: &[(&Buffer<'_>, Access)]) -> Result<sys::rig_point> {
+pub fn submit(device: &Device, parts: Vec<Part>, slots: &[(&Buffer<'_>, Access)]) -> Result<Point> {
     let access: Vec<Access> = slots.iter().map(|s| s.1).collect();
     let sub = Submission::new(device, parts, &access)?;
     let mut run = sub.take()?;
@@ -792,16 +974,32 @@ pub fn static_verdict(device: &Device) -> Result<Option<Verdict>> {
     }
 }
 
+/// A question the static table asks of a device (rig_device_fact).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fact {
+    /// Is it an integrated GPU (sharing the host's memory)?
+    Integrated,
+    /// Does its pageable-memory access go through the host's page tables?
+    PageableUsesHostPageTables,
+    /// A fact added after this crate.
+    Other(u32),
+}
+
 /// The static table for a bare framework name (rig_static_verdict_for); `facts` answers its questions
 /// (1 yes, 0 no, -1 could not be read; None: every fact unknown). None when the self-test is required.
-pub fn static_verdict_for(framework: &str, kind: u32, facts: Option<&mut dyn FnMut(u32) -> i32>) -> Result<Option<Verdict>> {
+pub fn static_verdict_for(framework: &str, kind: DeviceKind, facts: Option<&mut dyn FnMut(Fact) -> i32>) -> Result<Option<Verdict>> {
     struct Facts<'f> {
-        f: &'f mut dyn FnMut(u32) -> i32,
+        f: &'f mut dyn FnMut(Fact) -> i32,
         caught: Caught,
     }
     unsafe extern "C" fn tramp(user: *mut c_void, fact: sys::rig_device_fact) -> i32 {
         let c = &mut *(user as *mut Facts<'_>);
         let f = &mut c.f;
+        let fact = match fact {
+            sys::rig_device_fact_RIG_FACT_INTEGRATED => Fact::Integrated,
+            sys::rig_device_fact_RIG_FACT_PAGEABLE_USES_HOST_PAGE_TABLES => Fact::PageableUsesHostPageTables,
+            other => Fact::Other(other),
+        };
         c.caught.run(-1, || match f(fact) {
             a @ (0 | 1) => a,
             _ => -1,
@@ -813,12 +1011,12 @@ pub fn static_verdict_for(framework: &str, kind: u32, facts: Option<&mut dyn FnM
         Some(f) => {
             let mut call = Facts { f, caught: Caught::default() };
             let st = unsafe {
-                sys::rig_static_verdict_for(name.as_ptr(), kind, Some(tramp), &mut call as *mut Facts<'_> as *mut c_void, &mut out)
+                sys::rig_static_verdict_for(name.as_ptr(), kind.to_raw(), Some(tramp), &mut call as *mut Facts<'_> as *mut c_void, &mut out)
             };
             call.caught.resume();
             st
         }
-        None => unsafe { sys::rig_static_verdict_for(name.as_ptr(), kind, None, ptr::null_mut(), &mut out) },
+        None => unsafe { sys::rig_static_verdict_for(name.as_ptr(), kind.to_raw(), None, ptr::null_mut(), &mut out) },
     };
     check(st)?;
     if out.is_null() {
@@ -876,6 +1074,15 @@ pub trait ProbeOps {
 pub struct ProbeOptions<'l> {
     pub min_relative_speed: f64,
     pub log: Option<&'l mut dyn FnMut(&str)>,
+}
+
+impl fmt::Debug for ProbeOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProbeOptions")
+            .field("min_relative_speed", &self.min_relative_speed)
+            .field("log", &self.log.as_ref().map(|_| "FnMut(&str)"))
+            .finish()
+    }
 }
 
 struct ProbeCall<'o, 'l> {
