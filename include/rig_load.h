@@ -6,8 +6,10 @@
  * of the chunk that holds k (rule 3), never the whole file. rig_load_buffer hands a tensor's buffer out as
  * soon as its copies are submitted, while later chunks are still being read and copied.
  *
- * Conventions are rig.h's: every call returns rig_status with rig_last_error() saying why; out-pointers
- * are written only on RIG_OK; pointers are non-null unless "nullable"; structs start with their size.
+ * It includes rig.h, whose conventions every function here follows: every call returns rig_status with
+ * rig_last_error() saying why; out-pointers are written only on RIG_OK; every pointer parameter is marked
+ * RIG_NONNULL (null is still answered, never followed) or RIG_NULLABLE; structs start with their size;
+ * only the waits named here block, and none of them holds a lock of rig's while it waits.
  * docs/load.md says how each path works and what was measured.
  *
  * Statuses for bad input (with a message naming the tensor or offset):
@@ -24,11 +26,13 @@
 #ifndef RIG_LOAD_H
 #define RIG_LOAD_H
 
-#include <rig.h>
+#include "rig.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+RIG_NULLABILITY_BEGIN
 
 typedef struct rig_load_file_h *rig_load_file; /* an open weights file and its tensor table */
 typedef struct rig_load_h *rig_load;           /* one load of a set of tensors, running or finished */
@@ -71,8 +75,9 @@ typedef struct rig_load_tensor {
 /* Opens `path` and reads its tensor table (format AUTO, SAFETENSORS or GGUF). Reads only the header
  * (up to the format's limit: 100 MB for safetensors, 256 MiB for GGUF) with pread; keeps the file open
  * and remembers its size and mtime so a load can tell it changed. Waits for the reads; holds no lock.
- * Bad input: see the statuses above. RIG_NOT_FOUND where the file cannot be opened. */
-RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_load_file *out);
+ * Bad input: see the statuses above. RIG_NOT_FOUND where the file does not exist. */
+RIG_API rig_status rig_load_open(const char *RIG_NONNULL path, rig_load_format format,
+                                 rig_load_file *RIG_NONNULL out);
 
 /* A byte range of a raw file, loaded as a U8 tensor of rank 1. */
 typedef struct rig_load_range {
@@ -81,20 +86,27 @@ typedef struct rig_load_range {
 } rig_load_range;
 
 /* Opens any file with the given ranges as its tensors. Ranges must lie inside the file and not overlap
- * (RIG_INVALID_ARGUMENT naming them). `ranges` nullable if count is 0. Waits for nothing but open. */
-RIG_API rig_status rig_load_open_raw(const char *path, const rig_load_range *ranges, size_t count,
-                                     rig_load_file *out);
+ * (RIG_INVALID_ARGUMENT naming them); `ranges` may be null only when count is 0. Waits for nothing but
+ * open and fstat; holds no lock. */
+RIG_API rig_status rig_load_open_raw(const char *RIG_NONNULL path, const rig_load_range *RIG_NULLABLE ranges,
+                                     size_t count, rig_load_file *RIG_NONNULL out);
 
-/* The number of tensors, and tensor `index`'s description (info->size set by the caller). Pure reads. */
-RIG_API rig_status rig_load_tensor_count(rig_load_file file, size_t *count);
-RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_load_tensor *info);
-/* The index of the tensor called `name`; RIG_NOT_FOUND if none. Pure read. */
-RIG_API rig_status rig_load_find(rig_load_file file, const char *name, size_t *index);
-/* The file's format. Pure read. */
-RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *format);
+/* The number of tensors. Pure read of the immutable table; waits for nothing. */
+RIG_API rig_status rig_load_tensor_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
+/* Tensor `index`'s description (info->size set by the caller; RIG_INVALID_ARGUMENT for an index past the
+ * count). The strings it points to live as long as the file handle. Pure read; waits for nothing. */
+RIG_API rig_status rig_load_tensor_get(rig_load_file RIG_NONNULL file, size_t index,
+                                       rig_load_tensor *RIG_NONNULL info);
+/* The index of the tensor called `name` (exact bytes); RIG_NOT_FOUND if none. Pure read; waits for
+ * nothing. */
+RIG_API rig_status rig_load_find(rig_load_file RIG_NONNULL file, const char *RIG_NONNULL name,
+                                 size_t *RIG_NONNULL index);
+/* The file's format (never AUTO: what AUTO found). Pure read; waits for nothing. */
+RIG_API rig_status rig_load_file_format(rig_load_file RIG_NONNULL file, rig_load_format *RIG_NONNULL format);
 
-/* Releases the handle. Loads still running keep the file open until they end. Waits for nothing. */
-RIG_API rig_status rig_load_file_release(rig_load_file file);
+/* Releases the handle. Loads still running keep the file open until they end. Waits for nothing; holds
+ * no lock but the handle table's, briefly. */
+RIG_API rig_status rig_load_file_release(rig_load_file RIG_NONNULL file);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Placement: which tensor goes to which devices                                                         */
@@ -135,8 +147,9 @@ typedef enum rig_load_io {
   RIG_LOAD_IO_MAX_ENUM = 0x7fffffff
 } rig_load_io;
 
-/* Called from a load's threads (one at a time) after each chunk is submitted. Must not call rig_load_*
- * on the same load. Never called for a load whose rig_load_start failed. */
+/* Called from a load's threads, one call at a time (the load's progress lock is held during the call),
+ * after each chunk is submitted. Must not call rig_load_* on the same load; should return quickly (the
+ * load's next chunk waits for it). Never called for a load whose rig_load_start failed. */
 typedef void (*rig_load_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_total);
 
 typedef struct rig_load_options {
@@ -159,27 +172,28 @@ typedef struct rig_load_options {
 } rig_load_options;
 
 /* A pool of `bytes` of pinned staging (rig_buffer_create(device, chunk, RIG_MEMORY_PINNED) chunks of
- * chunk_bytes, 0: 8 MiB) for `device`, kept across loads: making pinned memory is slow (2.4 GB/s on an
- * H200), so a process that loads more than once keeps one. Used by one load at a time (RIG_BUSY
- * otherwise). Waits for the allocations; holds no lock. */
-RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t chunk_bytes,
-                                        rig_load_pool *out);
-/* Releases the pool (its memory returns once the copies reading it are reached). RIG_BUSY while a load
- * uses it. Waits for nothing. */
-RIG_API rig_status rig_load_pool_release(rig_load_pool pool);
+ * chunk_bytes, 0: 8 MiB, rounded up to 64 KiB) for `device`, kept across loads: making pinned memory is
+ * slow (2.4 GB/s on an H200), so a process that loads more than once keeps one. Used by one load at a
+ * time (RIG_BUSY otherwise). Waits for the driver's allocations; holds no lock of rig's while it does. */
+RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
+                                        rig_load_pool *RIG_NONNULL out);
+/* Releases the pool (its memory returns once the copies reading it are reached: rule 6, no wait here).
+ * RIG_BUSY while a load uses it. Waits for nothing; holds no lock but the handle table's, briefly. */
+RIG_API rig_status rig_load_pool_release(rig_load_pool RIG_NONNULL pool);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Loads                                                                                                 */
 
-/* Starts loading `tensors` (indices into the file; nullable: all of them) onto the placement's devices
- * and returns at once with the running load. Checks everything it can first (indices, placement,
- * options, the path against the verdict: an explicit REGISTERED on a device whose verdict is not Usable
- * answers RIG_UNSUPPORTED naming the verdict; DIRECT needs Not_needed likewise), probing at most once
- * per file system and device (docs/load.md: the cache). Threads then read the file and submit the
- * copies. Waits for the probe where it runs; holds no lock while it does. */
-RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, size_t tensor_count,
-                                  const rig_load_placement *placement, const rig_load_options *options,
-                                  rig_load *out);
+/* Starts loading `tensors` (indices into the file; null: all of them, tensor_count ignored) onto the
+ * placement's devices and returns at once with the running load. Checks everything it can first
+ * (indices, placement, options, the path against the verdict: an explicit REGISTERED on a device whose
+ * verdict is not Usable answers RIG_UNSUPPORTED naming the verdict; DIRECT needs Not_needed likewise),
+ * probing at most once per file system and device (docs/load.md: the cache). Threads then read the file
+ * and submit the copies. `options` null: all defaults. Waits for the static verdicts and the probe where
+ * it runs; holds no lock of rig's while it does (the cache's lock only around look-up and store). */
+RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *RIG_NULLABLE tensors,
+                                  size_t tensor_count, const rig_load_placement *RIG_NONNULL placement,
+                                  const rig_load_options *RIG_NULLABLE options, rig_load *RIG_NONNULL out);
 
 /* A new buffer handle of selected tensor `index` (an index into the file) on placement device `device`
  * (its position in placement->devices), of exactly the tensor's length. Waits on the host (no lock held)
@@ -187,11 +201,13 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
  * on it follows them and only them. Once the load failed or was cancelled it answers that status for
  * every tensor: nothing half-loaded is handed out (buffers given before stay valid and complete).
  * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. */
-RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, rig_buffer *out);
+RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size_t device,
+                                   rig_buffer *RIG_NONNULL out);
 
 /* Waits (on the host, no lock held) until the load ends and answers its status: RIG_OK once every copy
- * is submitted (and verified where asked; the devices may still be copying: the stamps order that). */
-RIG_API rig_status rig_load_wait(rig_load load);
+ * is submitted (and verified where asked; the devices may still be copying: the stamps order that).
+ * Does not wait for the devices: rig_device_wait on each, or a submit reading the buffers, does. */
+RIG_API rig_status rig_load_wait(rig_load RIG_NONNULL load);
 
 /* What a finished load measured. */
 typedef struct rig_load_stats {
@@ -208,15 +224,20 @@ typedef struct rig_load_stats {
   size_t staging_bytes;        /* pinned staging used (pools made by the load and given to it) */
 } rig_load_stats;
 
-/* Fills `stats` for a load that ended (RIG_BUSY while it runs). Pure read. */
-RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats);
+/* Fills `stats` (stats->size set by the caller) for a load that ended; RIG_BUSY while it runs. Pure
+ * read under the load's lock, which no wait holds; waits for nothing. */
+RIG_API rig_status rig_load_get_stats(rig_load RIG_NONNULL load, rig_load_stats *RIG_NONNULL stats);
 
 /* Releases the load: cancels it if running, waits (no lock held) for its threads, releases every buffer
- * not handed out and the pools it made. Buffers handed out stay the caller's. */
-RIG_API rig_status rig_load_release(rig_load load);
+ * not handed out and the pools it made (their memory returns once the copies reading it are reached).
+ * Buffers handed out stay the caller's. */
+RIG_API rig_status rig_load_release(rig_load RIG_NONNULL load);
 
-/* The name of a path ("auto", "staged", "registered", "direct"), a static string; "unknown" otherwise. */
+/* The name of a path ("auto", "staged", "registered", "direct"), a static string; "unknown" otherwise.
+ * Pure; waits for nothing. */
 RIG_API const char *rig_load_path_name(rig_load_path path);
+
+RIG_NULLABILITY_END
 
 #ifdef __cplusplus
 }

@@ -490,13 +490,21 @@ void Load::run() {
     if (p) p->unclaim();
   pools_.clear();
   own_pools_.clear();
-  std::lock_guard lock(mutex_);
-  seconds_ = double(now_ns() - t0_ns_) * 1e-9;
-  staging_used_ = staging;
-  if (status_ != RIG_OK)  // nothing half-loaded is handed out: every buffer the load still holds goes
+  // Nothing half-loaded is handed out: once the load failed every buffer it still holds goes. Released
+  // outside mutex_ (a release waits for the copies into the buffer, and no wait holds the load's lock);
+  // rig_load_buffer reads the status under mutex_ first, so it never reaches a buffer released here.
+  bool failed;
+  {
+    std::lock_guard lock(mutex_);
+    failed = status_ != RIG_OK;  // set once, never cleared: still true below
+  }
+  if (failed)
     for (auto &t : tensors_)
       for (rig_buffer &b : t->buffers)
         if (b) rig_buffer_release(b), b = nullptr;
+  std::lock_guard lock(mutex_);
+  seconds_ = double(now_ns() - t0_ns_) * 1e-9;
+  staging_used_ = staging;
   done_ = true;
   cv_.notify_all();
 }

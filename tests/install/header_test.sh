@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installed headers (rig.h, and rig_mapped.h, which includes it) compile alone as C99, C11, C++11,
+# The installed headers (rig.h, and rig_mapped.h and rig_load.h, which include it) compile alone as C99, C11, C++11,
 # C++17 and C++20 with -Wall -Wextra -Werror -pedantic (and -Wconversion in C), from a file that includes
 # nothing else first and uses their inline helpers; under clang too where it is installed, where the
 # nullability markers are real. Then every enum of every header, found by reading the headers, is asserted
@@ -14,14 +14,18 @@ cat >"$tmp/use.c" <<'SRC'
 #include <rig_mapped.h>
 #include <rig.h> /* twice: the guards hold */
 #include <rig_mapped.h>
+#include <rig_load.h>
+#include <rig_load.h>
 int rig_header_use(void);
 int rig_header_use(void) {
   rig_point p = rig_point_make(1, 2);
   rig_part part = {sizeof(rig_part), RIG_PART_COPY, 0, 1, 0, 0, RIG_WHOLE, 0, 0, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0};
   rig_status s = RIG_OK;
   rig_verdict_kind k = RIG_VERDICT_USABLE;
+  rig_load_options o = {sizeof(rig_load_options), RIG_LOAD_PATH_AUTO, RIG_LOAD_IO_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  rig_load_path lp = o.path;
   (void)part;
-  return (int)rig_point_device_index(p) + (int)(rig_point_value(p) & 1u) + (int)s + (int)k;
+  return (int)rig_point_device_index(p) + (int)(rig_point_value(p) & 1u) + (int)s + (int)k + (int)lp;
 }
 SRC
 cp "$tmp/use.c" "$tmp/use.cpp"
@@ -44,7 +48,7 @@ else
 fi
 
 # -fshort-enums: one static assertion per enum of the headers, the list read from the headers themselves.
-enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
+enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h "$inc"/rig_load.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
 count=$(echo "$enums" | grep -c . || true)
 if [ "$count" -lt 9 ]; then
   echo "FAIL found only $count enums in the headers (want every one of them)"
@@ -52,6 +56,7 @@ if [ "$count" -lt 9 ]; then
 fi
 {
   echo '#include <rig_mapped.h>'
+  echo '#include <rig_load.h>'
   echo '/* C99 has no _Static_assert: a negative array size fails the build instead. */'
   for e in $enums; do
     echo "typedef char ${e}_is_4_bytes[sizeof(${e}) == 4 ? 1 : -1];"

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "weights.h"
 
 #include <stdio.h>
