@@ -150,6 +150,7 @@ typedef enum rig_load_io {
 /* Called from a load's threads, one call at a time (the load's progress lock is held during the call),
  * after each chunk is submitted. Must not call rig_load_* on the same load; should return quickly (the
  * load's next chunk waits for it). Never called for a load whose rig_load_start failed. */
+/* bytes_done never exceeds bytes_total (the selected tensors' bytes). */
 typedef void (*rig_load_progress_fn)(void *user, uint64_t bytes_done, uint64_t bytes_total);
 
 typedef struct rig_load_options {

@@ -1,16 +1,19 @@
-/* The `rig load` subcommand (tools/load.h). Devices are "cuda:0", "vulkan:0", ..., or "memory:NAME" for a
- * memory device. A progress bar goes to stderr only when it is a terminal. */
+/* The `rig load` subcommand (tools/load.h). Devices are named as `rig devices` names them ("cuda:0",
+ * "memory:NAME", ...: rig_tool_open_device). The progress line goes to stderr only on a terminal
+ * (rig_tool_progress); the report goes to stdout, as words or as one JSON object (docs/cli-json.md). */
 #define _GNU_SOURCE
 #include "load.h"
 
 #include <rig.h>
 #include <rig_load.h>
 
+#include "cli.h"
+
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_DEVICES 16
 
@@ -21,195 +24,299 @@ static double now_s(void) {
 }
 
 /* Resident set size in bytes (VmRSS of /proc/self/status), 0 where unreadable. */
-static unsigned long long rss_bytes(void) {
+static long long rss_bytes(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
-  unsigned long long kb = 0;
+  long long kb = 0;
   if (!f) return 0;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %llu kB", &kb) == 1) break;
+    if (sscanf(line, "VmRSS: %lld kB", &kb) == 1) break;
   fclose(f);
   return kb * 1024;
 }
 
+/* The progress callback: bytes, GB/s and time left, at most ten times a second (rig_tool_progress writes
+ * nothing unless stderr is a terminal). */
 struct bar {
-  double t0;
-  double last;
+  double t0, last;
 };
-
 static void show_progress(void *user, uint64_t done, uint64_t total) {
   struct bar *b = user;
   double t = now_s();
   if (t - b->last < 0.1 && done < total) return;
   b->last = t;
-  double rate = (t - b->t0) > 0 ? (double)done / (t - b->t0) : 0;
+  double rate = t > b->t0 ? (double)done / (t - b->t0) : 0;
   double left = rate > 0 ? (double)(total - done) / rate : 0;
-  int width = 30, filled = total ? (int)((double)width * (double)done / (double)total) : width;
-  fprintf(stderr, "\r[%.*s%*s] %.2f/%.2f GB %.2f GB/s %.1f s left ", filled, "##############################",
-          width - filled, "", (double)done / 1e9, (double)total / 1e9, rate / 1e9, left);
-  if (done >= total) fputc('\n', stderr);
+  rig_tool_progress("rig load: %.2f/%.2f GB, %.2f GB/s, %.1f s left", (double)done / 1e9, (double)total / 1e9,
+                    rate / 1e9, left);
 }
 
-static int usage(void) {
-  fprintf(stderr,
-          "usage: rig load FILE --device NAME[,NAME...] [--path auto|staged|registered|direct]\n"
-          "                [--io auto|buffered|direct] [--rule each|layer] [--verify] [--json]\n"
-          "                [--threads N] [--chunk-mib N] [--staging-mib N] [--window-mib N] [--repeat N]\n"
-          "  NAME: cuda:0, hip:0, vulkan:0 or memory:NAME. --repeat loads N times in this process through\n"
-          "  one staging pool per device (a later load pays no pinned allocation).\n");
-  return 2;
+static void usage(FILE *out) {
+  fputs("usage: rig load [OPTIONS] FILE --device NAME[,NAME...]\n"
+        "  Loads every tensor of FILE (safetensors or GGUF) onto the devices and reports the path taken and\n"
+        "  why, GB/s end to end (until the devices finished the copies), time to the first tensor and host\n"
+        "  memory used.\n"
+        "  --device NAME[,NAME...]   names from `rig devices` (cuda:0, hip:0, vulkan:0, memory:NAME)\n"
+        "  --path auto|staged|registered|direct   default auto (docs/load.md says how each works)\n"
+        "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
+        "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
+        "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
+        "  --threads N               reader threads of the staged path (default min(8, cores))\n"
+        "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (8M), pinned staging budget (256M),\n"
+        "                            registered/direct window (256M); SIZE takes K, M, G suffixes\n"
+        "  --repeat N                load N times in this process through one staging pool per device\n"
+        "  --json                    one JSON object on stdout (docs/cli-json.md)\n"
+        "  Exit status: 0 loaded, 1 the file, a device or the load failed (stderr says), 2 usage.\n",
+        out);
 }
 
-static int pick(const char *word, const char *const *names, int count) {
+static int pick(const char *option, const char *word, const char *const *names, int count) {
   for (int i = 0; i < count; ++i)
     if (strcmp(word, names[i]) == 0) return i;
+  fprintf(stderr, "rig load: --%s %s: one of", option, word);
+  for (int i = 0; i < count; ++i) fprintf(stderr, " %s", names[i]);
+  fputc('\n', stderr);
   return -1;
 }
 
-int rig_load_command(int argc, char **argv) {
-  const char *path = NULL, *device_list = NULL;
-  int json = 0, repeat = 1;
+/* A count or size option: a positive value, or a usage error said on stderr (-1). */
+static int number(const char *option, const char *v, int sizes, uint64_t max, uint64_t *out) {
+  uint64_t n = 0;
+  int ok = rig_tool_parse_size(v, &n) == 0 && (sizes || strspn(v, "0123456789") == strlen(v)) && n > 0 && n <= max;
+  if (!ok) {
+    fprintf(stderr, "rig load: --%s %s: not a %s\n", option, v, sizes ? "size (N, NK, NM, NG)" : "positive count");
+    return -1;
+  }
+  *out = n;
+  return 0;
+}
+
+struct args {
+  const char *path, *devices;
+  int json, repeat;
   rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.rule = RIG_LOAD_RULE_EACH;
+  rig_load_rule rule;
+};
+
+/* Returns -1 to go on, or the exit status to return now (--help, a usage error). */
+static int parse(int argc, char **argv, struct args *a) {
+  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, REPEAT };
+  static const struct option options[] = {
+      {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+      {"help", no_argument, NULL, 'h'},         {"path", required_argument, NULL, PATH},
+      {"io", required_argument, NULL, IO},       {"rule", required_argument, NULL, RULE},
+      {"verify", no_argument, NULL, VERIFY},     {"threads", required_argument, NULL, THREADS},
+      {"chunk", required_argument, NULL, CHUNK}, {"staging", required_argument, NULL, STAGING},
+      {"window", required_argument, NULL, WINDOW}, {"repeat", required_argument, NULL, REPEAT},
+      {NULL, 0, NULL, 0}};
   static const char *const paths[] = {"auto", "staged", "registered", "direct"};
   static const char *const ios[] = {"auto", "buffered", "direct"};
   static const char *const rules[] = {"each", "layer"};
-  for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int k;
-    if (strcmp(a, "--json") == 0) json = 1;
-    else if (strcmp(a, "--verify") == 0) o.verify = 1;
-    else if (!v && a[0] == '-') return usage();
-    else if (strcmp(a, "--device") == 0) device_list = v, ++i;
-    else if (strcmp(a, "--path") == 0) { if ((k = pick(v, paths, 4)) < 0) return usage(); o.path = (rig_load_path)k; ++i; }
-    else if (strcmp(a, "--io") == 0) { if ((k = pick(v, ios, 3)) < 0) return usage(); o.io = (rig_load_io)k; ++i; }
-    else if (strcmp(a, "--rule") == 0) { if ((k = pick(v, rules, 2)) < 0) return usage(); p.rule = (rig_load_rule)k; ++i; }
-    else if (strcmp(a, "--threads") == 0) o.threads = (uint32_t)atoi(v), ++i;
-    else if (strcmp(a, "--chunk-mib") == 0) o.chunk_bytes = (size_t)atoll(v) << 20, ++i;
-    else if (strcmp(a, "--staging-mib") == 0) o.staging_bytes = (size_t)atoll(v) << 20, ++i;
-    else if (strcmp(a, "--window-mib") == 0) o.window_bytes = (size_t)atoll(v) << 20, ++i;
-    else if (strcmp(a, "--repeat") == 0) repeat = atoi(v), ++i;
-    else if (a[0] != '-' && !path) path = a;
-    else return usage();
+  optind = 0; /* GNU getopt: start over, this may not be the process's first parse */
+  opterr = 0;
+  uint64_t n;
+  int k;
+  for (int c; (c = getopt_long(argc, argv, ":d:jh", options, NULL)) != -1;) {
+    switch (c) {
+      case 'd': a->devices = optarg; break;
+      case 'j': a->json = 1; break;
+      case 'h': usage(stdout); return RIG_EXIT_OK;
+      case VERIFY: a->o.verify = 1; break;
+      case PATH:
+        if ((k = pick("path", optarg, paths, 4)) < 0) return RIG_EXIT_USAGE;
+        a->o.path = (rig_load_path)k;
+        break;
+      case IO:
+        if ((k = pick("io", optarg, ios, 3)) < 0) return RIG_EXIT_USAGE;
+        a->o.io = (rig_load_io)k;
+        break;
+      case RULE:
+        if ((k = pick("rule", optarg, rules, 2)) < 0) return RIG_EXIT_USAGE;
+        a->rule = k ? RIG_LOAD_RULE_BY_LAYER : RIG_LOAD_RULE_EACH;
+        break;
+      case THREADS:
+        if (number("threads", optarg, 0, 1024, &n)) return RIG_EXIT_USAGE;
+        a->o.threads = (uint32_t)n;
+        break;
+      case REPEAT:
+        if (number("repeat", optarg, 0, 1000, &n)) return RIG_EXIT_USAGE;
+        a->repeat = (int)n;
+        break;
+      case CHUNK:
+      case STAGING:
+      case WINDOW: {
+        const char *name = c == CHUNK ? "chunk" : c == STAGING ? "staging" : "window";
+        if (number(name, optarg, 1, SIZE_MAX / 2, &n)) return RIG_EXIT_USAGE;
+        *(c == CHUNK ? &a->o.chunk_bytes : c == STAGING ? &a->o.staging_bytes : &a->o.window_bytes) = (size_t)n;
+        break;
+      }
+      default: return rig_tool_bad_option("load", c, argv);
+    }
   }
-  if (!path || !device_list || repeat < 1) return usage();
+  if (optind >= argc) return fprintf(stderr, "rig load: which FILE? (rig load --help)\n"), RIG_EXIT_USAGE;
+  if (optind + 1 < argc)
+    return fprintf(stderr, "rig load: one FILE only (%s and %s given)\n", argv[optind], argv[optind + 1]), RIG_EXIT_USAGE;
+  a->path = argv[optind];
+  if (!a->devices || !*a->devices)
+    return fprintf(stderr, "rig load: which devices? --device NAME[,NAME...] (rig devices lists them)\n"), RIG_EXIT_USAGE;
+  return -1;
+}
+
+/* One staging pool per device, kept across --repeat loads: no more pinned memory than the tensors need. */
+static rig_status make_pools(const struct args *a, rig_load_file file, const rig_device *devices, size_t n,
+                             rig_load_pool *pools, size_t *made) {
+  size_t chunk = a->o.chunk_bytes ? a->o.chunk_bytes : (size_t)8 << 20;
+  size_t budget = (a->o.staging_bytes ? a->o.staging_bytes : (size_t)256 << 20) / n;
+  size_t count = 0;
+  uint64_t total = 0;
+  rig_load_tensor_count(file, &count);
+  for (size_t t = 0; t < count; ++t) {
+    rig_load_tensor info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (rig_load_tensor_get(file, t, &info) == RIG_OK) total += info.length;
+  }
+  if (budget > total + 2 * (chunk + 4096)) budget = (size_t)total + 2 * (chunk + 4096);
+  for (size_t d = 0; d < n; ++d) {
+    rig_status s = rig_load_pool_create(devices[d], budget, chunk + 4096, &pools[d]);
+    if (s != RIG_OK) return s;
+    *made = d + 1;
+  }
+  return RIG_OK;
+}
+
+/* Waits for every device to reach what it was given: the load's copies, end to end. */
+static rig_status finish_devices(const rig_device *devices, size_t n) {
+  for (size_t d = 0; d < n; ++d) {
+    uint64_t v = 0;
+    rig_status s = rig_device_submitted(devices[d], &v);
+    if (s == RIG_OK && v) s = rig_device_wait(devices[d], v, UINT64_MAX);
+    if (s != RIG_OK) return s;
+  }
+  return RIG_OK;
+}
+
+static void print_load(const struct args *a, const rig_load_stats *st, double seconds, long long rss_growth,
+                       int first, size_t tensors, size_t devices) {
+  double gbs = seconds > 0 ? (double)st->bytes_total / seconds / 1e9 : 0;
+  if (a->json) {
+    printf("%s{\"path\": ", first ? "" : ", ");
+    rig_tool_json_string(stdout, rig_load_path_name(st->path));
+    printf(", \"why\": ");
+    rig_tool_json_string(stdout, st->why);
+    printf(", \"direct_io\": %s, \"bytes\": %llu, \"bytes_read\": %llu, \"bytes_copied\": %llu, \"seconds\": %.6f, "
+           "\"gb_per_s\": %.3f, \"first_tensor_seconds\": %.6f, \"staging_bytes\": %llu, \"rss_growth_bytes\": %lld, "
+           "\"verified\": %s}",
+           st->direct_io ? "true" : "false", (unsigned long long)st->bytes_total, (unsigned long long)st->bytes_read,
+           (unsigned long long)st->bytes_copied, seconds, gbs, st->first_tensor_seconds,
+           (unsigned long long)st->staging_bytes, rss_growth, a->o.verify ? "true" : "false");
+    return;
+  }
+  printf("%s: %zu tensors, %.3f GB onto %zu device(s)%s\n", a->path, tensors, (double)st->bytes_total / 1e9, devices,
+         a->o.verify ? ", verified" : "");
+  printf("path        %s (%s)\n", rig_load_path_name(st->path), st->why);
+  printf("speed       %.2f GB/s (%.3f s end to end; %.3f GB read from the file%s)\n", gbs, seconds,
+         (double)st->bytes_read / 1e9, st->direct_io ? " with O_DIRECT" : "");
+  printf("first       tensor handed out after %.4f s\n", st->first_tensor_seconds);
+  printf("host memory %.1f MiB pinned staging, resident set grew %.1f MiB\n", (double)st->staging_bytes / 1048576.0,
+         (double)rss_growth / 1048576.0);
+}
+
+int rig_load_command(int argc, char **argv) {
+  struct args a;
+  memset(&a, 0, sizeof a);
+  a.repeat = 1;
+  a.o.size = sizeof a.o;
+  a.rule = RIG_LOAD_RULE_EACH;
+  int e = parse(argc, argv, &a);
+  if (e >= 0) return e;
 
   rig_device devices[MAX_DEVICES];
-  size_t n = 0;
-  char names[1024];
-  snprintf(names, sizeof names, "%s", device_list);
-  int rc = 1;
-  for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-    rig_status s = n >= MAX_DEVICES ? RIG_INVALID_ARGUMENT
-                   : strncmp(name, "memory:", 7) == 0 ? rig_memory_device(name + 7, &devices[n])
-                                                      : rig_device_open(name, &devices[n]);
-    if (s != RIG_OK) {
-      fprintf(stderr, "rig load: device %s: %s: %s\n", name, rig_status_name(s), rig_last_error());
-      goto out;
-    }
-    ++n;
-  }
-  p.devices = devices;
-  p.device_count = n;
-
-  rig_load_file file;
-  rig_status s = rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &file);
-  if (s != RIG_OK) {
-    fprintf(stderr, "rig load: %s: %s: %s\n", path, rig_status_name(s), rig_last_error());
-    goto out;
-  }
-  size_t tensors = 0;
-  rig_load_tensor_count(file, &tensors);
-
-  /* One pool per device, kept across the repeats (made only for the staged path's sake; the load skips
-   * it on the others). Its making is timed as part of the first load. */
   rig_load_pool pools[MAX_DEVICES];
-  size_t pool_count = 0;
-  struct bar bar = {now_s(), 0};
-  if (isatty(2)) {
-    o.progress = show_progress;
-    o.progress_user = &bar;
+  size_t n = 0, pool_count = 0, tensors = 0;
+  rig_load_file file = NULL;
+  char error[1024] = "";
+  rig_status s = RIG_OK;
+  char names[1024];
+  snprintf(names, sizeof names, "%s", a.devices);
+  if (a.json) {
+    printf("{\"schema\": 1, \"file\": ");
+    rig_tool_json_string(stdout, a.path);
+    printf(", \"file_hex\": ");
+    rig_tool_json_hex(stdout, a.path, strlen(a.path));
+    printf(", \"devices\": [");
   }
-  if (json) printf("{\"file\": \"%s\", \"tensors\": %zu, \"loads\": [", path, tensors);
-  for (int r = 0; r < repeat; ++r) {
-    unsigned long long rss0 = rss_bytes();
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    if (a.json) {
+      printf("%s", n ? ", " : "");
+      rig_tool_json_string(stdout, name);
+    }
+    if (s != RIG_OK) continue;
+    if (n == MAX_DEVICES) {
+      s = RIG_INVALID_ARGUMENT;
+      snprintf(error, sizeof error, "more than %d devices", MAX_DEVICES);
+      continue;
+    }
+    s = rig_tool_open_device(name, &devices[n]);
+    if (s != RIG_OK) snprintf(error, sizeof error, "device %s: %s: %s", name, rig_status_name(s), rig_last_error());
+    else ++n;
+  }
+  if (s == RIG_OK) {
+    s = rig_load_open(a.path, RIG_LOAD_FORMAT_AUTO, &file);
+    /* the library's words name the file already */
+    if (s != RIG_OK) snprintf(error, sizeof error, "%s: %s", rig_status_name(s), rig_last_error());
+    else rig_load_tensor_count(file, &tensors);
+  }
+  if (a.json) printf("], \"tensors\": %zu, \"loads\": [", tensors);
+
+  struct bar bar = {0, 0};
+  a.o.progress = show_progress;
+  a.o.progress_user = &bar;
+  for (int r = 0; s == RIG_OK && r < a.repeat; ++r) {
+    long long rss0 = rss_bytes();
     double t0 = now_s();
     bar.t0 = t0;
-    if (repeat > 1 && r == 0 && o.path != RIG_LOAD_PATH_REGISTERED && o.path != RIG_LOAD_PATH_DIRECT) {
-      size_t chunk = o.chunk_bytes ? o.chunk_bytes : (size_t)8 << 20;
-      size_t budget = (o.staging_bytes ? o.staging_bytes : (size_t)256 << 20) / n;
-      uint64_t total = 0; /* no more pinned memory than the file's tensors need */
-      for (size_t t = 0; t < tensors; ++t) {
-        rig_load_tensor info;
-        memset(&info, 0, sizeof info);
-        info.size = sizeof info;
-        if (rig_load_tensor_get(file, t, &info) == RIG_OK) total += info.length;
+    /* The pools are made inside the first load's timing: a first load pays for its staging. */
+    if (a.repeat > 1 && r == 0 && a.o.path != RIG_LOAD_PATH_REGISTERED && a.o.path != RIG_LOAD_PATH_DIRECT) {
+      s = make_pools(&a, file, devices, n, pools, &pool_count);
+      if (s != RIG_OK) {
+        snprintf(error, sizeof error, "staging pool: %s: %s", rig_status_name(s), rig_last_error());
+        break;
       }
-      if (budget > total + 2 * (chunk + 4096)) budget = (size_t)total + 2 * (chunk + 4096);
-      for (size_t d = 0; d < n; ++d) {
-        s = rig_load_pool_create(devices[d], budget, chunk + 4096, &pools[d]);
-        if (s != RIG_OK) {
-          fprintf(stderr, "rig load: staging pool: %s: %s\n", rig_status_name(s), rig_last_error());
-          goto close;
-        }
-        pool_count = d + 1;
-      }
-      o.pools = pools;
-      o.pool_count = pool_count;
+      a.o.pools = pools;
+      a.o.pool_count = pool_count;
     }
-    rig_load load;
-    s = rig_load_start(file, NULL, 0, &p, &o, &load);
+    rig_load_placement p;
+    memset(&p, 0, sizeof p);
+    p.size = sizeof p;
+    p.devices = devices;
+    p.device_count = n;
+    p.rule = a.rule;
+    rig_load load = NULL;
+    s = rig_load_start(file, NULL, 0, &p, &a.o, &load);
     if (s == RIG_OK) s = rig_load_wait(load);
-    /* End to end: until every device finished the copies (the stamps would order later work anyway). */
-    for (size_t d = 0; s == RIG_OK && d < n; ++d) {
-      uint64_t v = 0;
-      rig_device_submitted(devices[d], &v);
-      if (v) s = rig_device_wait(devices[d], v, UINT64_MAX);
-    }
+    if (s == RIG_OK) s = finish_devices(devices, n);
     double t1 = now_s();
+    rig_tool_progress_end();
     if (s != RIG_OK) {
-      fprintf(stderr, "rig load: %s: %s: %s\n", path, rig_status_name(s), rig_last_error());
-      if (json) printf("]}\n");
-      goto close;
-    }
-    rig_load_stats st;
-    memset(&st, 0, sizeof st);
-    st.size = sizeof st;
-    rig_load_get_stats(load, &st);
-    unsigned long long rss1 = rss_bytes();
-    double gbs = (double)st.bytes_total / (t1 - t0) / 1e9;
-    if (json) {
-      printf("%s{\"path\": \"%s\", \"why\": \"", r ? ", " : "", rig_load_path_name(st.path));
-      for (const char *c = st.why; *c; ++c) printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-      printf("\", \"direct_io\": %d, \"bytes\": %llu, \"bytes_read\": %llu, \"bytes_copied\": %llu, \"seconds\": %.6f, "
-             "\"gb_per_s\": %.3f, \"first_tensor_seconds\": %.6f, \"staging_bytes\": %zu, \"rss_growth_bytes\": %lld, "
-             "\"verified\": %d}",
-             st.direct_io, (unsigned long long)st.bytes_total, (unsigned long long)st.bytes_read,
-             (unsigned long long)st.bytes_copied, t1 - t0, gbs, st.first_tensor_seconds, st.staging_bytes,
-             (long long)(rss1 - rss0), o.verify);
+      snprintf(error, sizeof error, "%s: %s: %s", a.path, rig_status_name(s), rig_last_error());
     } else {
-      printf("%s: %zu tensors, %.3f GB onto %zu device(s)%s\n", path, tensors, (double)st.bytes_total / 1e9, n,
-             o.verify ? ", verified" : "");
-      printf("path        %s (%s)\n", rig_load_path_name(st.path), st.why);
-      printf("speed       %.2f GB/s (%.3f s end to end; %.3f GB read from the file%s)\n", gbs, t1 - t0,
-             (double)st.bytes_read / 1e9, st.direct_io ? " with O_DIRECT" : "");
-      printf("first       tensor handed out after %.4f s\n", st.first_tensor_seconds);
-      printf("host memory %.1f MiB pinned staging, resident set grew %.1f MiB\n", (double)st.staging_bytes / 1048576.0,
-             (double)((long long)(rss1 - rss0)) / 1048576.0);
+      rig_load_stats st;
+      memset(&st, 0, sizeof st);
+      st.size = sizeof st;
+      rig_load_get_stats(load, &st);
+      print_load(&a, &st, t1 - t0, rss_bytes() - rss0, r == 0, tensors, n);
     }
-    rig_load_release(load);
+    if (load) rig_load_release(load);
   }
-  if (json) printf("]}\n");
-  rc = 0;
-close:
+  if (a.json) {
+    printf("], \"error\": ");
+    rig_tool_json_string(stdout, s == RIG_OK ? NULL : error);
+    printf("}\n");
+  }
+  if (s != RIG_OK) fprintf(stderr, "rig load: %s\n", error);
   for (size_t d = 0; d < pool_count; ++d) rig_load_pool_release(pools[d]);
-  rig_load_file_release(file);
-out:
+  if (file) rig_load_file_release(file);
   for (size_t d = 0; d < n; ++d) rig_device_release(devices[d]);
-  return rc;
+  return s == RIG_OK && !ferror(stdout) ? RIG_EXIT_OK : RIG_EXIT_ERROR;
 }

@@ -283,7 +283,9 @@ void Load::fail_with(rig_status s) {
 
 void Load::progress(uint64_t bytes) {
   std::lock_guard lock(progress_mutex_);  // not mutex_: the callback may block while rig_load_buffer waits
-  bytes_done_ += bytes;
+  // A window of the mapping covers whole pages, so its bytes can round out past the tensors' own: the
+  // callback's contract is done <= total.
+  bytes_done_ = std::min(bytes_done_ + bytes, bytes_total_);
   if (options_.progress) options_.progress(options_.progress_user, bytes_done_, bytes_total_);
 }
 

@@ -98,6 +98,18 @@ static void expect_all_equal(rig_load load, rig_load_file f, const char *path, s
   }
 }
 
+/* What the progress callback saw: done never past total, never going back, total at the last call. */
+struct seen {
+  uint64_t last, total, calls;
+  int backwards, past_total;
+};
+static void record_progress(void *user, uint64_t done, uint64_t total) {
+  struct seen *s = user;
+  s->backwards |= done < s->last;
+  s->past_total |= done > total;
+  s->last = done, s->total = total, ++s->calls;
+}
+
 static void every_tensor_equals_the_file_on_every_path(void **state) {
   (void)state;
   const char *path = tw_path("weights");
@@ -121,11 +133,19 @@ static void every_tensor_equals_the_file_on_every_path(void **state) {
     rig_load_options o = options(cases[c].path);
     o.io = cases[c].io;
     o.verify = cases[c].verify;
+    struct seen seen = {0, 0, 0, 0, 0};
+    o.progress = record_progress;
+    o.progress_user = &seen;
     rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
     rig_load load;
     assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
     assert_int_equal(rig_load_wait(load), RIG_OK);
     expect_all_equal(load, f, path, 0);
+    /* the direct path's windows cover whole pages: their bytes must not push done past total */
+    assert_true(seen.calls > 0);
+    assert_false(seen.backwards);
+    assert_false(seen.past_total);
+    assert_int_equal(seen.last, seen.total);
     rig_load_stats st;
     memset(&st, 0, sizeof st);
     st.size = sizeof st;

@@ -104,12 +104,16 @@ def valid(out, defn, what):
 
 # ---- help, version, usage -------------------------------------------------------------------------------
 for args in (["--help"], ["-h"], ["help"], ["devices", "--help"], ["devices", "-h"], ["demo", "--help"],
-             ["probe", "--help"], ["probe", "-h"]):
+             ["probe", "--help"], ["probe", "-h"], ["load", "--help"], ["load", "-h"]):
     rc, out, err = run(*args)
     check(rc == 0 and b"usage: rig" in out and err == "", f"rig {' '.join(args)}: usage on stdout, status 0")
 rc, out, err = run("--version")
 check(rc == 0 and re.fullmatch(rb"rig \S+ \(librig \S+\)\n", out) is not None, f"rig --version: {out!r}")
-for args in ([], ["nosuch"], ["--nosuch"], ["devices", "--nosuch"], ["devices", "extra"], ["probe"]):
+for args in ([], ["nosuch"], ["--nosuch"], ["devices", "--nosuch"], ["devices", "extra"], ["probe"], ["load"],
+             ["load", "w.safetensors"], ["load", "--device", "memory:A"], ["load", "--nosuch", "w", "--device", "memory:A"],
+             ["load", "--path", "fast", "w", "--device", "memory:A"], ["load", "--threads", "x", "w", "--device", "memory:A"],
+             ["load", "--chunk", "-1", "w", "--device", "memory:A"], ["load", "a", "b", "--device", "memory:A"],
+             ["load", "w", "--device"]):
     rc, out, err = run(*args)
     check(rc == 2 and out == b"" and err != "", f"rig {' '.join(args)}: usage error on stderr, status 2")
 rc, out, err = run("demo")
@@ -218,6 +222,108 @@ if FAKE_CUDA:
     check(b"\r" not in q.stderr, "a pipe gets no progress line")
 else:
     print("skip  the progress line: no fake libcuda given")
+
+# ---- rig load: a small safetensors file onto memory devices ----------------------------------------------
+def safetensors(path, tensors, header_len=None, cut=None):
+    """Writes a safetensors file of tensors [(name, dtype, shape, bytes)]; header_len overrides the length
+    field, cut truncates the file. Returns the data's total size."""
+    header, offset = {}, 0
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    blob = (header_len if header_len is not None else len(h)).to_bytes(8, "little") + h + b"".join(t[3] for t in tensors)
+    with open(path, "wb") as f:
+        f.write(blob[:cut] if cut is not None else blob)
+    return offset
+
+
+weights = os.path.join(work, "small.safetensors")
+small = [("model.layers.0.w", "F32", [256, 256], os.urandom(256 * 256 * 4)),
+         ("model.layers.1.w", "BF16", [512, 1024], os.urandom(512 * 1024 * 2)),
+         ("model.norm", "F16", [7], os.urandom(14))]
+total = safetensors(weights, small)
+
+rc, out, err = run("load", weights, "--device", "memory:A")
+check(rc == 0 and f"{len(small)} tensors".encode() in out and b"path        direct" in out and b"GB/s" in out
+      and err == "", f"rig load onto memory:A: status 0, tensors, path and speed reported ({out[:80]!r} {err.strip()})")
+
+rc, out, err = run("load", "--json", "--device=memory:A,memory:B", weights)
+obj = valid(out, "load", "rig load --json onto memory:A,memory:B") if rc == 0 else None
+check(rc == 0 and err == "", f"rig load --json onto two memory devices: status 0 ({err.strip()})")
+if obj is not None:
+    run1 = obj["loads"][0] if obj["loads"] else {}
+    check(obj["tensors"] == len(small) and obj["devices"] == ["memory:A", "memory:B"] and obj["error"] is None
+          and len(obj["loads"]) == 1, f"load --json: tensors, devices, one load, no error ({obj['tensors']}, {obj['devices']})")
+    # read once: the direct path maps whole pages, so the count may round out to the pages around the data
+    check(run1.get("bytes") == total and total <= run1.get("bytes_read", 0) < total + 2 * 65536
+          and run1.get("bytes_copied") == 2 * total, f"every tensor on both devices: {total} bytes, read once, copied twice ({run1})")
+    check(run1.get("path") == "direct" and "Not_needed" in run1.get("why", ""),
+          f"memory devices read the mapping: path direct, why names the verdict ({run1.get('why')})")
+    check(bytes.fromhex(obj["file_hex"]) == weights.encode(), "load --json: file_hex gives the exact name")
+
+rc, out, err = run("load", "--json", "--path", "staged", "--verify", "--repeat", "2", "--chunk", "64K", "--device",
+                   "memory:A", weights)
+obj = valid(out, "load", "rig load --json --path staged --verify --repeat 2") if rc == 0 else None
+check(rc == 0, f"staged, verified, twice: status 0 ({err.strip()})")
+if obj is not None:
+    check(len(obj["loads"]) == 2 and all(l["path"] == "staged" and l["verified"] and l["staging_bytes"] > 0
+                                         and l["bytes_read"] == total for l in obj["loads"]),
+          f"two staged loads, verified, through pinned staging ({obj['loads']})")
+
+rc, out, err = run("load", "--path", "registered", "--device", "memory:A", weights)
+check(rc == 1 and out == b"" and "Usable" in err and "Not_needed" in err,
+      f"registered onto a memory device: status 1, the verdict in words ({err.strip()})")
+
+# bad files: status 1, words on stderr, nothing on stdout; with --json, the error in the object
+bad = os.path.join(work, "bad.safetensors")
+cases = [("truncated", lambda: open(bad, "wb").write(b"\x10\x00\x00")),
+         ("header length past the end", lambda: safetensors(bad, small, header_len=1 << 40)),
+         ("file cut inside its header", lambda: safetensors(bad, small, cut=8 + 100)),
+         ("tensor data cut short", lambda: safetensors(bad, small, cut=8 + 256 + 256 * 256 * 4)),
+         ("not JSON", lambda: open(bad, "wb").write((16).to_bytes(8, "little") + b"{not json at all")),
+         ("dtype and shape against the byte range", lambda: safetensors(bad, [("w", "F32", [3, 3], os.urandom(32))]))]
+for what, make in cases:
+    make()
+    rc, out, err = run("load", bad, "--device", "memory:A")
+    check(rc == 1 and out == b"" and "RIG_INVALID_ARGUMENT" in err and len(err.split()) > 4,
+          f"{what}: status 1 with words ({err.strip()[:140]})")
+    rc, out, err = run("load", "--json", bad, "--device", "memory:A")
+    obj = valid(out, "load", f"{what}: --json")
+    check(rc == 1 and obj is not None and obj["loads"] == [] and "RIG_INVALID_ARGUMENT" in (obj["error"] or ""),
+          f"{what}: --json says the error, status 1")
+rc, out, err = run("load", os.path.join(work, "missing.safetensors"), "--device", "memory:A")
+check(rc == 1 and "No such file" in err, f"a missing file: status 1 ({err.strip()})")
+rc, out, err = run("load", work, "--device", "memory:A")
+check(rc == 1 and "regular file" in err, f"a directory: status 1 ({err.strip()})")
+rc, out, err = run("load", weights, "--device", "nosuch:0")
+check(rc == 1 and "nosuch:0" in err, f"a device that does not exist: status 1, named ({err.strip()})")
+os.unlink(bad)
+
+# the progress line: on a terminal only
+master, slave = pty.openpty()
+p = subprocess.Popen([RIG, "load", weights, "--device", "memory:A"], stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+seen = b""
+while True:
+    r, _, _ = select.select([master], [], [], 5)
+    if not r:
+        break
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+p.wait(timeout=60)
+os.close(master)
+p.stdout.read()
+check(p.returncode == 0 and b"\r\x1b[K" in seen and b"rig load:" in seen and b"GB/s" in seen,
+      f"rig load on a terminal: a progress line ({seen[:100]!r})")
+q = subprocess.run([RIG, "load", weights, "--device", "memory:A"], capture_output=True, timeout=60)
+check(q.returncode == 0 and q.stderr == b"", "rig load in a pipe: no progress line")
 
 for f in os.listdir(work):
     os.unlink(os.path.join(work, f))
