@@ -218,7 +218,8 @@ typedef struct rig_load_stats {
   int direct_io;               /* 1 if reads used O_DIRECT */
   uint64_t bytes_total;        /* bytes of the selected tensors */
   uint64_t bytes_read;         /* bytes read from the file (once each: a tensor on several devices is
-                                  copied device to device) */
+                                  copied device to device; the registered and direct paths count the
+                                  whole pages of their windows) */
   uint64_t bytes_copied;       /* bytes copied into devices, peer copies included */
   double seconds;              /* rig_load_start to the last submit (and verification) */
   double first_tensor_seconds; /* rig_load_start to the first tensor handed over */
