@@ -65,13 +65,14 @@ step rig-load-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 3
 # 3. The bench: every path beside the link and a pread loader, warm and cold; the pair where there is one.
 step bench 480 "$bench" "$F" --device "$devices"
 
-# 4. The peers in Python: safetensors.torch.load_file(device="cuda:0"), and torch's file mapping then
-#    .to("cuda:0"), warm (best of 3) and cold (evicted first), each timed from the call to
+# 4. The peers in Python: safetensors.torch.load_file(device="cuda:0"), and the file's mapping as torch
+#    tensors (torch.frombuffer over mmap) then .to("cuda:0"), warm (best of 3) and cold (evicted first), each timed from the call to
 #    torch.cuda.synchronize() in a process where CUDA is already initialised.
 cat >"$S/peer.py" <<'PY'
-import os, sys, time
+import json, mmap, os, sys, time, warnings
 import torch
 import safetensors.torch as st
+warnings.filterwarnings("ignore")  # torch.frombuffer on a read-only mapping warns that it is not writable
 path, mode = sys.argv[1], sys.argv[2]
 size = os.path.getsize(path)
 torch.zeros(1, device="cuda:0"); torch.cuda.synchronize()   # CUDA initialised outside the timing
@@ -80,9 +81,19 @@ def evict():
 def once(fn):
     t = time.perf_counter(); d = fn(); torch.cuda.synchronize(); s = time.perf_counter() - t
     del d; torch.cuda.empty_cache(); return s
+def mapped_to_cuda():  # the file's shared mapping as torch tensors (bytes), each .to("cuda:0")
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little"); header = json.loads(f.read(n))
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    out = {}
+    for k, v in header.items():
+        if k == "__metadata__": continue
+        a, b = v["data_offsets"]
+        out[k] = torch.frombuffer(mm, dtype=torch.uint8, count=b - a, offset=8 + n + a).to("cuda:0")
+    return out
 runs = {
     "safetensors.load_file(device=cuda:0)": lambda: st.load_file(path, device="cuda:0"),
-    "torch mapping + .to(cuda:0)": lambda: {k: v.to("cuda:0") for k, v in st.load_file(path).items()},
+    "torch.frombuffer(mmap) + .to(cuda:0)": mapped_to_cuda,
 }
 for name, fn in runs.items():
     if mode == "cold":
