@@ -2,7 +2,9 @@
 """The rig command's manners, run as a user runs it: --help and -h to stdout with status 0, --version,
 --opt=value, devices --json and probe --json checked against docs/cli-json.schema.json (also for a file
 name that is not UTF-8), one device naming (what `devices` lists, `probe --device` takes), the documented
-exit statuses, clear errors for a directory or an empty file, the progress line on a terminal only.
+exit statuses, clear errors for a directory or an empty file, the progress line on a terminal only; and
+`rig load`: its usage errors, a small safetensors file onto memory devices (and every device listed, and
+two fake GPUs), --json against the schema, bad files answered with status 1 and words.
 
     test_cli.py RIG SCHEMA [FAKE_LIBCUDA]
 """
@@ -271,6 +273,28 @@ if obj is not None:
     check(len(obj["loads"]) == 2 and all(l["path"] == "staged" and l["verified"] and l["staging_bytes"] > 0
                                          and l["bytes_read"] == total for l in obj["loads"]),
           f"two staged loads, verified, through pinned staging ({obj['loads']})")
+
+# every device this machine opens (lavapipe's vulkan:0 where installed), checked byte for byte
+for name in names:
+    device = name.replace("memory:NAME", "memory:A")
+    rc, out, err = run("load", "--json", "--verify", "--device", device, weights)
+    obj = valid(out, "load", f"rig load --json --verify --device {device}")
+    loads = obj["loads"] if obj else []
+    check(rc == 0 and len(loads) == 1 and loads[0]["verified"] and loads[0]["bytes_copied"] == total,
+          f"rig load --verify onto {device}: every byte checked ({err.strip()[:120]})")
+
+# the fake libcuda: staged and registered paths through the command, two GPUs, every byte checked
+if FAKE_CUDA:
+    for path in ("staged", "registered", "auto"):
+        rc, out, err = run("load", "--json", "--verify", "--path", path, "--device", "cuda:0,cuda:1", weights,
+                           env={"RIG_CUDA_LIBRARY": FAKE_CUDA})
+        obj = valid(out, "load", f"rig load --path {path} onto the fake cuda:0,cuda:1")
+        l = obj["loads"][0] if obj and obj["loads"] else {}
+        want = "staged" if path == "auto" else path
+        check(rc == 0 and l.get("path") == want and l.get("verified") and l.get("bytes_copied") == 2 * total,
+              f"--path {path} onto two fake GPUs: path {l.get('path')}, verified, copied to both ({err.strip()[:120]})")
+else:
+    print("skip  rig load onto the fake libcuda: none given")
 
 rc, out, err = run("load", "--path", "registered", "--device", "memory:A", weights)
 check(rc == 1 and out == b"" and "Usable" in err and "Not_needed" in err,
