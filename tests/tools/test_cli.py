@@ -274,6 +274,17 @@ if obj is not None:
                                          and l["bytes_read"] == total for l in obj["loads"]),
           f"two staged loads, verified, through pinned staging ({obj['loads']})")
 
+# a name that is not UTF-8, and one JSON must escape: file as U+FFFD, file_hex exact
+for raw in (b"w\xff-latin\xe9.safetensors", b'q"uo\\te\nline.safetensors'):
+    odd = os.path.join(work.encode(), raw)
+    with open(weights, "rb") as src, open(odd, "wb") as dst:
+        dst.write(src.read())
+    rc, out, err = run("load", "--json", "--device", "memory:A", odd)
+    obj = valid(out, "load", f"rig load --json on the name {raw!r}")
+    check(rc == 0 and obj is not None and bytes.fromhex(obj["file_hex"]) == odd
+          and obj["file"] == odd.decode("utf-8", "replace"), f"{raw!r}: loaded, file_hex exact, file with U+FFFD")
+    os.unlink(odd)
+
 # every device this machine opens (lavapipe's vulkan:0 where installed), checked byte for byte
 for name in names:
     device = name.replace("memory:NAME", "memory:A")
