@@ -13,10 +13,9 @@ namespace rig {
 class MemoryDevice final : public DriverDevice {
  public:
   MemoryDevice(std::string name, rig_device_kind kind);
-  const DriverInfo &info() const override { return info_; }
-
-  RIG_DEVICE_MEMORY_OVERRIDES
-  rig_status load_module(rig_module_format format, const void *, size_t, std::unique_ptr<DriverModule> *) override;
+  // DriverDevice: memory and code (core/driver.h).
+  RIG_DRIVER_DEVICE_OVERRIDES
+  // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
   bool can_wait_in_queue(const DriverDevice &) const override { return false; }
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
@@ -28,7 +27,6 @@ class MemoryDevice final : public DriverDevice {
   void fault(const char *why);
 
  private:
-  DriverInfo info_;
   std::atomic<uint64_t> signaled_{0};
 };
 
