@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/fake_gpu.h"
 #include "drivers/hip/hip.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -105,7 +106,8 @@ struct FEvent {
   std::atomic<uint64_t> done{0};
 };
 
-struct FStream;
+struct Dev;
+using FStream = fake_gpu::Stream<Dev>;  // a stream of the owner (common/fake_gpu.h)
 
 struct FFunction {
   std::string name;
@@ -150,14 +152,6 @@ Dev *dev_of(int ordinal) {
 Dev *current() {
   std::lock_guard g(state().lock);
   return dev_of(current_device);
-}
-
-void spend(long long ns) {  // a busy wait: sleeps are too coarse for per-KiB costs
-  if (ns <= 0) return;
-  auto until = Clock::now() + std::chrono::nanoseconds(ns);
-  if (ns > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(ns - 100000));
-  while (Clock::now() < until) {
-  }
 }
 
 // The region holding [p, p+n), or null. Caller holds the lock.
@@ -292,74 +286,6 @@ std::string cannot_serve(uintptr_t b, uintptr_t e, bool *unmapped, bool *readabl
 
 // ----- streams -------------------------------------------------------------------------------------------
 
-struct FStream {
-  Dev *dev;
-  std::mutex lock;
-  std::condition_variable changed;
-  std::deque<std::function<void()>> ops;
-  bool running = false;
-  bool stopping = false;
-  std::thread worker;
-
-  explicit FStream(Dev *d) : dev(d) { worker = std::thread([this] { run(); }); }
-
-  void push(std::function<void()> op) {
-    {
-      std::lock_guard g(lock);
-      ops.push_back(std::move(op));
-    }
-    changed.notify_all();
-  }
-
-  void run() {
-    std::unique_lock g(lock);
-    for (;;) {
-      changed.wait(g, [&] { return stopping || !ops.empty(); });
-      if (ops.empty()) return;  // stopping, drained
-      auto op = std::move(ops.front());
-      ops.pop_front();
-      running = true;
-      g.unlock();
-      // After a sticky error nothing of the device runs (its work is gone, as on a GPU).
-      if (dev->sticky.load(std::memory_order_acquire) == 0) op();
-      g.lock();
-      running = false;
-      changed.notify_all();
-    }
-  }
-
-  bool idle() {
-    std::lock_guard g(lock);
-    return ops.empty() && !running;
-  }
-
-  void drain() {
-    std::unique_lock g(lock);
-    changed.wait(g, [&] { return ops.empty() && !running; });
-  }
-
-  ~FStream() {
-    {
-      std::lock_guard g(lock);
-      stopping = true;
-    }
-    changed.notify_all();
-    worker.join();
-  }
-};
-
-// Polls `ready` until true, the device's sticky error, or the stream stopping.
-void poll_until(FStream *st, const std::function<bool()> &ready) {
-  while (!ready()) {
-    if (st->dev->sticky.load(std::memory_order_acquire)) return;
-    {
-      std::lock_guard g(st->lock);
-      if (st->stopping) return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
-
 std::shared_ptr<FStream> get_stream(FStream *st) {
   auto &s = state();
   std::lock_guard g(s.lock);
@@ -374,28 +300,11 @@ std::shared_ptr<FEvent> get_event(FEvent *e) {
   return it == s.events.end() ? nullptr : it->second;
 }
 
+using fake_gpu::poll_until;
+using fake_gpu::spend;
+using Launch = fake_gpu::Launch<Dev>;
+
 // ----- kernels -------------------------------------------------------------------------------------------
-
-struct Launch {
-  Dev *dev;
-  std::vector<std::vector<char>> params;
-};
-
-uint64_t param_u64(const Launch &l, size_t i) {
-  uint64_t v = 0;
-  std::memcpy(&v, l.params[i].data(), std::min<size_t>(8, l.params[i].size()));
-  return v;
-}
-
-struct Scalars32 {
-  uint32_t n, k;
-};
-
-Scalars32 scalars32(const Launch &l, size_t i) {
-  Scalars32 s{};
-  std::memcpy(&s, l.params[i].data(), std::min(sizeof s, l.params[i].size()));
-  return s;
-}
 
 // The bytes a kernel may touch at device address [a, a+n): its device's memory, a peer's with peer access
 // enabled, pinned or registered host memory through its device address. Sets the sticky error (illegal
@@ -413,55 +322,6 @@ char *kernel_view(Dev *dev, uint64_t a, size_t n, bool write) {
     return nullptr;
   }
   return p;
-}
-
-struct Builtin {
-  const char *name;
-  std::vector<size_t> sizes;  // parameter sizes, for copying kernelParams at launch
-  void (*run)(const Launch &);
-};
-
-// out[i] = in[i] + k for i < n
-void k_add_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] + s.k;
-}
-
-// out[i] = in[i] * 31 + k + i: order-dependent
-void k_chain_step(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] * 31u + s.k + i;
-}
-
-// out[i] = k for i < n
-void k_fill_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 1);
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, true));
-  if (!out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = s.k;
-}
-
-void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); }
-
-// A faulting kernel: an illegal address, as on a GPU
-void k_fault(const Launch &l) { l.dev->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
-
-const Builtin *builtin(const std::string &name) {
-  // Never destroyed: a lost device's stream thread may still run a launch while the process exits.
-  static const std::vector<Builtin> &b = *new std::vector<Builtin>{
-      {"rig_add_u32", {8, 8, 8}, k_add_u32},   {"rig_chain_step", {8, 8, 8}, k_chain_step},
-      {"rig_fill_u32", {8, 8}, k_fill_u32},    {"rig_delay", {8}, k_delay},
-      {"rig_fault", {8}, k_fault},
-  };
-  for (const auto &x : b)
-    if (name == x.name) return &x;
-  return nullptr;
 }
 
 void read_env() {
@@ -641,7 +501,7 @@ EXPORT Error hipDeviceSynchronize(void) {
     auto &s = state();
     std::lock_guard g(s.lock);
     for (auto &[raw, st] : s.streams)
-      if (st->dev == d) mine.push_back(st);
+      if (st->owner == d) mine.push_back(st);
   }
   for (auto &st : mine) st->drain();  // without the state lock: kernels running in workers take it
   return sticky_or(d, SUCCESS);
@@ -681,7 +541,7 @@ EXPORT Error hipStreamDestroy(FStream *stream) {
 EXPORT Error hipStreamQuery(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load(std::memory_order_acquire)) return e;
+  if (int e = st->owner->sticky.load(std::memory_order_acquire)) return e;
   return st->idle() ? SUCCESS : ERROR_NOT_READY;
 }
 
@@ -689,7 +549,7 @@ EXPORT Error hipStreamSynchronize(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   st->drain();
-  return sticky_or(st->dev, SUCCESS);
+  return sticky_or(st->owner, SUCCESS);
 }
 
 EXPORT Error hipEventCreateWithFlags(FEvent **event, unsigned flags) {
@@ -714,8 +574,8 @@ EXPORT Error hipEventRecord(FEvent *event, FStream *stream) {
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
-  ev->dev = st->dev;
+  if (int e = st->owner->sticky.load()) return e;
+  ev->dev = st->owner;
   uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   st->push([ev, gen] {
     uint64_t d = ev->done.load(std::memory_order_relaxed);
@@ -749,7 +609,7 @@ EXPORT Error hipStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t gen = ev->recorded.load(std::memory_order_acquire);  // the latest record, as HIP captures it
   ++state().count.event_waits;
   if (state().sw.ignore_waits) return SUCCESS;  // the broken runtime a mutation check runs against
@@ -769,7 +629,7 @@ EXPORT Error hipStreamWriteValue64(FStream *stream, void *ptr, uint64_t value, u
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(ptr);
   if (!word) return ERROR_INVALID_VALUE;
   ++state().count.write_values;
@@ -782,7 +642,7 @@ EXPORT Error hipStreamWaitValue64(FStream *stream, void *ptr, uint64_t value, un
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   if (flags != WAIT_VALUE_GEQ || mask != ~uint64_t{0}) return ERROR_INVALID_VALUE;  // rig uses GTE only
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(ptr);
   if (!word) return ERROR_INVALID_VALUE;
   ++state().count.wait_values;
@@ -948,7 +808,7 @@ EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, 
   if (kind != MEMCPY_DEFAULT) return ERROR_INVALID_VALUE;  // rig passes device addresses, direction inferred
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   const char *from;
   {
@@ -969,7 +829,7 @@ EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, 
 EXPORT Error hipMemsetD8Async(void *dst, unsigned char value, size_t count, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   {
     std::lock_guard g(state().lock);
@@ -1029,7 +889,7 @@ EXPORT Error hipModuleGetFunction(FFunction **function, FModule *module, const c
     if (!state().modules.count(module)) return ERROR_INVALID_HANDLE;
   }
   for (auto &f : module->functions)
-    if (f->name == name && builtin(f->name)) {
+    if (f->name == name && fake_gpu::builtin<Dev>(f->name)) {
       *function = f.get();
       return SUCCESS;
     }
@@ -1041,15 +901,15 @@ EXPORT Error hipModuleLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsig
   if (!f || extra) return ERROR_INVALID_VALUE;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
     if (!state().modules.count(f->module)) return ERROR_INVALID_HANDLE;
   }
-  if (f->module->dev != st->dev) return ERROR_INVALID_HANDLE;  // a function loaded on another device
+  if (f->module->dev != st->owner) return ERROR_INVALID_HANDLE;  // a function loaded on another device
   if (!gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || shared > 65536) return ERROR_INVALID_VALUE;
-  const Builtin *b = builtin(f->name);
-  Launch l{st->dev, {}};
+  const fake_gpu::Builtin<Dev> *b = fake_gpu::builtin<Dev>(f->name);
+  Launch l{st->owner, {}, {}, {}};
   for (size_t i = 0; i < b->sizes.size(); ++i) {
     if (!params || !params[i]) return ERROR_INVALID_VALUE;
     const char *p = static_cast<const char *>(params[i]);
@@ -1066,7 +926,7 @@ EXPORT Error hipModuleLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsig
   st->push([l = std::move(l), b, fails, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     if (fails) {
-      l.dev->sticky.store(ERROR_LAUNCH_FAILURE, std::memory_order_release);
+      l.owner->sticky.store(ERROR_LAUNCH_FAILURE, std::memory_order_release);
       return;
     }
     b->run(l);
