@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -106,6 +107,22 @@ void poll_until(Stream<Owner> *st, const std::function<bool()> &ready) {
   }
 }
 
+// ----- modules -------------------------------------------------------------------------------------------
+
+// The kernel names a module's text declares (PTX's `.entry name`, which the tests' modules use for both
+// doubles), in order.
+inline std::vector<std::string> entry_names(const std::string &text) {
+  std::vector<std::string> names;
+  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
+    size_t b = at + 6;
+    while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+    size_t e = b;
+    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+    if (e > b) names.push_back(text.substr(b, e - b));
+  }
+  return names;
+}
+
 // ----- kernels -------------------------------------------------------------------------------------------
 
 // A launch as the stream runs it: its owner, its shape and a copy of each parameter's bytes.
@@ -141,25 +158,28 @@ struct Builtin {
   void (*run)(const Launch<Owner> &);
 };
 
-// out[i] = in[i] + k for i < n
-template <class Owner>
-void k_add_u32(const Launch<Owner> &l) {
+// The shape of the element-wise kernels (params: in, out, {n, k}): out[i] = step(in[i], k, i) for i < n.
+// Each element is read before it is written, so in and out may be one buffer, as on a GPU where each
+// thread owns one i.
+template <class Owner, class Step>
+void map_u32(const Launch<Owner> &l, Step step) {
   Scalars32 s = scalars32(l, 2);
   auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.owner, param_u64(l, 0), s.n * 4ull, false));
   auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.owner, param_u64(l, 1), s.n * 4ull, true));
   if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] + s.k;
+  for (uint32_t i = 0; i < s.n; ++i) out[i] = step(in[i], s.k, i);
+}
+
+// out[i] = in[i] + k for i < n
+template <class Owner>
+void k_add_u32(const Launch<Owner> &l) {
+  map_u32(l, [](uint32_t x, uint32_t k, uint32_t) { return x + k; });
 }
 
 // out[i] = in[i] * 31 + k + i: order-dependent (steps applied in another order give other numbers)
 template <class Owner>
 void k_chain_step(const Launch<Owner> &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.owner, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.owner, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  // Read everything first: in and out may be the same buffer, as on a GPU where each thread owns one i.
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] * 31u + s.k + i;
+  map_u32(l, [](uint32_t x, uint32_t k, uint32_t i) { return x * 31u + k + i; });
 }
 
 // out[i] = k for i < n

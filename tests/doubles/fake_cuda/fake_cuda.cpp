@@ -847,17 +847,11 @@ EXPORT Result cuModuleLoadDataEx(FModule **module, const void *image, unsigned c
   }
   auto m = std::make_unique<FModule>();
   m->ctx = current;
-  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
-    size_t b = at + 6;
-    while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-    size_t e = b;
-    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
-    if (e > b) {
-      auto f = std::make_unique<FFunction>();
-      f->name = text.substr(b, e - b);
-      f->module = m.get();
-      m->functions.push_back(std::move(f));
-    }
+  for (std::string &name : fake_gpu::entry_names(text)) {
+    auto f = std::make_unique<FFunction>();
+    f->name = std::move(name);
+    f->module = m.get();
+    m->functions.push_back(std::move(f));
   }
   if (m->functions.empty()) {
     say("fakecuda: no .entry in the module text");
