@@ -134,7 +134,7 @@ def test_lost_device_raises_device_lost(cuda_device):
     buf = rig.Buffer.create(cuda_device, 4)
     with pytest.raises(rig.DeviceLost):
         point = rig.submit(cuda_device, [rig.launch(module, "rig_fault", (1,), (1,), [0])], [(buf, rig.WRITE)])
-        cuda_device.wait(point)
+        rig.wait_point(point)
     assert cuda_device.lost_reason()
     with pytest.raises(rig.DeviceLost):
         rig.submit(cuda_device, [rig.fill(0, 1)], [(buf, rig.WRITE)])
