@@ -73,7 +73,12 @@ rig_status Allocation::map_host_onto(Device &device, Mapping *out) {
   // on them, and keeps them registered until this allocation's uses are all reached (the destructor).
   out->counted = length_ > 0 && device.driver().host_registration() != nullptr;
   if (out->counted) {
-    rig_status s = range_table::acquire(device, host, length_, read_only_);
+    // Writable pages are registered writable even for a read-only wrap: the enclosing pages hold other
+    // bytes, which copies into them (a read_into on the same page) must still be allowed to write; the
+    // driver refuses those copies where the pages were registered read-only. Only pages the process
+    // cannot write (a PROT_READ mapping), which the driver refuses to register writable, take the flag.
+    rig_status s = range_table::acquire(device, host, length_, false);
+    if (s == RIG_UNMAPPABLE && read_only_) s = range_table::acquire(device, host, length_, true);
     if (s == RIG_BUSY) {  // pages held by rig_host_register or another framework's borrow
       std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
       return fail(RIG_UNMAPPABLE, "%s cannot borrow host memory at %p: %s", device.info().name.c_str(), host,

@@ -104,45 +104,39 @@ rig_status acquire(Device &device, const void *host, size_t length, bool read_on
   auto &t = table();
   std::lock_guard g(t.lock);
 
-  // Pages already registered for the family are shared; anything else in the way refuses the borrow.
-  // A partial overlap registers only the uncovered stretches, each as its own entry, rather than
-  // unregistering and registering a merged range: the existing registration may be in use by work still
-  // running (another wrap's), and pulling it would fault that work. The device sees one contiguous range
-  // anyway, since registered host memory has the same address on the device (unified addressing).
-  std::vector<std::pair<uintptr_t, uintptr_t>> gaps;
-  uintptr_t at = b;
-  for (auto it = t.first_touching(b); it != t.entries.end() && it->first < e; ++it) {
+  // Pages already registered for the family are shared when one entry holds them all; anything else in the
+  // way refuses the use. A device copies through one registration at a time: a copy whose host range spans
+  // two registrations is refused by the CUDA driver (seen on an H200: the device was lost), so a range
+  // partly covered by an entry cannot be completed by registering the rest, and the entry cannot be
+  // replaced by a merged one either, since work through it may still be running.
+  auto it = t.first_touching(b);
+  if (it != t.entries.end() && it->first < e) {
     const Entry &n = it->second;
     if (n.owner || n.family != family) return busy(b, e, *it);
-    if (n.read_only && !read_only)
+    if (it->first > b || n.end < e)
       return fail(RIG_UNMAPPABLE,
-                  "borrow: [%p, %p) shares pages with [%p, %p), registered read-only for a read-only wrap; "
-                  "a writable wrap cannot use them",
+                  "[%p, %p) is partly registered for other host memory on its pages ([%p, %p)); a device copies "
+                  "through one registration at a time, so these pages cannot be registered again as one range "
+                  "until that memory's borrows are released",
                   reinterpret_cast<void *>(b), reinterpret_cast<void *>(e), reinterpret_cast<void *>(it->first),
                   reinterpret_cast<void *>(n.end));
-    if (it->first > at) gaps.emplace_back(at, it->first);
-    at = std::max(at, n.end);
+    if (n.read_only && !read_only)
+      return fail(RIG_UNMAPPABLE,
+                  "[%p, %p) shares pages with [%p, %p), registered read-only for a read-only wrap; a writable "
+                  "wrap cannot use them",
+                  reinterpret_cast<void *>(b), reinterpret_cast<void *>(e), reinterpret_cast<void *>(it->first),
+                  reinterpret_cast<void *>(n.end));
+    ++it->second.count;
+    return RIG_OK;
   }
-  if (at < e) gaps.emplace_back(at, e);
 
-  // Register the gaps; listed before the driver is called, so that running out of memory for a node
-  // happens before a registration exists that the table would not know. Undone in full on any refusal.
-  bool flag = gaps.empty() ? false : flag_for(*hr, read_only);
-  std::vector<std::map<uintptr_t, Entry>::iterator> added;
-  added.reserve(gaps.size());
-  for (auto [gb, ge] : gaps) {
-    auto listed = t.entries.emplace(gb, Entry{ge, hr, nullptr, family, flag, 0}).first;
-    rig_status s = hr->register_range(reinterpret_cast<void *>(gb), ge - gb, flag);
-    if (s != RIG_OK) {
-      t.entries.erase(listed);
-      for (auto a : added)
-        if (a->second.driver->unregister_range(reinterpret_cast<void *>(a->first)) == RIG_OK) t.entries.erase(a);
-      return s;
-    }
-    added.push_back(listed);
-  }
-  for (auto it = t.first_touching(b); it != t.entries.end() && it->first < e; ++it) ++it->second.count;
-  return RIG_OK;
+  // No page registered yet: one new entry, listed before the driver is called, so that running out of
+  // memory for a node happens before a registration exists that the table would not know.
+  bool flag = flag_for(*hr, read_only);
+  auto listed = t.entries.emplace(b, Entry{e, hr, nullptr, family, flag, 1}).first;
+  rig_status s = hr->register_range(reinterpret_cast<void *>(b), e - b, flag);
+  if (s != RIG_OK) t.entries.erase(listed);
+  return s;
 }
 
 rig_status release(Device &device, const void *host, size_t length) {

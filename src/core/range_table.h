@@ -11,7 +11,8 @@
 //    by one device, refused if it shares a page with any entry; mapped registration (rig_host_register,
 //    the self-test probe) uses it, because the probe must see the driver register exactly its window.
 //  - Pages: counted entries cover the pages enclosing [host, host+length); so a wrap of any alignment
-//    registers, and two wraps on one page share one registration.
+//    registers, and wraps within the pages of one entry share its registration. A range only partly
+//    inside an entry is refused: a device copies through one registration at a time.
 //  - A release the driver refuses leaves the entry listed (the pages may still be registered: never unmap
 //    them): is_registered stays true; a counted entry left so is counted again by the next acquire and its
 //    release is retried at the next release that brings it to zero.
@@ -33,11 +34,12 @@ namespace range_table {
 size_t page_size() noexcept;
 
 // Counts one use of the pages enclosing [host, host+length) (length > 0) for `device`'s driver family:
-// pages already in a counted entry of that family are counted, the rest are registered through `device`'s
-// driver (read-only flag where read_only and the device supports it) as one new entry per uncovered stretch.
-// RIG_BUSY (naming the entry) where a page is in an exclusive entry or another family's; RIG_UNMAPPABLE
-// where a page is registered read-only and read_only is false; RIG_UNSUPPORTED where the driver registers
-// no host memory; the driver's status where it refuses (nothing is left counted or registered then).
+// where one counted entry of that family holds them all it is counted; where none of them is registered
+// they are registered through `device`'s driver (read-only flag where read_only and the device supports
+// it) as one new entry. RIG_UNMAPPABLE where an entry holds only some of them (a device copies through one
+// registration at a time) or holds them read-only and read_only is false; RIG_BUSY (naming the entry)
+// where a page is in an exclusive entry or another family's; RIG_UNSUPPORTED where the driver registers no
+// host memory; the driver's status where it refuses (nothing is left counted or registered then).
 // Blocks on the table's lock and the driver's registration.
 rig_status acquire(Device &device, const void *host, size_t length, bool read_only);
 // Gives back one use counted by acquire(device, host, length, ...): entries brought to zero are

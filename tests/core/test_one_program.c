@@ -61,7 +61,10 @@ static void expect_counts(rig_device d, counts before, long long registers, long
   counts c = now();
   if (!registers_host_memory(d)) return;
   if (c.registers < 0) {  /* a real driver counts nothing; a double that does not answer is a broken test */
-    if (getenv("RIG_CUDA_LIBRARY") || getenv("RIG_HIP_LIBRARY")) fail_msg("the driver double's counters are not found");
+    /* (RIG_HIP_LIBRARY may name the HIP shim over the real CUDA driver: a double only where it is the fake) */
+    const char *hip = getenv("RIG_HIP_LIBRARY");
+    if (getenv("RIG_CUDA_LIBRARY") || getenv("HIPSHIM_CUDA_LIBRARY") || (hip && strstr(hip, "fakehip")))
+      fail_msg("the driver double's counters are not found");
     return;
   }
   assert_int_equal(c.registers - before.registers, registers);
@@ -167,9 +170,11 @@ static void malloc_and_stack_memory_borrow(void **state) {
   OK(rig_device_release(devs[1]));
 }
 
-/* Two wraps on one page (and a third reaching into the next page) borrowed onto one device: the shared page
- * is registered once, the next page once more (only the part not registered yet), and each registration is
- * released exactly once, after the last borrow over it is released, in either order of release. */
+/* Two wraps on one page borrowed onto one device share one registration, released exactly once after the
+ * last borrow over it, in either order of release. A third wrap reaching from that page into the next is
+ * refused while the page is registered for the others (a device copies through one registration at a
+ * time, and the registration in use cannot be replaced), with words; once they are released it borrows,
+ * registering both pages as one range. */
 static void wraps_sharing_a_page_share_one_registration(void **state) {
   (void)state;
   rig_device d, other;
@@ -187,23 +192,40 @@ static void wraps_sharing_a_page_share_one_registration(void **state) {
     rig_buffer w[3], on_d[3], x[3];
     for (int i = 0; i < 3; ++i) {
       OK(rig_buffer_wrap(mem + at[i], len[i], RIG_ACCESS_READ, NULL, NULL, &w[i]));
-      on_d[i] = onto(d, w[i]);
       OK(rig_buffer_create(d, len[i], RIG_MEMORY_DEVICE, &x[i]));
+    }
+    for (int i = 0; i < 2; ++i) {
+      on_d[i] = onto(d, w[i]);
       OK(copy(d, on_d[i], x[i]));
     }
-    expect_counts(d, before, 2, 0);  /* page 1 once, then page 2 (w[2]'s remainder) */
-    /* Released in order (w0, w1, w2) or reversed: page 1 goes with its last wrap, page 2 with w[2]. */
-    long long released_after[2][3] = {{0, 0, 2}, {1, 1, 2}};
-    for (int k = 0; k < 3; ++k) {
-      int i = order ? 2 - k : k;
+    expect_counts(d, before, 1, 0); /* page 1 once for both */
+    if (registers_host_memory(d)) {
+      assert_int_equal(rig_buffer_borrow(d, w[2], &on_d[2]), RIG_UNMAPPABLE);
+      assert_non_null(strstr(rig_last_error(), "partly registered"));
+    }
+    /* Released in order (w0, w1) or reversed: page 1 goes with its last wrap. */
+    long long released_after[2][2] = {{0, 1}, {0, 1}};
+    for (int k = 0; k < 2; ++k) {
+      int i = order ? 1 - k : k;
       unsigned char back[300];
-      OK(rig_buffer_read_into(x[i], 0, back, len[i]));  /* the copy through the borrow is reached */
+      OK(rig_buffer_read_into(x[i], 0, back, len[i])); /* the copy through the borrow is reached */
       assert_memory_equal(back, mem + at[i], len[i]);
       OK(rig_buffer_release(on_d[i]));
-      OK(rig_buffer_release(w[i]));  /* the last buffer over the wrap: its use is reached, it goes now */
+      OK(rig_buffer_release(w[i])); /* the last buffer over the wrap: its use is reached, it goes now */
       OK(rig_buffer_release(x[i]));
-      expect_counts(d, before, 2, released_after[order][k]);
+      expect_counts(d, before, 1, released_after[order][k]);
     }
+    /* Now the crossing wrap borrows: both pages, one registration, released with it. */
+    on_d[2] = onto(d, w[2]);
+    OK(copy(d, on_d[2], x[2]));
+    unsigned char back[300];
+    OK(rig_buffer_read_into(x[2], 0, back, len[2]));
+    assert_memory_equal(back, mem + at[2], len[2]);
+    expect_counts(d, before, 2, 1);
+    OK(rig_buffer_release(on_d[2]));
+    OK(rig_buffer_release(w[2]));
+    OK(rig_buffer_release(x[2]));
+    expect_counts(d, before, 2, 2);
   }
   free(mem);
   OK(rig_device_release(d));
