@@ -44,14 +44,14 @@ struct Switches {
             read_only_supported = 1, host_register_supported = 1, memops = 1, peer_access = 1,
             register_refuse = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
             pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0, fail_launch_at = 0, launch_delay_us = 0,
-            copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100;
+            copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100, read_only_pages_need_flag = 0;
 };
 
 #define FAKE_SWITCHES(X)                                                                                       \
   X(devices) X(integrated) X(integrated_query_fails) X(pageable_host_page_tables) X(read_only_supported)       \
   X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_wrong_bytes)             \
   X(unregister_fail) X(registered_upload_ns_per_kib) X(pinned_upload_ns_per_kib)                              \
-  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us)
+  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us) X(read_only_pages_need_flag)
 
 struct Counters {
   std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
@@ -684,6 +684,9 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
   if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
   if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
   auto p = reinterpret_cast<uintptr_t>(ptr);
+  // As the driver, where asked: pages the process cannot write register only with the read-only flag.
+  if (s.sw.read_only_pages_need_flag && !(flags & HOST_REGISTER_READ_ONLY) && !fake_gpu::writable(p, p + bytes))
+    return ERROR_INVALID_VALUE;
   // Any overlap with a registration (or with memory the driver allocated) is "already registered".
   auto it = s.regions.lower_bound(p);
   if (it != s.regions.end() && it->first < p + bytes && it->second.kind != Kind::shadow)

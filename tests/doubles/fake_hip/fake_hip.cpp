@@ -50,14 +50,14 @@ struct Switches {
   long long devices = 2, integrated = 0, integrated_query_fails = 0, host_register_supported = 1, memops = 1,
             peer_access = 1, register_refuse = 0, false_unregister_713 = 1, unregister_fail = 0,
             registered_upload_ns_per_kib = 0, pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0,
-            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0;
+            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0, read_only_pages_need_flag = 0;
 };
 
 #define FAKE_SWITCHES(X)                                                                                      \
   X(devices) X(integrated) X(integrated_query_fails) X(host_register_supported) X(memops) X(peer_access)     \
   X(register_refuse) X(false_unregister_713) X(unregister_fail) X(registered_upload_ns_per_kib)              \
   X(pinned_upload_ns_per_kib) X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us)             \
-  X(copy_delay_us) X(ignore_waits)
+  X(copy_delay_us) X(ignore_waits) X(read_only_pages_need_flag)
 
 #define FAKE_COUNTERS(X)                                                                                      \
   X(register_calls) X(registers) X(false_successes) X(unregisters) X(last_register_flags) X(launches)        \
@@ -218,28 +218,8 @@ const char *host_source(const void *src, size_t n, long long *ns_per_kib) {
 
 // ----- what a registration could really serve -------------------------------------------------------------
 
-struct Mapping {
-  uintptr_t begin, end;
-  std::string perms, path;
-};
-
-std::vector<Mapping> mappings_over(uintptr_t b, uintptr_t e) {
-  std::vector<Mapping> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode;
-    std::getline(in, path);
-    path.erase(0, path.find_first_not_of(' '));
-    size_t dash = range.find('-');
-    Mapping m{std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
-              perms, path};
-    if (m.end > b && m.begin < e) out.push_back(m);
-  }
-  return out;
-}
+using fake_gpu::Mapping;
+using fake_gpu::mappings_over;
 
 bool on_tmpfs(const std::string &path) {
   if (path.rfind("/memfd:", 0) == 0 || path.rfind("/dev/shm/", 0) == 0) return true;
@@ -729,6 +709,10 @@ EXPORT Error hipHostRegister(void *ptr, size_t bytes, unsigned flags) {
   bool unmapped = false, readable = true;
   std::string why = cannot_serve(p, p + bytes, &unmapped, &readable);
   if (unmapped) return ERROR_INVALID_VALUE;
+  // Where asked: readable pages the process cannot write register only with hipHostRegisterReadOnly.
+  if (s.sw.read_only_pages_need_flag && readable && !(flags & HOST_REGISTER_READ_ONLY) &&
+      !fake_gpu::writable(p, p + bytes))
+    return ERROR_INVALID_VALUE;
   ++s.count.registers;
   if (!why.empty()) {
     // Success, as the runtime answers; but the device will read other bytes than the host's.
