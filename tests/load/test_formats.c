@@ -135,8 +135,8 @@ static void safetensors_lengths_truncation_and_limits(void **state) {
 typedef struct gguf_tensor {
   const char *name;
   size_t name_len;
-  uint32_t dims;
-  uint64_t ne[4];
+  uint32_t dims; /* up to 5: the dimension-count case writes one past GGUF's limit of 4 */
+  uint64_t ne[5];
   uint32_t type;
   uint64_t offset;
 } gguf_tensor;
@@ -219,7 +219,7 @@ static void gguf_bad_headers_answer_invalid_argument_with_words(void **state) {
       {{{"a\xff", 2, 1, {16}, 0, 0}}, 1, 64, "UTF-8"},
       {{{"a", 0, 1, {16}, 99, 0}}, 1, 64, "ggml type"},
       {{{"a", 0, 1, {31}, 8, 0}}, 1, 64, "blocks"},
-      {{{"a", 0, 5, {1, 1, 1, 1}, 0, 0}}, 1, 64, "dimensions"},
+      {{{"a", 0, 5, {1, 1, 1, 1, 1}, 0, 0}}, 1, 64, "dimensions"},
       {{{"a", 0, 1, {16}, 0, 8}}, 1, 128, "aligned"},
       {{{"a", 0, 2, {UINT64_MAX, 4}, 0, 0}}, 1, 64, "overflow"},
       {{{"", 0, 1, {16}, 0, 0}}, 1, 64, "empty name"},
