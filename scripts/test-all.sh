@@ -30,9 +30,11 @@ if timeout 540 scripts/debian-check.sh "$out/debian"; then
   echo "=== debian: passed"; else echo "=== debian: FAILED"; status=1; fi
 # Sanitizer builds run the C ABI and ordering suites (bindings run in the plain build).
 SUITES="--no-suite bindings --no-suite install --no-suite bench --no-suite fuzz"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+# The model suites run 150 random programs a kind under the sanitizers (the plain build runs the full
+# count): their instrumented runs were most of the hour CI allows.
+RIG_MODEL_PROGRAMS=150 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run asan+ubsan "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
-run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+RIG_MODEL_PROGRAMS=150 run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
 echo "=== fuzz: the safetensors and GGUF header parsers, 20 s of libFuzzer each (clang only)"
 if meson test -C "$out/plain" --suite fuzz --print-errorlogs; then
   echo "=== fuzz: passed"; else echo "=== fuzz: FAILED"; status=1; fi

@@ -218,8 +218,8 @@ struct RawChain {
   std::vector<cu::Event> ring[2];
 
   RawChain(const Api &a, unsigned g0, unsigned g1) : api(a) {
-    check(rig::cuda::gpu_at(api, g0, &gpu[0]), "gpu");
-    check(rig::cuda::gpu_at(api, g1, &gpu[1]), "gpu");
+    check(rig::stream::gpu_at(api.family, g0, &gpu[0]), "gpu");
+    check(rig::stream::gpu_at(api.family, g1, &gpu[1]), "gpu");
     for (int d = 0; d < 2; ++d) {
       rig::stream::Current c(*gpu[d]);
       check_cu(api, api.cuStreamCreate(&stream[d], cu::STREAM_NON_BLOCKING), "stream");

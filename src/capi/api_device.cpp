@@ -8,7 +8,7 @@
 #include "capi/api.h"
 #include "capi/devices.h"
 #include "core/registry.h"
-#include "drivers/memory/memory_driver.h"
+#include "drivers/memory/memory_device.h"
 
 using namespace rig;
 using namespace rig::capi;
@@ -52,7 +52,7 @@ rig_status rig_memory_device(const char *name, rig_device *out) {
     if (!name || !*name) return fail(RIG_INVALID_ARGUMENT, "memory_device: the name is null or empty");
     if (std::strlen(name) > 255) return fail(RIG_INVALID_ARGUMENT, "memory_device: the name is longer than 255 bytes");
     std::lock_guard g(device_name_lock(std::string("memory:") + name));
-    return open_device(std::make_unique<MemoryDriver>(name, RIG_DEVICE_MEMORY), out);
+    return open_device(std::make_unique<MemoryDevice>(name, RIG_DEVICE_MEMORY), out);
   });
 }
 

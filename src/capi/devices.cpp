@@ -6,7 +6,7 @@
 #include "capi/handles.h"
 #include "core/error.h"
 #include "core/registry.h"
-#include "drivers/memory/memory_driver.h"
+#include "drivers/memory/memory_device.h"
 
 namespace rig::capi {
 namespace {
@@ -23,7 +23,7 @@ std::array<std::atomic<uint64_t>, 65536> &words() {
 uint64_t host_word() {
   static uint64_t word = [] {
     // The host is index 0: it is never stamped, so no point ever names it.
-    static Device *host = new Device(0, std::make_unique<MemoryDriver>("host", RIG_DEVICE_HOST), RIG_DEVICE_HOST);
+    static Device *host = new Device(0, std::make_unique<MemoryDevice>("host", RIG_DEVICE_HOST), RIG_DEVICE_HOST);
     return insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), host));
   }();
   return word;

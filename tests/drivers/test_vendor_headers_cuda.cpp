@@ -10,11 +10,11 @@
 
 namespace rig_types {
 #define RIG_TYPE(field, symbol, ret, params) using rig_##field = decltype(rig::cuda::Api::field);
-RIG_CU_ENTRY_POINTS(RIG_TYPE)
-RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_TYPE)
+RIG_CU_OWN_ENTRY_POINTS(RIG_TYPE)
 #undef RIG_TYPE
-#define RIG_CALL_TYPE(field, entry) using calls_##field = decltype(rig::stream::Calls::field);
-RIG_CU_STREAM_CALLS(RIG_CALL_TYPE)
+#define RIG_CALL_TYPE(A, field, ...) using calls_##field = decltype(rig::stream::Calls::field);
+RIG_STREAM_CALLS(RIG_CALL_TYPE, _)
+RIG_STREAM_OPTIONAL_CALLS(RIG_CALL_TYPE, _)
 #undef RIG_CALL_TYPE
 }  // namespace rig_types
 
@@ -29,16 +29,17 @@ namespace {
 using namespace rig;
 
 // Every entry point rig loads, by its own declaration: `field` names the vendor function after cuda.h's
-// macros, the same symbol rig loads (cuMemAlloc is cuMemAlloc_v2).
+// macros, the same symbol rig loads (cuMemAlloc is cuMemAlloc_v2). CUDA's own first; then the stream
+// device's calls, by the table's declaration, which is also Api's for them (cu.h declares them from it).
 #define CHECK_ENTRY(field, symbol, ret, params) \
   RIG_VENDOR_CHECK(rig_types::rig_##field, field, rig_types::rig_##field);
-RIG_CU_ENTRY_POINTS(CHECK_ENTRY)
-RIG_CU_OPTIONAL_ENTRY_POINTS(CHECK_ENTRY)
+RIG_CU_OWN_ENTRY_POINTS(CHECK_ENTRY)
 #undef CHECK_ENTRY
 
-// Every entry point the stream device calls, by the table's declaration (CUDA's are stored as loaded).
-#define CHECK_CALL(field, entry) RIG_VENDOR_CHECK(rig_types::calls_##field, entry, rig_types::calls_##field);
-RIG_CU_STREAM_CALLS(CHECK_CALL)
+#define CHECK_CALL(A, field, params, entry, ...) \
+  RIG_VENDOR_CHECK(rig_types::calls_##field, entry, rig_types::calls_##field);
+RIG_STREAM_CALLS(CHECK_CALL, _)
+RIG_STREAM_OPTIONAL_CALLS(CHECK_CALL, _)
 #undef CHECK_CALL
 
 static_assert(sizeof(cu::Result) == sizeof(CUresult));

@@ -37,12 +37,14 @@ RIG_HIP_OPTIONAL_ENTRY_POINTS(CHECK_ENTRY)
 
 // Every entry point the stream device calls as loaded, by the table's declaration (the adapters are rig's
 // own code, checked by the compiler against hip.h, which the lines above check against HIP's).
+#define CHECK_CALL(A, field, params, cu, cu_symbol, entry, how) CHECK_##how(field, entry)
 #define CHECK_SAME(field, entry) \
   RIG_VENDOR_CHECK(decltype(stream::Calls::field), entry, exact_t<decltype(stream::Calls::field)>);
-#define SKIP_ADAPTED(field, entry)
-RIG_HIP_STREAM_CALLS(CHECK_SAME, SKIP_ADAPTED)
+#define CHECK_ADAPTED(field, entry)
+RIG_STREAM_CALLS(CHECK_CALL, _)
+#undef CHECK_CALL
 #undef CHECK_SAME
-#undef SKIP_ADAPTED
+#undef CHECK_ADAPTED
 
 // Sizes of what crosses the boundary.
 static_assert(sizeof(hip::Error) == sizeof(hipError_t));

@@ -28,8 +28,6 @@ class RegisteringDouble final : public DriverDevice, public HostRegistration {
     info_.kind = c.kind;
     info_.integrated = c.integrated;
   }
-  const DriverInfo &info() const override { return info_; }
-
   // HostRegistration
   int integrated() override { return count(&rd_counts::queries), config_.integrated; }
   int pageable_uses_host_page_tables() override { return count(&rd_counts::queries), config_.pageable; }
@@ -145,7 +143,6 @@ class RegisteringDouble final : public DriverDevice, public HostRegistration {
   }
 
   rd_config config_;
-  DriverInfo info_;
   std::mutex lock_;
   rd_counts counts_{};
   std::map<uintptr_t, size_t> registered_;

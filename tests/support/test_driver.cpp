@@ -15,7 +15,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/registry.h"
-#include "drivers/memory/memory_driver.h"
+#include "drivers/memory/memory_device.h"
 
 namespace rig {
 namespace {
@@ -50,8 +50,6 @@ class TestDriver final : public DriverDevice {
     std::lock_guard g(world().lock);
     world().devices.push_back(this);
   }
-
-  const DriverInfo &info() const override { return info_; }
 
   rig_status allocate(size_t length, rig_memory, Memory *out) override {
     void *p = std::aligned_alloc(4096, (length + 4095) / 4096 * 4096 + 4096);
@@ -223,7 +221,6 @@ class TestDriver final : public DriverDevice {
     bool committed = false;
   };
 
-  DriverInfo info_;
   std::deque<Entry> queue;
   std::atomic<uint64_t> signaled_{0};
   bool hold = false;

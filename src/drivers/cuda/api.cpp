@@ -19,10 +19,11 @@ void fill_family(Api &a) {
   stream::Family &f = a.family;
   f.prefix = "cuda";
   f.framework = "CUDA";
-#define RIG_CU_STREAM(field, entry)  \
-  f.calls.field = a.entry;           \
-  f.names.field = #entry;
-  RIG_CU_STREAM_CALLS(RIG_CU_STREAM)
+#define RIG_CU_STREAM(A, field, params, name, ...) \
+  f.calls.field = a.name;                          \
+  f.names.field = #name;
+  RIG_STREAM_CALLS(RIG_CU_STREAM, _)
+  RIG_STREAM_OPTIONAL_CALLS(RIG_CU_STREAM, _)
 #undef RIG_CU_STREAM
   using namespace cu;  // the attributes, in Attributes' order
   f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
@@ -30,6 +31,8 @@ void fill_family(Api &a) {
                   ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ATTR_HOST_REGISTER_SUPPORTED, ATTR_INTEGRATED,
                   ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, ATTR_READ_ONLY_HOST_REGISTER_SUPPORTED};
   RIG_STREAM_FAMILY_HOOKS(f)
+  f.library = "the CUDA driver";
+  f.integrated_when_unknown = -1;
   f.formats[0] = RIG_MODULE_PTX;
   f.formats[1] = RIG_MODULE_CUBIN;
   f.formats_named = "PTX, cubin or fatbin modules";

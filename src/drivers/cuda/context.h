@@ -13,15 +13,8 @@
 
 namespace rig::cuda {
 
-// The GPU of `ordinal`, retaining its primary context on first use. RIG_NOT_FOUND where there is none.
-rig_status gpu_at(const Api &api, unsigned ordinal, const stream::Gpu **out);
-
-// Family::open_gpu: checks the ordinal against cuDeviceGetCount, retains the primary context.
+// Family::open_gpu: the CUdevice of a listed ordinal, and its primary context, retained.
 rig_status open_gpu(stream::Gpu *gpu);
-// Family::device_count: cuDeviceGetCount, -1 where it fails.
-int device_count();
-// Family::describe: name, model, memory, integrated (-1 where the query fails).
-void describe(const stream::Gpu &gpu, DriverInfo *out);
 // Family::memory_operations: events unless RIG_CUDA_TIMELINE=memops asks for stream memory operations and
 // the device and driver have 64-bit ones.
 bool memory_operations(const stream::Gpu &gpu);

@@ -1,8 +1,7 @@
 // The CUDA driver's entry in rig's registry (prefix "cuda", devices "cuda:N", each a stream device over
-// CUDA's table) and what a CUDA GPU says of itself.
+// CUDA's table) and when a CUDA device keeps its timeline with stream memory operations.
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "drivers/cuda/api.h"
 #include "drivers/cuda/context.h"
@@ -10,11 +9,6 @@
 
 namespace rig {
 namespace cuda {
-
-int device_count() {
-  int count = 0;
-  return cuda::api()->cuDeviceGetCount(&count) == cu::SUCCESS ? count : -1;
-}
 
 bool memory_operations(const stream::Gpu &gpu) {
   const Api &api = *cuda::api();
@@ -26,30 +20,9 @@ bool memory_operations(const stream::Gpu &gpu) {
   return can == 1;
 }
 
-void describe(const stream::Gpu &gpu, DriverInfo *out) {
-  const Api &api = *cuda::api();
-  char model[256] = {};
-  if (api.cuDeviceGetName(model, sizeof model - 1, gpu.device) != cu::SUCCESS) model[0] = 0;
-  size_t total = 0;
-  if (api.cuDeviceTotalMem(&total, gpu.device) != cu::SUCCESS) total = 0;
-  int integrated = 0;
-  if (api.cuDeviceGetAttribute(&integrated, cu::ATTR_INTEGRATED, gpu.device) != cu::SUCCESS) integrated = -1;
-  out->name = "cuda:" + std::to_string(gpu.ordinal);
-  out->framework = "CUDA";
-  out->model = model;
-  out->memory_bytes = total;
-  out->integrated = integrated;
-}
-
 }  // namespace cuda
 
 // Declared weak by src/core/drivers.cpp, so the engine builds without this directory.
-Driver *cuda_driver() {
-  static stream::StreamDriver driver("cuda", [] {
-    const cuda::Api *a = cuda::api();
-    return a ? &a->family : nullptr;
-  });
-  return &driver;
-}
+Driver *cuda_driver() { return stream::driver_of<cuda::Api, cuda::api>("cuda"); }
 
 }  // namespace rig

@@ -71,16 +71,17 @@ void fill_family(Api &a) {
   f.framework = "HIP";
   stream::Calls &c = f.calls;
   stream::CallNames &n = f.names;
-  // HIP's entry points that are the table's calls, and the adapters for the others.
-#define RIG_HIP_STREAM(field, entry) \
-  c.field = a.entry;                 \
-  n.field = #entry;
-#define RIG_HIP_ADAPTED(field, entry) \
-  c.field = field;                    \
-  n.field = #entry;
-  RIG_HIP_STREAM_CALLS(RIG_HIP_STREAM, RIG_HIP_ADAPTED)
-#undef RIG_HIP_STREAM
-#undef RIG_HIP_ADAPTED
+  // The SAME calls were loaded into the table (resolve_all); the ADAPTED ones are the adapters above.
+#define RIG_HIP_NAME(A, field, params, cu, cu_symbol, name, how) \
+  n.field = #name;                                               \
+  RIG_HIP_FILL_##how(field)
+#define RIG_HIP_FILL_SAME(field)
+#define RIG_HIP_FILL_ADAPTED(field) c.field = field;
+  RIG_STREAM_CALLS(RIG_HIP_NAME, _)
+  RIG_STREAM_OPTIONAL_CALLS(RIG_HIP_NAME, _)
+#undef RIG_HIP_NAME
+#undef RIG_HIP_FILL_SAME
+#undef RIG_HIP_FILL_ADAPTED
   if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
   // hipHostRegisterReadOnly has no attribute (-1): the runtime answers the registration itself.
   f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
@@ -88,28 +89,39 @@ void fill_family(Api &a) {
                   ATTR_MAX_SHARED_MEMORY_PER_BLOCK, ATTR_HOST_REGISTER_SUPPORTED, ATTR_INTEGRATED,
                   ATTR_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, -1};
   RIG_STREAM_FAMILY_HOOKS(f)
+  f.library = "the HIP runtime";
+  f.integrated_when_unknown = 1;
   f.formats[0] = f.formats[1] = RIG_MODULE_HIP_CODE_OBJECT;
   f.formats_named = "HIP code objects (RIG_MODULE_HIP_CODE_OBJECT)";
   f.copies_finish_on_legacy_stream = false;
 }
 
 void resolve_all(common::Resolver &entry, Api &api) {
+  stream::Calls &c = api.family.calls;
   // hipHostAlloc is the same call under CUDA's name: taken where a runtime no longer exports hipHostMalloc.
-  entry.optional("hipHostMalloc", api.hipHostMalloc);
-  entry.optional("hipHostAlloc", api.hipHostMalloc);
+  entry.optional("hipHostMalloc", c.host_alloc);
+  entry.optional("hipHostAlloc", c.host_alloc);
+  // The table's calls whose signature is HIP's, straight into the table; the rest by name into Api.
+#define RIG_HIP_RESOLVE(A, field, params, cu, cu_symbol, name, how) RIG_HIP_RESOLVE_##how(field, name)
+#define RIG_HIP_RESOLVE_SAME(field, name) entry.required(#name, c.field);
+#define RIG_HIP_RESOLVE_ADAPTED(field, name)
+  RIG_STREAM_CALLS(RIG_HIP_RESOLVE, _)
+#undef RIG_HIP_RESOLVE
+#undef RIG_HIP_RESOLVE_SAME
+#undef RIG_HIP_RESOLVE_ADAPTED
   RIG_HIP_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
 }
 
 bool init(Api &a, std::string *why) {
   fill_family(a);
-  Error r = a.hipInit(0);
+  Error r = a.family.calls.init(0);
   if (r != SUCCESS) {
     const char *name = a.hipGetErrorName(r);
     *why = "hipInit failed: " + (name ? std::string(name) : std::to_string(r));
     return false;
   }
-  if (a.hipDriverGetVersion(&a.driver_version) != SUCCESS) a.driver_version = 0;
+  if (a.family.calls.driver_version(&a.driver_version) != SUCCESS) a.driver_version = 0;
   return true;
 }
 

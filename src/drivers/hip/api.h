@@ -1,6 +1,7 @@
 // Loads the HIP runtime at run time (dlopen "libamdhip64.so", or the file RIG_HIP_LIBRARY names: how the
-// tests load their fake and the shim over CUDA) and holds its entry points for the life of the process: all
-// of them by their hip.h names, and the stream device's table (drivers/stream/calls.h) over them.
+// tests load their fake and the shim over CUDA) and holds its entry points for the life of the process: the
+// stream device's table (drivers/stream/calls.h), into which the calls whose signature is HIP's are loaded
+// as they are, and by their hip.h names the rest (HIP's own, and those behind the table's adapters).
 #pragma once
 
 #include <rig.h>
@@ -11,7 +12,7 @@
 namespace rig::hip {
 
 struct Api {
-  // The entry points by HIP's names (the macro's parameter lists name hip.h's types, in scope here).
+  // The entry points rig calls by HIP's names (the macro's parameter lists name hip.h's types, in scope here).
 #define RIG_HIP_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_HIP_ENTRY_POINTS(RIG_HIP_MEMBER)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_HIP_MEMBER)

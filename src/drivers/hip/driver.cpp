@@ -6,12 +6,6 @@
 namespace rig {
 
 // Declared weak by src/core/drivers.cpp, so the engine builds without this directory.
-Driver *hip_driver() {
-  static stream::StreamDriver driver("hip", [] {
-    const hip::Api *a = hip::api();
-    return a ? &a->family : nullptr;
-  });
-  return &driver;
-}
+Driver *hip_driver() { return stream::driver_of<hip::Api, hip::api>("hip"); }
 
 }  // namespace rig

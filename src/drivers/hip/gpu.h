@@ -6,19 +6,13 @@
 
 #include <rig.h>
 
-#include "core/driver.h"
 #include "drivers/hip/api.h"
 #include "drivers/stream/gpu.h"
 
 namespace rig::hip {
 
-// Family::open_gpu: checks the ordinal against hipGetDeviceCount; the device id is the GPU's context.
+// Family::open_gpu: a listed ordinal is the device id, and the id the GPU's context.
 rig_status open_gpu(stream::Gpu *gpu);
-// Family::device_count: hipGetDeviceCount, -1 where it fails.
-int device_count();
-// Family::describe: name, model, memory, integrated. HIP counts a failed integrated query as integrated
-// (docs/mapped.md): so does the device's info.
-void describe(const stream::Gpu &gpu, DriverInfo *out);
 // Family::memory_operations: stream memory operations unless the runtime lacks them, the device says it
 // cannot wait on a value, or RIG_HIP_TIMELINE=events asks for events (how the tests cover both ways).
 bool memory_operations(const stream::Gpu &gpu);

@@ -12,15 +12,13 @@
 
 namespace rig::hip {
 
-// Handles are the stream device's types (drivers/stream/calls.h), so the entry points whose signatures are
-// the table's go into it as loaded; device addresses stay HIP's void * (adapters convert, hip/api.cpp).
-using Error = stream::Result;         // hipError_t
-using DeviceId = int;                 // hipDevice_t, and the int device ids of the runtime calls
-using DevicePtr = void *;             // hipDeviceptr_t
-using Stream = stream::Stream;        // hipStream_t
-using Event = stream::Event;          // hipEvent_t
-using Module = stream::Module;        // hipModule_t
-using Function = stream::Function;    // hipFunction_t
+// Handles are the stream device's types (drivers/stream/calls.h: Stream, Event, Module, Function), so the
+// entry points whose signatures are the table's go into it as loaded; device addresses stay HIP's void *
+// (adapters convert, hip/api.cpp).
+using namespace stream::types;
+using Error = stream::Result;  // hipError_t
+using DeviceId = int;          // hipDevice_t, and the int device ids of the runtime calls
+using DevicePtr = void *;      // hipDeviceptr_t (hides the table's integer DevicePtr in this namespace)
 
 // hipError_t values and flags rig tells apart: those CUDA shares (stream::values, by CUDA's names), and
 // HIP's own.
@@ -47,91 +45,33 @@ enum Attribute : int {
   ATTR_CAN_USE_STREAM_WAIT_VALUE = 10013,
 };
 
-// The entry points, by the exact symbol rig loads. hipGetErrorName returns the name itself.
+// The entry points rig loads by name, as X(name, symbol, return, parameters): HIP's own, and those behind
+// the stream device's ADAPTED calls (drivers/stream/calls.h), whose signatures are not the table's. The
+// calls marked SAME there are loaded straight into the table (hip/api.cpp). hipGetErrorName returns the
+// name itself.
 #define RIG_HIP_ENTRY_POINTS(X)                                                                                \
-  X(hipInit, "hipInit", Error, (unsigned flags))                                                             \
-  X(hipDriverGetVersion, "hipDriverGetVersion", Error, (int *version))                                       \
   X(hipGetErrorName, "hipGetErrorName", const char *, (Error error))                                         \
-  X(hipGetDeviceCount, "hipGetDeviceCount", Error, (int *count))                                             \
+  X(hipModuleLoadData, "hipModuleLoadData", Error, (Module * module, const void *image))                     \
+  /* adapted: device ids for contexts */                                                                     \
   X(hipGetDevice, "hipGetDevice", Error, (DeviceId * device))                                                \
   X(hipSetDevice, "hipSetDevice", Error, (DeviceId device))                                                  \
-  X(hipDeviceGetName, "hipDeviceGetName", Error, (char *name, int length, DeviceId device))                  \
-  X(hipDeviceTotalMem, "hipDeviceTotalMem", Error, (size_t * bytes, DeviceId device))                        \
-  X(hipDeviceGetAttribute, "hipDeviceGetAttribute", Error, (int *value, int attribute, DeviceId device))     \
-  X(hipDeviceCanAccessPeer, "hipDeviceCanAccessPeer", Error, (int *can, DeviceId device, DeviceId peer))     \
   X(hipDeviceEnablePeerAccess, "hipDeviceEnablePeerAccess", Error, (DeviceId peer, unsigned flags))          \
-  X(hipDeviceSynchronize, "hipDeviceSynchronize", Error, (void))                                             \
-  X(hipStreamCreateWithFlags, "hipStreamCreateWithFlags", Error, (Stream * stream, unsigned flags))          \
-  X(hipStreamDestroy, "hipStreamDestroy", Error, (Stream stream))                                            \
-  X(hipStreamQuery, "hipStreamQuery", Error, (Stream stream))                                                \
-  X(hipStreamSynchronize, "hipStreamSynchronize", Error, (Stream stream))                                    \
-  X(hipStreamWaitEvent, "hipStreamWaitEvent", Error, (Stream stream, Event event, unsigned flags))           \
-  X(hipEventCreateWithFlags, "hipEventCreateWithFlags", Error, (Event * event, unsigned flags))              \
-  X(hipEventDestroy, "hipEventDestroy", Error, (Event event))                                                \
-  X(hipEventRecord, "hipEventRecord", Error, (Event event, Stream stream))                                   \
-  X(hipEventQuery, "hipEventQuery", Error, (Event event))                                                    \
-  X(hipEventSynchronize, "hipEventSynchronize", Error, (Event event))                                        \
+  /* adapted: void * device addresses, a copy's direction */                                                 \
   X(hipMalloc, "hipMalloc", Error, (void **ptr, size_t bytes))                                               \
   X(hipFree, "hipFree", Error, (void *ptr))                                                                  \
-  X(hipHostMalloc, "hipHostMalloc", Error, (void **ptr, size_t bytes, unsigned flags))                       \
-  X(hipHostFree, "hipHostFree", Error, (void *ptr))                                                          \
   X(hipHostGetDevicePointer, "hipHostGetDevicePointer", Error, (void **device, void *host, unsigned flags)) \
-  X(hipHostRegister, "hipHostRegister", Error, (void *host, size_t bytes, unsigned flags))                   \
-  X(hipHostUnregister, "hipHostUnregister", Error, (void *host))                                             \
   X(hipMemcpyHtoD, "hipMemcpyHtoD", Error, (DevicePtr dst, const void *src, size_t bytes))                   \
   X(hipMemcpyDtoH, "hipMemcpyDtoH", Error, (void *dst, DevicePtr src, size_t bytes))                         \
   X(hipMemcpyAsync, "hipMemcpyAsync", Error,                                                                 \
     (void *dst, const void *src, size_t bytes, int kind, Stream stream))                                     \
-  X(hipMemsetD8Async, "hipMemsetD8Async", Error, (DevicePtr dst, unsigned char value, size_t count, Stream stream)) \
-  X(hipModuleLoadData, "hipModuleLoadData", Error, (Module * module, const void *image))                     \
-  X(hipModuleUnload, "hipModuleUnload", Error, (Module module))                                              \
-  X(hipModuleGetFunction, "hipModuleGetFunction", Error, (Function * function, Module module, const char *name)) \
-  X(hipModuleLaunchKernel, "hipModuleLaunchKernel", Error,                                                   \
-    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,               \
-     unsigned shared, Stream stream, void **params, void **extra))
+  X(hipMemsetD8Async, "hipMemsetD8Async", Error, (DevicePtr dst, unsigned char value, size_t count, Stream stream))
 
-// Optional: 64-bit stream memory operations (rig falls back to events where they are missing, the device
-// says it cannot wait on a value, or RIG_HIP_TIMELINE=events).
+// Optional, adapted: 64-bit stream memory operations (rig falls back to events where they are missing, the
+// device says it cannot wait on a value, or RIG_HIP_TIMELINE=events).
 #define RIG_HIP_OPTIONAL_ENTRY_POINTS(X)                                                                       \
   X(hipStreamWriteValue64, "hipStreamWriteValue64", Error,                                                   \
     (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
   X(hipStreamWaitValue64, "hipStreamWaitValue64", Error,                                                     \
     (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))
-
-// The stream device's table (drivers/stream/calls.h): each field and the entry point above behind it, as
-// loaded (SAME) or through an adapter of the same name as the field (ADAPTED, hip/api.cpp).
-#define RIG_HIP_STREAM_CALLS(SAME, ADAPTED)                                                                   \
-  ADAPTED(get_current, hipGetDevice)                                                                         \
-  ADAPTED(set_current, hipSetDevice)                                                                         \
-  SAME(synchronize_context, hipDeviceSynchronize)                                                            \
-  SAME(device_attribute, hipDeviceGetAttribute)                                                              \
-  SAME(can_access_peer, hipDeviceCanAccessPeer)                                                              \
-  ADAPTED(enable_peer_access, hipDeviceEnablePeerAccess)                                                     \
-  SAME(stream_create, hipStreamCreateWithFlags)                                                              \
-  SAME(stream_destroy, hipStreamDestroy)                                                                     \
-  SAME(stream_query, hipStreamQuery)                                                                         \
-  SAME(stream_synchronize, hipStreamSynchronize)                                                             \
-  SAME(stream_wait_event, hipStreamWaitEvent)                                                                \
-  SAME(event_create, hipEventCreateWithFlags)                                                                \
-  SAME(event_destroy, hipEventDestroy)                                                                       \
-  SAME(event_record, hipEventRecord)                                                                         \
-  SAME(event_query, hipEventQuery)                                                                           \
-  SAME(event_synchronize, hipEventSynchronize)                                                               \
-  ADAPTED(mem_alloc, hipMalloc)                                                                              \
-  ADAPTED(mem_free, hipFree)                                                                                 \
-  SAME(host_alloc, hipHostMalloc)                                                                            \
-  SAME(host_free, hipHostFree)                                                                               \
-  ADAPTED(host_device_pointer, hipHostGetDevicePointer)                                                      \
-  SAME(host_register, hipHostRegister)                                                                       \
-  SAME(host_unregister, hipHostUnregister)                                                                   \
-  ADAPTED(copy_to_device, hipMemcpyHtoD)                                                                     \
-  ADAPTED(copy_to_host, hipMemcpyDtoH)                                                                       \
-  ADAPTED(copy_async, hipMemcpyAsync)                                                                        \
-  ADAPTED(fill_async, hipMemsetD8Async)                                                                      \
-  SAME(module_unload, hipModuleUnload)                                                                       \
-  SAME(module_function, hipModuleGetFunction)                                                                \
-  SAME(launch, hipModuleLaunchKernel)                                                                        \
-  ADAPTED(write_value64, hipStreamWriteValue64)                                                              \
-  ADAPTED(wait_value64, hipStreamWaitValue64)
 
 }  // namespace rig::hip

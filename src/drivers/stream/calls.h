@@ -14,7 +14,9 @@
 
 namespace rig::stream {
 
-// The types both families' entry points take (HIP kept CUDA's shapes).
+// The types both families' entry points take (HIP kept CUDA's shapes): cu.h and hip.h take them in with a
+// using-directive, and name only what is their own.
+namespace types {
 using Result = int;                    // CUresult, hipError_t
 using DevicePtr = unsigned long long;  // CUdeviceptr; HIP's void * device addresses as integers
 using Context = struct rig_stream_context *;  // CUcontext; HIP: the device id + 1 (see hip/api.h)
@@ -22,6 +24,8 @@ using Stream = struct rig_stream_stream *;    // CUstream, hipStream_t
 using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
 using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
 using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
+}  // namespace types
+using namespace types;
 
 // Results and flags with one number in both families (HIP kept CUDA's), by CUDA's names: cu.h and hip.h
 // take them in with a using-directive and add their own. Checked against the vendors' headers where those
@@ -57,54 +61,93 @@ constexpr unsigned WRITE_VALUE_FENCED = 0x0;
 }  // namespace values
 using namespace values;
 
-// The entry points: (field, return, parameters). Each family names the symbol behind every field in its
-// own list (cu.h, hip.h), so a message can name the call the way the vendor's documentation does.
-#define RIG_STREAM_CALLS(X)                                                                                 \
-  X(get_current, (Context * context))                                                                     \
-  X(set_current, (Context context))                                                                       \
-  X(synchronize_context, (void))                                                                          \
-  X(device_attribute, (int *value, int attribute, int device))                                           \
-  X(can_access_peer, (int *can, int device, int peer))                                                    \
-  X(enable_peer_access, (Context peer, unsigned flags))                                                   \
-  X(stream_create, (Stream * stream, unsigned flags))                                                     \
-  X(stream_destroy, (Stream stream))                                                                      \
-  X(stream_query, (Stream stream))                                                                        \
-  X(stream_synchronize, (Stream stream))                                                                  \
-  X(stream_wait_event, (Stream stream, Event event, unsigned flags))                                      \
-  X(event_create, (Event * event, unsigned flags))                                                        \
-  X(event_destroy, (Event event))                                                                         \
-  X(event_record, (Event event, Stream stream))                                                           \
-  X(event_query, (Event event))                                                                           \
-  X(event_synchronize, (Event event))                                                                     \
-  X(mem_alloc, (DevicePtr * address, size_t bytes))                                                       \
-  X(mem_free, (DevicePtr address))                                                                        \
-  X(host_alloc, (void **host, size_t bytes, unsigned flags))                                              \
-  X(host_free, (void *host))                                                                              \
-  X(host_device_pointer, (DevicePtr * address, void *host, unsigned flags))                               \
-  X(host_register, (void *host, size_t bytes, unsigned flags))                                            \
-  X(host_unregister, (void *host))                                                                        \
-  X(copy_to_device, (DevicePtr dst, const void *src, size_t bytes))                                       \
-  X(copy_to_host, (void *dst, DevicePtr src, size_t bytes))                                               \
-  X(copy_async, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream))                              \
-  X(fill_async, (DevicePtr dst, unsigned char value, size_t bytes, Stream stream))                        \
-  X(module_unload, (Module module))                                                                       \
-  X(module_function, (Function * function, Module module, const char *name))                              \
-  X(launch, (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
-             unsigned shared, Stream stream, void **params, void **extra))                                \
-  /* optional (null where the library lacks them): 64-bit stream memory operations */                     \
-  X(write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags))                    \
-  X(wait_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags))
+// Every call of the table, once for both families: (A, field, parameters, CUDA's name, the symbol CUDA's is
+// loaded from, HIP's name (its symbol too), how HIP's is stored). HIP's is SAME where its signature is the
+// table's (loaded into the field as is) and ADAPTED where it differs (hip.h declares HIP's own signature and
+// hip/api.cpp adapts it in one call). CUDA's signatures are the table's: cu.h declares CUDA's entry points
+// from this list. `A` is passed through to X, so that a family can turn the list into its own (cu.h).
+#define RIG_STREAM_CALLS(X, A)                                                                                 \
+  /* the library and its GPUs */                                                                             \
+  X(A, init, (unsigned flags), cuInit, "cuInit", hipInit, SAME)                                              \
+  X(A, driver_version, (int *version), cuDriverGetVersion, "cuDriverGetVersion", hipDriverGetVersion, SAME)  \
+  X(A, device_count, (int *count), cuDeviceGetCount, "cuDeviceGetCount", hipGetDeviceCount, SAME)            \
+  X(A, device_name, (char *name, int length, int device), cuDeviceGetName, "cuDeviceGetName", hipDeviceGetName, \
+    SAME)                                                                                                    \
+  X(A, total_memory, (size_t * bytes, int device), cuDeviceTotalMem, "cuDeviceTotalMem_v2", hipDeviceTotalMem, \
+    SAME)                                                                                                    \
+  X(A, device_attribute, (int *value, int attribute, int device), cuDeviceGetAttribute, "cuDeviceGetAttribute", \
+    hipDeviceGetAttribute, SAME)                                                                             \
+  X(A, can_access_peer, (int *can, int device, int peer), cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer",   \
+    hipDeviceCanAccessPeer, SAME)                                                                            \
+  /* contexts (HIP: the current device) */                                                                   \
+  X(A, get_current, (Context * context), cuCtxGetCurrent, "cuCtxGetCurrent", hipGetDevice, ADAPTED)          \
+  X(A, set_current, (Context context), cuCtxSetCurrent, "cuCtxSetCurrent", hipSetDevice, ADAPTED)            \
+  X(A, synchronize_context, (void), cuCtxSynchronize, "cuCtxSynchronize", hipDeviceSynchronize, SAME)        \
+  X(A, enable_peer_access, (Context peer, unsigned flags), cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess",  \
+    hipDeviceEnablePeerAccess, ADAPTED)                                                                      \
+  /* streams and events */                                                                                   \
+  X(A, stream_create, (Stream * stream, unsigned flags), cuStreamCreate, "cuStreamCreate",                  \
+    hipStreamCreateWithFlags, SAME)                                                                          \
+  X(A, stream_destroy, (Stream stream), cuStreamDestroy, "cuStreamDestroy_v2", hipStreamDestroy, SAME)       \
+  X(A, stream_query, (Stream stream), cuStreamQuery, "cuStreamQuery", hipStreamQuery, SAME)                  \
+  X(A, stream_synchronize, (Stream stream), cuStreamSynchronize, "cuStreamSynchronize", hipStreamSynchronize, \
+    SAME)                                                                                                    \
+  X(A, stream_wait_event, (Stream stream, Event event, unsigned flags), cuStreamWaitEvent, "cuStreamWaitEvent", \
+    hipStreamWaitEvent, SAME)                                                                                \
+  X(A, event_create, (Event * event, unsigned flags), cuEventCreate, "cuEventCreate", hipEventCreateWithFlags, \
+    SAME)                                                                                                    \
+  X(A, event_destroy, (Event event), cuEventDestroy, "cuEventDestroy_v2", hipEventDestroy, SAME)             \
+  X(A, event_record, (Event event, Stream stream), cuEventRecord, "cuEventRecord", hipEventRecord, SAME)     \
+  X(A, event_query, (Event event), cuEventQuery, "cuEventQuery", hipEventQuery, SAME)                        \
+  X(A, event_synchronize, (Event event), cuEventSynchronize, "cuEventSynchronize", hipEventSynchronize, SAME) \
+  /* memory */                                                                                               \
+  X(A, mem_alloc, (DevicePtr * address, size_t bytes), cuMemAlloc, "cuMemAlloc_v2", hipMalloc, ADAPTED)      \
+  X(A, mem_free, (DevicePtr address), cuMemFree, "cuMemFree_v2", hipFree, ADAPTED)                           \
+  X(A, host_alloc, (void **host, size_t bytes, unsigned flags), cuMemHostAlloc, "cuMemHostAlloc",           \
+    hipHostMalloc, SAME)                                                                                     \
+  X(A, host_free, (void *host), cuMemFreeHost, "cuMemFreeHost", hipHostFree, SAME)                           \
+  X(A, host_device_pointer, (DevicePtr * address, void *host, unsigned flags), cuMemHostGetDevicePointer,   \
+    "cuMemHostGetDevicePointer_v2", hipHostGetDevicePointer, ADAPTED)                                        \
+  X(A, host_register, (void *host, size_t bytes, unsigned flags), cuMemHostRegister, "cuMemHostRegister_v2", \
+    hipHostRegister, SAME)                                                                                   \
+  X(A, host_unregister, (void *host), cuMemHostUnregister, "cuMemHostUnregister", hipHostUnregister, SAME)   \
+  X(A, copy_to_device, (DevicePtr dst, const void *src, size_t bytes), cuMemcpyHtoD, "cuMemcpyHtoD_v2",     \
+    hipMemcpyHtoD, ADAPTED)                                                                                  \
+  X(A, copy_to_host, (void *dst, DevicePtr src, size_t bytes), cuMemcpyDtoH, "cuMemcpyDtoH_v2", hipMemcpyDtoH, \
+    ADAPTED)                                                                                                 \
+  X(A, copy_async, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream), cuMemcpyAsync, "cuMemcpyAsync", \
+    hipMemcpyAsync, ADAPTED)                                                                                 \
+  X(A, fill_async, (DevicePtr dst, unsigned char value, size_t bytes, Stream stream), cuMemsetD8Async,      \
+    "cuMemsetD8Async", hipMemsetD8Async, ADAPTED)                                                            \
+  /* modules (loading is each family's own: Family::load_module) */                                          \
+  X(A, module_unload, (Module module), cuModuleUnload, "cuModuleUnload", hipModuleUnload, SAME)              \
+  X(A, module_function, (Function * function, Module module, const char *name), cuModuleGetFunction,        \
+    "cuModuleGetFunction", hipModuleGetFunction, SAME)                                                       \
+  X(A, launch,                                                                                               \
+    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, \
+     Stream stream, void **params, void **extra),                                                            \
+    cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)
+
+// Optional calls (null where the library lacks them, and then the timeline keeps to events): 64-bit stream
+// memory operations (CUDA 11.7+ exports the _v2 names).
+#define RIG_STREAM_OPTIONAL_CALLS(X, A)                                                                        \
+  X(A, write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWriteValue64, \
+    "cuStreamWriteValue64_v2", hipStreamWriteValue64, ADAPTED)                                               \
+  X(A, wait_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWaitValue64, \
+    "cuStreamWaitValue64_v2", hipStreamWaitValue64, ADAPTED)
 
 struct Calls {
-#define RIG_STREAM_FIELD(field, params) Result(*field) params = nullptr;
-  RIG_STREAM_CALLS(RIG_STREAM_FIELD)
+#define RIG_STREAM_FIELD(A, field, params, ...) Result(*field) params = nullptr;
+  RIG_STREAM_CALLS(RIG_STREAM_FIELD, _)
+  RIG_STREAM_OPTIONAL_CALLS(RIG_STREAM_FIELD, _)
 #undef RIG_STREAM_FIELD
 };
 
 // The vendor's name of each call, for messages ("cuMemcpyAsync", "hipMemcpyAsync").
 struct CallNames {
-#define RIG_STREAM_NAME(field, params) const char *field = #field;
-  RIG_STREAM_CALLS(RIG_STREAM_NAME)
+#define RIG_STREAM_NAME(A, field, ...) const char *field = #field;
+  RIG_STREAM_CALLS(RIG_STREAM_NAME, _)
+  RIG_STREAM_OPTIONAL_CALLS(RIG_STREAM_NAME, _)
 #undef RIG_STREAM_NAME
 };
 
@@ -145,13 +188,13 @@ struct Family {
   // family's loader, its options and error log. RIG_* with a message on failure.
   rig_status (*load_module)(const Gpu &gpu, rig_module_format format, const void *bytes, size_t length,
                             Module *out);
-  // The driver's side (stream/driver.h). The GPUs the library lists, -1 where it cannot say.
-  int (*device_count)();
-  // Fills a new Gpu of gpu->ordinal (device, context; retained for the process), checking the ordinal
-  // against the count: RIG_NOT_FOUND with a message where there is no such GPU.
+  // The driver's side (stream/driver.h). Fills a new Gpu of gpu->ordinal, an ordinal the library lists
+  // (stream/gpu.cpp checked it): its device and context, retained for the process. RIG_* with a message.
   rig_status (*open_gpu)(Gpu *gpu);
-  // What the GPU says of itself (name, framework, model, memory, integrated), its context current.
-  void (*describe)(const Gpu &gpu, DriverInfo *out);
+  const char *library;  // "the CUDA driver", "the HIP runtime": the library, in messages
+  // DriverInfo::integrated where the device_attribute query fails: CUDA says unknown (-1); HIP counts it
+  // as integrated (1, docs/mapped.md), so that the static table refuses such a device.
+  int integrated_when_unknown;
   // Whether a device opened now keeps its timeline with stream memory operations (timeline.h): the
   // family's default, its environment variable, the device's attribute.
   bool (*memory_operations)(const Gpu &gpu);
@@ -161,14 +204,12 @@ struct Family {
 };
 
 // Fills a Family's hooks from the functions the family defines under the same names in its own namespace
-// (cuda/, hip/: error_name, is_sticky, load_module, device_count, open_gpu, describe, memory_operations).
+// (cuda/, hip/: error_name, is_sticky, load_module, open_gpu, memory_operations).
 #define RIG_STREAM_FAMILY_HOOKS(f)                                                                        \
   f.error_name = error_name;                                                                              \
   f.is_sticky = is_sticky;                                                                                \
   f.load_module = load_module;                                                                            \
-  f.device_count = device_count;                                                                          \
   f.open_gpu = open_gpu;                                                                                  \
-  f.describe = describe;                                                                                  \
   f.memory_operations = memory_operations;
 
 // The rig status for a failed call: OUT_OF_MEMORY, LOST (sticky) or DRIVER.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "drivers/common/parts.h"
 #include "drivers/stream/host_wait.h"
 #include "drivers/stream/module.h"
 
@@ -319,44 +320,34 @@ rig_status StreamDevice::wait(uint64_t value, Deadline deadline) {
 }
 
 rig_status StreamDevice::check_part(const Part &part) {
-  switch (part.kind) {
-    case RIG_PART_COPY:
-    case RIG_PART_FILL:
-      return RIG_OK;
-    case RIG_PART_HOST_KERNEL:
-      return fail(RIG_UNSUPPORTED, "%s runs no host kernels (%s devices run launches of device code)",
-                  info_.name.c_str(), family_.framework);
-    case RIG_PART_LAUNCH: {
-      auto *m = dynamic_cast<StreamModule *>(part.module);
-      if (!m || m->gpu().family != &family_ || !part.function)
-        return fail(RIG_INVALID_ARGUMENT, "a launch on %s needs a %s module and function", info_.name.c_str(),
-                    family_.framework);
-      if (&m->gpu() != &gpu_)
-        return fail(RIG_INVALID_ARGUMENT, "the launch's module was loaded on %s:%u, not on %s", family_.prefix, m->gpu().ordinal,
-                    info_.name.c_str());
-      uint64_t threads = 1;
-      for (int i = 0; i < 3; ++i) {
-        if (part.block[i] == 0 || part.grid[i] == 0)
-          return fail(RIG_INVALID_ARGUMENT, "launch grid and block sizes must be at least 1");
-        if (limits_[i] > 0 && part.block[i] > static_cast<uint32_t>(limits_[i]))
-          return fail(RIG_INVALID_ARGUMENT, "block size %u in dimension %d exceeds %s's limit %d", part.block[i], i,
-                      info_.name.c_str(), limits_[i]);
-        if (limits_[3 + i] > 0 && part.grid[i] > static_cast<uint32_t>(limits_[3 + i]))
-          return fail(RIG_INVALID_ARGUMENT, "grid size %u in dimension %d exceeds %s's limit %d", part.grid[i], i,
-                      info_.name.c_str(), limits_[3 + i]);
-        threads *= part.block[i];
-      }
-      if (limits_[6] > 0 && threads > static_cast<uint64_t>(limits_[6]))
-        return fail(RIG_INVALID_ARGUMENT, "%llu threads per block exceed %s's limit %d",
-                    static_cast<unsigned long long>(threads), info_.name.c_str(), limits_[6]);
-      if (limits_[7] > 0 && part.shared_bytes > static_cast<uint32_t>(limits_[7]))
-        return fail(RIG_INVALID_ARGUMENT, "%u bytes of dynamic shared memory exceed %s's limit %d", part.shared_bytes,
-                    info_.name.c_str(), limits_[7]);
-      return RIG_OK;
-    }
-    default:
-      return fail(RIG_INVALID_ARGUMENT, "unknown part kind %d", static_cast<int>(part.kind));
+  bool launch = false;
+  if (rig_status s = common::check_gpu_part(part, info_, &launch); s != RIG_OK || !launch) return s;
+  auto *m = dynamic_cast<StreamModule *>(part.module);
+  if (!m || m->gpu().family != &family_ || !part.function)
+    return fail(RIG_INVALID_ARGUMENT, "a launch on %s needs a %s module and function", info_.name.c_str(),
+                family_.framework);
+  if (&m->gpu() != &gpu_)
+    return fail(RIG_INVALID_ARGUMENT, "the launch's module was loaded on %s:%u, not on %s", family_.prefix, m->gpu().ordinal,
+                info_.name.c_str());
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (part.block[i] == 0 || part.grid[i] == 0)
+      return fail(RIG_INVALID_ARGUMENT, "launch grid and block sizes must be at least 1");
+    if (limits_[i] > 0 && part.block[i] > static_cast<uint32_t>(limits_[i]))
+      return fail(RIG_INVALID_ARGUMENT, "block size %u in dimension %d exceeds %s's limit %d", part.block[i], i,
+                  info_.name.c_str(), limits_[i]);
+    if (limits_[3 + i] > 0 && part.grid[i] > static_cast<uint32_t>(limits_[3 + i]))
+      return fail(RIG_INVALID_ARGUMENT, "grid size %u in dimension %d exceeds %s's limit %d", part.grid[i], i,
+                  info_.name.c_str(), limits_[3 + i]);
+    threads *= part.block[i];
   }
+  if (limits_[6] > 0 && threads > static_cast<uint64_t>(limits_[6]))
+    return fail(RIG_INVALID_ARGUMENT, "%llu threads per block exceed %s's limit %d",
+                static_cast<unsigned long long>(threads), info_.name.c_str(), limits_[6]);
+  if (limits_[7] > 0 && part.shared_bytes > static_cast<uint32_t>(limits_[7]))
+    return fail(RIG_INVALID_ARGUMENT, "%u bytes of dynamic shared memory exceed %s's limit %d", part.shared_bytes,
+                info_.name.c_str(), limits_[7]);
+  return RIG_OK;
 }
 
 rig_status StreamDevice::load_module(rig_module_format format, const void *bytes, size_t length,

@@ -44,18 +44,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
   static rig_status open(const Gpu &gpu, DriverInfo info, bool memops, std::unique_ptr<DriverDevice> *out);
   ~StreamDevice() override;
 
-  const DriverInfo &info() const override { return info_; }
+  // DriverDevice: memory and code (core/driver.h).
+  RIG_DRIVER_DEVICE_OVERRIDES
 
-  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
-  void free(const Memory &memory) noexcept override;
-  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
-  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
-  void unmap(const Memory &mapping) noexcept override;
-  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
-  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
-
-  rig_status load_module(rig_module_format format, const void *bytes, size_t length,
-                         std::unique_ptr<DriverModule> *out) override;
+  // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
 
   [[gnu::hot]] bool can_wait_in_queue(const DriverDevice &producer) const override;
@@ -130,7 +122,6 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
   const Family &family_;
   const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
-  DriverInfo info_;
   Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
   // Recorded on another device's stream of this GPU and waited on here (see hand_over); used only while

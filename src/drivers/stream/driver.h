@@ -29,4 +29,15 @@ class StreamDriver final : public Driver {
   const Family *(*family_)();
 };
 
+// The registry's entry for the family that `api` loads (an Api holding its Family as `family`), made on
+// first use and kept for the process: what cuda_driver() and hip_driver() answer.
+template <class Api, const Api *(*api)()>
+Driver *driver_of(const char *prefix) {
+  static StreamDriver driver(prefix, [] {
+    const Api *a = api();
+    return a ? &a->family : nullptr;
+  });
+  return &driver;
+}
+
 }  // namespace rig::stream

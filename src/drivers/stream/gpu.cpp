@@ -5,6 +5,8 @@
 #include <mutex>
 #include <utility>
 
+#include "core/error.h"
+
 namespace rig::stream {
 namespace {
 
@@ -22,6 +24,11 @@ Gpus &gpus() {
 
 }  // namespace
 
+int device_count(const Family &family) {
+  int count = 0;
+  return family.calls.device_count(&count) == SUCCESS ? count : -1;
+}
+
 rig_status gpu_at(const Family &family, unsigned ordinal, const Gpu **out) {
   auto &g = gpus();
   std::lock_guard hold(g.lock);
@@ -31,6 +38,10 @@ rig_status gpu_at(const Family &family, unsigned ordinal, const Gpu **out) {
     *out = it->second.get();
     return RIG_OK;
   }
+  int count = device_count(family);
+  if (count < 0) return fail(RIG_NOT_FOUND, "%s failed", family.names.device_count);
+  if (ordinal >= static_cast<unsigned>(count))
+    return fail(RIG_NOT_FOUND, "no device %s:%u (%s lists %d)", family.prefix, ordinal, family.library, count);
   auto gpu = std::make_unique<Gpu>();
   gpu->family = &family;
   gpu->ordinal = ordinal;

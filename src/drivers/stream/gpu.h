@@ -43,8 +43,12 @@ class Current {
   bool set_ = false;
 };
 
+// The GPUs `family`'s library lists (device_count), -1 where the call fails. Never blocks on rig's locks.
+int device_count(const Family &family);
+
 // The GPU of `ordinal` in `family`, made by Family::open_gpu the first time and kept for the life of the
-// process. Thread-safe (a lock held while the family opens it).
+// process: RIG_NOT_FOUND with a message where the library lists no such GPU. Thread-safe (a lock held
+// while the family opens it, and so while the library answers device_count).
 rig_status gpu_at(const Family &family, unsigned ordinal, const Gpu **out);
 
 }  // namespace rig::stream

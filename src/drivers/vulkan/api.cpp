@@ -31,35 +31,53 @@ rig_status load_library(Library *out) {
   return RIG_OK;
 }
 
-rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils) {
-#define RIG_VK_LOAD_INSTANCE(name)                                                            \
-  lib.name = reinterpret_cast<PFN_##name>(lib.vkGetInstanceProcAddr(instance, #name));        \
-  if (!lib.name) return fail(RIG_NOT_FOUND, "Vulkan: the instance has no %s", #name);
-  RIG_VK_INSTANCE_FUNCTIONS(RIG_VK_LOAD_INSTANCE)
-  if (debug_utils) {
-    RIG_VK_DEBUG_FUNCTIONS(RIG_VK_LOAD_INSTANCE)
+namespace {
+
+// Loads functions through `get` (vkGetInstanceProcAddr, vkGetDeviceProcAddr) of `owner` into `table`.
+template <class Table, class Get, class Owner>
+struct Loader {
+  Table &table;
+  Get get;
+  Owner owner;
+  const char *what;  // "the instance": names the owner where a function is missing
+  // Loads `name` into `field`: RIG_NOT_FOUND where the owner lacks it.
+  template <class F>
+  rig_status operator()(F &field, const char *name) const {
+    field = reinterpret_cast<F>(get(owner, name));
+    return field ? RIG_OK : fail(RIG_NOT_FOUND, "Vulkan: %s has no %s", what, name);
   }
-#undef RIG_VK_LOAD_INSTANCE
+};
+
+}  // namespace
+
+// For a list of functions (api.h): loads each into the table of the Loader `load` in scope.
+#define RIG_VK_LOAD(name) \
+  if (rig_status s = load(load.table.name, #name); s != RIG_OK) return s;
+
+rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils) {
+  Loader<Library, PFN_vkGetInstanceProcAddr, VkInstance> load{lib, lib.vkGetInstanceProcAddr, instance, "the instance"};
+  RIG_VK_INSTANCE_FUNCTIONS(RIG_VK_LOAD)
+  if (debug_utils) {
+    RIG_VK_DEBUG_FUNCTIONS(RIG_VK_LOAD)
+  }
   return RIG_OK;
 }
 
 rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
                                  DeviceFunctions *out) {
-  DeviceFunctions f;
-#define RIG_VK_LOAD_DEVICE(name)                                                       \
-  f.name = reinterpret_cast<PFN_##name>(lib.vkGetDeviceProcAddr(device, #name));       \
-  if (!f.name) return fail(RIG_NOT_FOUND, "Vulkan: the device has no %s", #name);
-  RIG_VK_DEVICE_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+  DeviceFunctions table;
+  Loader<DeviceFunctions, PFN_vkGetDeviceProcAddr, VkDevice> load{table, lib.vkGetDeviceProcAddr, device, "the device"};
+  RIG_VK_DEVICE_FUNCTIONS(RIG_VK_LOAD)
   if (host_import) {
-    RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+    RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_LOAD)
   }
   if (push_descriptor) {
-    RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_LOAD_DEVICE)
+    RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_LOAD)
   }
-#undef RIG_VK_LOAD_DEVICE
-  *out = f;
+  *out = table;
   return RIG_OK;
 }
+#undef RIG_VK_LOAD
 
 const char *result_name(VkResult result) {
   switch (result) {

@@ -55,6 +55,10 @@ constexpr size_t kMaxBatchesInFlight = 64;
 // Completed batches are recycled once this many are in flight (one semaphore read per round, not per
 // hand-over).
 constexpr size_t kRecycleAt = 16;
+// The ring of batches: those in flight plus the open one.
+constexpr size_t kRing = kMaxBatchesInFlight + 1;
+// The stages work runs in (copies, fills, launches): what barriers and in-queue waits cover.
+constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
 
 // A device's timeline semaphore. Shared by pointer with every batch of another device that waits on it,
 // so the semaphore outlives those waits even when its device is released first.
@@ -91,18 +95,10 @@ class VulkanDevice final : public DriverDevice {
   static rig_status open(std::shared_ptr<Context> ctx, std::string name, std::unique_ptr<DriverDevice> *out);
   ~VulkanDevice() override;
 
-  const DriverInfo &info() const override { return info_; }
+  // DriverDevice: memory and code (core/driver.h).
+  RIG_DRIVER_DEVICE_OVERRIDES
 
-  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
-  void free(const Memory &memory) noexcept override;
-  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
-  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
-  void unmap(const Memory &mapping) noexcept override;
-  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
-  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
-
-  rig_status load_module(rig_module_format format, const void *bytes, size_t length,
-                         std::unique_ptr<DriverModule> *out) override;
+  // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
 
   bool can_wait_in_queue(const DriverDevice &producer) const override;
@@ -129,7 +125,13 @@ class VulkanDevice final : public DriverDevice {
   VulkanDevice(std::shared_ptr<Context> ctx, std::string name);
   rig_status init();
 
-  // All below run holding mutex_.
+  // One vkWaitSemaphores on the timeline for `value`, of at most `timeout_ns`: its result.
+  VkResult wait_semaphore(uint64_t value, uint64_t timeout_ns) const;
+  // Waits for `value` uninterruptibly (closing, a full queue), in slices that look for the VkDevice's loss:
+  // VK_SUCCESS, VK_TIMEOUT where the VkDevice was lost, or the wait's failure. Blocks; may hold mutex_.
+  VkResult wait_blocking(uint64_t value) const;
+
+  // All below run holding mutex_ (batches.cpp, recording.cpp, descriptors.cpp).
   rig_status open_batch(Batch **out);
   void recycle(Batch &batch);
   rig_status commit_locked();
@@ -143,7 +145,6 @@ class VulkanDevice final : public DriverDevice {
 
   std::shared_ptr<Context> ctx_;
   Queue &queue_;
-  DriverInfo info_;
   std::shared_ptr<Timeline> timeline_;
   Memory patterns_;  // 256 x 4 bytes, pattern b = four bytes of value b (host-visible, written once)
   Staging staging_;

@@ -174,6 +174,20 @@ rig_status Instance::make() {
   return discover();
 }
 
+namespace {
+
+// Fills `ext` (its sType set) through `query`, one of the physical device's *2 calls, whose struct (of
+// type `type`) carries `ext` in its pNext chain.
+template <class Outer, class Ext>
+void query_chained(void (*query)(VkPhysicalDevice, Outer *), VkStructureType type, VkPhysicalDevice h, Ext &ext) {
+  Outer outer{};
+  outer.sType = type;
+  outer.pNext = &ext;
+  query(h, &outer);
+}
+
+}  // namespace
+
 rig_status Instance::discover() {
   uint32_t count = 0;
   VkResult r = lib_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
@@ -191,10 +205,7 @@ rig_status Instance::discover() {
 
     VkPhysicalDeviceVulkan12Features f12{};
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-    VkPhysicalDeviceFeatures2 f2{};
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &f12;
-    lib_.vkGetPhysicalDeviceFeatures2(h, &f2);
+    query_chained(lib_.vkGetPhysicalDeviceFeatures2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, h, f12);
     if (!f12.timelineSemaphore) continue;
 
     // A compute-only family first: on discrete GPUs it is the asynchronous compute engine, with several
@@ -231,19 +242,13 @@ rig_status Instance::discover() {
     if (pd.has_host_import) {
       VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{};
       hp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
-      VkPhysicalDeviceProperties2 p2{};
-      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-      p2.pNext = &hp;
-      lib_.vkGetPhysicalDeviceProperties2(h, &p2);
+      query_chained(lib_.vkGetPhysicalDeviceProperties2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, h, hp);
       pd.host_import_alignment = hp.minImportedHostPointerAlignment;
     }
     if (pd.has_push_descriptor) {
       VkPhysicalDevicePushDescriptorPropertiesKHR pp{};
       pp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR;
-      VkPhysicalDeviceProperties2 p2{};
-      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-      p2.pNext = &pp;
-      lib_.vkGetPhysicalDeviceProperties2(h, &p2);
+      query_chained(lib_.vkGetPhysicalDeviceProperties2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, h, pp);
       pd.max_push_descriptors = pp.maxPushDescriptors;
     }
     pd.name = "vulkan:" + std::to_string(devices_.size());

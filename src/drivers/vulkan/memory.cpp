@@ -15,23 +15,53 @@ rig_status status_of(VkResult r) {
   return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER;
 }
 
-// Allocates and binds memory of type `type` for `buffer`, mapping it when `map`. Destroys nothing.
-rig_status back(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, bool map, Memory *out) {
+// Creates a buffer of `size` bytes for kUsage, `next` chained to its create info (an external-memory
+// struct, or null), and says what memory it needs. Nothing to destroy on failure.
+VkResult create_buffer(Context &ctx, VkDeviceSize size, const void *next, VkBuffer *out, VkMemoryRequirements *req) {
+  VkBufferCreateInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.pNext = next;
+  bi.size = size;
+  bi.usage = kUsage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // every queue rig uses is of one family
+  *out = VK_NULL_HANDLE;
+  VkResult r = ctx.fn().vkCreateBuffer(ctx.device(), &bi, nullptr, out);
+  if (r == VK_SUCCESS) ctx.fn().vkGetBufferMemoryRequirements(ctx.device(), *out, req);
+  return r;
+}
+
+// Allocates `size` bytes of memory type `type` (`next` chained to the allocate info: an import, or null)
+// and binds it to `buffer`. On failure frees the memory (never the buffer) and names the call in `*call`.
+VkResult allocate_bound(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, const void *next,
+                        VkDeviceMemory *out, const char **call) {
   const DeviceFunctions &fn = ctx.fn();
   VkMemoryAllocateInfo ai{};
   ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.pNext = next;
   ai.allocationSize = size;
   ai.memoryTypeIndex = static_cast<uint32_t>(type);
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkResult r = fn.vkAllocateMemory(ctx.device(), &ai, nullptr, &memory);
-  if (r != VK_SUCCESS)
-    return fail(status_of(r), "Vulkan: vkAllocateMemory of %llu bytes (type %d) failed: %s",
-                static_cast<unsigned long long>(size), type, result_name(r));
-  r = fn.vkBindBufferMemory(ctx.device(), buffer, memory, 0);
+  *out = VK_NULL_HANDLE;
+  *call = "vkAllocateMemory";
+  VkResult r = fn.vkAllocateMemory(ctx.device(), &ai, nullptr, out);
+  if (r != VK_SUCCESS) return r;
+  *call = "vkBindBufferMemory";
+  r = fn.vkBindBufferMemory(ctx.device(), buffer, *out, 0);
   if (r != VK_SUCCESS) {
-    fn.vkFreeMemory(ctx.device(), memory, nullptr);
-    return fail(status_of(r), "Vulkan: vkBindBufferMemory failed: %s", result_name(r));
+    fn.vkFreeMemory(ctx.device(), *out, nullptr);
+    *out = VK_NULL_HANDLE;
   }
+  return r;
+}
+
+// Allocates and binds memory of type `type` for `buffer`, mapping it when `map`. Destroys nothing.
+rig_status back(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, bool map, Memory *out) {
+  const DeviceFunctions &fn = ctx.fn();
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  const char *call = nullptr;
+  VkResult r = allocate_bound(ctx, buffer, size, type, nullptr, &memory, &call);
+  if (r != VK_SUCCESS)
+    return fail(status_of(r), "Vulkan: %s of %llu bytes (type %d) failed: %s", call,
+                static_cast<unsigned long long>(size), type, result_name(r));
   void *host = nullptr;
   if (map) {
     r = fn.vkMapMemory(ctx.device(), memory, 0, VK_WHOLE_SIZE, 0, &host);
@@ -54,17 +84,11 @@ rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out
   VkDeviceSize size = length < 4 ? 4 : (length + 3) & ~static_cast<VkDeviceSize>(3);
   const DeviceFunctions &fn = ctx.fn();
 
-  VkBufferCreateInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bi.size = size;
-  bi.usage = kUsage;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // every queue rig uses is of one family
   VkBuffer buffer = VK_NULL_HANDLE;
-  VkResult r = fn.vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer);
+  VkMemoryRequirements req{};
+  VkResult r = create_buffer(ctx, size, nullptr, &buffer, &req);
   if (r != VK_SUCCESS)
     return fail(status_of(r), "Vulkan: vkCreateBuffer of %zu bytes failed: %s", length, result_name(r));
-  VkMemoryRequirements req{};
-  fn.vkGetBufferMemoryRequirements(ctx.device(), buffer, &req);
 
   constexpr VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
   constexpr VkMemoryPropertyFlags visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -126,17 +150,10 @@ rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
   VkExternalMemoryBufferCreateInfo ext{};
   ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
   ext.handleTypes = handle_type;
-  VkBufferCreateInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bi.pNext = &ext;
-  bi.size = length;
-  bi.usage = kUsage;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
-  r = fn.vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer);
-  if (r != VK_SUCCESS) return fail(RIG_UNMAPPABLE, "Vulkan: vkCreateBuffer for an import failed: %s", result_name(r));
   VkMemoryRequirements req{};
-  fn.vkGetBufferMemoryRequirements(ctx.device(), buffer, &req);
+  r = create_buffer(ctx, length, &ext, &buffer, &req);
+  if (r != VK_SUCCESS) return fail(RIG_UNMAPPABLE, "Vulkan: vkCreateBuffer for an import failed: %s", result_name(r));
   int type = ctx.memory_type(req.memoryTypeBits & hp.memoryTypeBits, 0, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0);
   if (type < 0 || req.size > length) {
     fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
@@ -146,18 +163,12 @@ rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
   imp.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
   imp.handleType = handle_type;
   imp.pHostPointer = host;
-  VkMemoryAllocateInfo ai{};
-  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  ai.pNext = &imp;
-  ai.allocationSize = length;
-  ai.memoryTypeIndex = static_cast<uint32_t>(type);
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  r = fn.vkAllocateMemory(ctx.device(), &ai, nullptr, &memory);
-  if (r == VK_SUCCESS) r = fn.vkBindBufferMemory(ctx.device(), buffer, memory, 0);
+  const char *call = nullptr;
+  r = allocate_bound(ctx, buffer, length, type, &imp, &memory, &call);
   if (r != VK_SUCCESS) {
-    if (memory) fn.vkFreeMemory(ctx.device(), memory, nullptr);
     fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
-    return fail(RIG_UNMAPPABLE, "Vulkan: importing host memory at %p failed: %s", host, result_name(r));
+    return fail(RIG_UNMAPPABLE, "Vulkan: importing host memory at %p failed (%s): %s", host, call, result_name(r));
   }
   Memory m;
   m.host = host;

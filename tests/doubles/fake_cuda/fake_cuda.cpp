@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/fake_gpu.h"
 #include "drivers/cuda/cu.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -43,14 +44,14 @@ struct Switches {
             read_only_supported = 1, host_register_supported = 1, memops = 1, peer_access = 1,
             register_refuse = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
             pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0, fail_launch_at = 0, launch_delay_us = 0,
-            copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100;
+            copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100, read_only_pages_need_flag = 0;
 };
 
 #define FAKE_SWITCHES(X)                                                                                       \
   X(devices) X(integrated) X(integrated_query_fails) X(pageable_host_page_tables) X(read_only_supported)       \
   X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_wrong_bytes)             \
   X(unregister_fail) X(registered_upload_ns_per_kib) X(pinned_upload_ns_per_kib)                              \
-  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us)
+  X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us) X(read_only_pages_need_flag)
 
 struct Counters {
   std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
@@ -60,7 +61,8 @@ struct Counters {
 
 // ----- objects ---------------------------------------------------------------------------------------------
 
-struct FStream;
+struct Ctx;
+using FStream = fake_gpu::Stream<Ctx>;  // a stream of the owner (common/fake_gpu.h)
 
 struct Ctx {
   int ordinal = 0;
@@ -98,7 +100,6 @@ struct FEvent {
   }
 };
 
-struct FStream;
 
 struct FFunction {
   std::string name;
@@ -141,14 +142,6 @@ Ctx *ctx_of(int ordinal) {
   return s.ctxs[ordinal].get();
 }
 
-void spend(long long ns) {  // a busy wait: sleeps are too coarse for per-KiB costs
-  if (ns <= 0) return;
-  auto until = Clock::now() + std::chrono::nanoseconds(ns);
-  if (ns > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(ns - 100000));
-  while (Clock::now() < until) {
-  }
-}
-
 // The region holding [p, p+n) (whole range), or null. Caller holds the lock.
 Region *find(uintptr_t p, size_t n) {
   auto &s = state();
@@ -181,75 +174,6 @@ char *device_view(uintptr_t p, size_t n) {
 
 // ----- streams -------------------------------------------------------------------------------------------
 
-struct FStream {
-  Ctx *ctx;
-  std::mutex lock;
-  std::condition_variable changed;
-  std::deque<std::function<void()>> ops;
-  bool running = false;
-  bool stopping = false;
-  std::thread worker;
-
-  explicit FStream(Ctx *c) : ctx(c) { worker = std::thread([this] { run(); }); }
-
-  void push(std::function<void()> op) {
-    {
-      std::lock_guard g(lock);
-      ops.push_back(std::move(op));
-    }
-    changed.notify_all();
-  }
-
-  void run() {
-    std::unique_lock g(lock);
-    for (;;) {
-      changed.wait(g, [&] { return stopping || !ops.empty(); });
-      if (ops.empty()) return;  // stopping, drained
-      auto op = std::move(ops.front());
-      ops.pop_front();
-      running = true;
-      g.unlock();
-      // After a sticky error nothing of the context runs (its work is gone, as on a GPU).
-      if (ctx->sticky.load(std::memory_order_acquire) == 0) op();
-      g.lock();
-      running = false;
-      changed.notify_all();
-    }
-  }
-
-  bool idle() {
-    std::lock_guard g(lock);
-    return ops.empty() && !running;
-  }
-
-  void drain() {
-    std::unique_lock g(lock);
-    changed.wait(g, [&] { return ops.empty() && !running; });
-  }
-
-  ~FStream() {
-    {
-      std::lock_guard g(lock);
-      stopping = true;
-    }
-    changed.notify_all();
-    worker.join();
-  }
-};
-
-// Polls `ready` until true, the context's sticky error, or the stream stopping (a wait that can never be
-// met must not keep cuStreamDestroy from returning).
-void poll_until(FStream *st, const std::function<bool()> &ready) {
-  while (!ready()) {
-    if (st->ctx->sticky.load(std::memory_order_acquire)) return;
-    {
-      std::lock_guard g(st->lock);
-      if (st->stopping) return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
-
 // The context's legacy stream: where the synchronous copies run, ordered among themselves but not with
 // non-blocking streams (rig's), as in CUDA.
 FStream *legacy_of(Ctx *c) {
@@ -277,29 +201,11 @@ std::shared_ptr<FEvent> get_event(FEvent *e) {
   return it == s.events.end() ? nullptr : it->second;
 }
 
+using fake_gpu::poll_until;
+using fake_gpu::spend;
+using Launch = fake_gpu::Launch<Ctx>;
+
 // ----- kernels -------------------------------------------------------------------------------------------
-
-struct Launch {
-  Ctx *ctx;
-  unsigned grid[3], block[3];
-  std::vector<std::vector<char>> params;
-};
-
-uint64_t param_u64(const Launch &l, size_t i) {
-  uint64_t v = 0;
-  std::memcpy(&v, l.params[i].data(), std::min<size_t>(8, l.params[i].size()));
-  return v;
-}
-
-struct Scalars32 {
-  uint32_t n, k;
-};
-
-Scalars32 scalars32(const Launch &l, size_t i) {
-  Scalars32 s{};
-  std::memcpy(&s, l.params[i].data(), std::min(sizeof s, l.params[i].size()));
-  return s;
-}
 
 // Checks that a kernel may touch [p, p+n) from its context (its device's memory, a peer's with peer access
 // enabled, mapped host memory) and returns where the bytes are; sets the sticky error (illegal address)
@@ -317,63 +223,6 @@ char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
   }
   if (r->kind == Kind::registered && r->shadow) return r->shadow + (p - r->begin);
   return reinterpret_cast<char *>(p);
-}
-
-struct Builtin {
-  const char *name;
-  std::vector<size_t> sizes;  // parameter sizes, for copying kernelParams at launch
-  void (*run)(const Launch &);
-};
-
-// out[i] = in[i] + k for i < n
-void k_add_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] + s.k;
-}
-
-// out[i] = in[i] * 31 + k + i: order-dependent (steps applied in another order give other numbers)
-void k_chain_step(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  // Read everything first: in and out may be the same buffer, as on a GPU where each thread owns one i.
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] * 31u + s.k + i;
-}
-
-// out[i] = k for i < n
-void k_fill_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 1);
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.ctx, param_u64(l, 0), s.n * 4ull, true));
-  if (!out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = s.k;
-}
-
-// Busy for ns nanoseconds (scalars: one u64)
-void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); }
-
-// Writes through a null pointer: an illegal address, as a faulting kernel on a GPU
-void k_fault(const Launch &l) { l.ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
-
-const std::vector<Builtin> &builtins() {
-  // Never destroyed: stream workers may still run kernels while the process exits (a failed test).
-  static const std::vector<Builtin> &b = *new std::vector<Builtin>{
-      {"rig_add_u32", {8, 8, 8}, k_add_u32},
-      {"rig_chain_step", {8, 8, 8}, k_chain_step},
-      {"rig_fill_u32", {8, 8}, k_fill_u32},
-      {"rig_delay", {8}, k_delay},
-      {"rig_fault", {8}, k_fault},
-  };
-  return b;
-}
-
-const Builtin *builtin(const std::string &name) {
-  for (const auto &b : builtins())
-    if (name == b.name) return &b;
-  return nullptr;
 }
 
 void read_env() {
@@ -585,7 +434,7 @@ EXPORT Result cuCtxSynchronize(void) {
     auto &s = state();
     std::lock_guard g(s.lock);
     for (auto &[raw, st] : s.streams)
-      if (st->ctx == current) mine.push_back(st);
+      if (st->owner == current) mine.push_back(st);
   }
   for (auto &st : mine) st->drain();  // without the state lock: kernels running in workers take it
   legacy_of(current)->drain();
@@ -638,7 +487,7 @@ EXPORT Result cuStreamDestroy_v2(FStream *stream) {
 EXPORT Result cuStreamQuery(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load(std::memory_order_acquire)) return e;
+  if (int e = st->owner->sticky.load(std::memory_order_acquire)) return e;
   return st->idle() ? SUCCESS : ERROR_NOT_READY;
 }
 
@@ -651,7 +500,7 @@ EXPORT Result cuStreamSynchronize(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   st->drain();
-  return sticky_or(st->ctx, SUCCESS);
+  return sticky_or(st->owner, SUCCESS);
 }
 
 EXPORT Result cuEventCreate(FEvent **event, unsigned flags) {
@@ -678,7 +527,7 @@ EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   ++state().count.event_records;
   auto rec = std::make_shared<FRecord>();
   {
@@ -715,7 +564,7 @@ EXPORT Result cuStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   auto rec = ev->current();  // the latest record, as CUDA captures it
   ++state().count.event_waits;
   if (state().sw.ignore_waits) return SUCCESS;  // a broken driver: proves the tests see a missing wait
@@ -731,7 +580,7 @@ EXPORT Result cuStreamWriteValue64_v2(FStream *stream, DevicePtr addr, uint64_t 
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
     if (!find(addr, 8)) return ERROR_INVALID_VALUE;
@@ -747,7 +596,7 @@ EXPORT Result cuStreamWaitValue64_v2(FStream *stream, DevicePtr addr, uint64_t v
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   if (flags != WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
     if (!find(addr, 8)) return ERROR_INVALID_VALUE;
@@ -835,6 +684,9 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
   if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
   if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
   auto p = reinterpret_cast<uintptr_t>(ptr);
+  // As the driver, where asked: pages the process cannot write register only with the read-only flag.
+  if (s.sw.read_only_pages_need_flag && !(flags & HOST_REGISTER_READ_ONLY) && !fake_gpu::writable(p, p + bytes))
+    return ERROR_INVALID_VALUE;
   // Any overlap with a registration (or with memory the driver allocated) is "already registered".
   auto it = s.regions.lower_bound(p);
   if (it != s.regions.end() && it->first < p + bytes && it->second.kind != Kind::shadow)
@@ -941,7 +793,7 @@ EXPORT Result cuMemcpyDtoH_v2(void *dst, DevicePtr src, size_t bytes) {
 EXPORT Result cuMemcpyAsync(DevicePtr dst, DevicePtr src, size_t bytes, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   const char *from;
   {
@@ -962,7 +814,7 @@ EXPORT Result cuMemcpyAsync(DevicePtr dst, DevicePtr src, size_t bytes, FStream 
 EXPORT Result cuMemsetD8Async(DevicePtr dst, unsigned char value, size_t count, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   {
     std::lock_guard g(state().lock);
@@ -998,17 +850,11 @@ EXPORT Result cuModuleLoadDataEx(FModule **module, const void *image, unsigned c
   }
   auto m = std::make_unique<FModule>();
   m->ctx = current;
-  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
-    size_t b = at + 6;
-    while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-    size_t e = b;
-    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
-    if (e > b) {
-      auto f = std::make_unique<FFunction>();
-      f->name = text.substr(b, e - b);
-      f->module = m.get();
-      m->functions.push_back(std::move(f));
-    }
+  for (std::string &name : fake_gpu::entry_names(text)) {
+    auto f = std::make_unique<FFunction>();
+    f->name = std::move(name);
+    f->module = m.get();
+    m->functions.push_back(std::move(f));
   }
   if (m->functions.empty()) {
     say("fakecuda: no .entry in the module text");
@@ -1040,7 +886,7 @@ EXPORT Result cuModuleGetFunction(FFunction **function, FModule *module, const c
     if (!state().modules.count(module)) return ERROR_INVALID_HANDLE;
   }
   for (auto &f : module->functions)
-    if (f->name == name && builtin(f->name)) {
+    if (f->name == name && fake_gpu::builtin<Ctx>(f->name)) {
       *function = f.get();
       return SUCCESS;
     }
@@ -1052,15 +898,15 @@ EXPORT Result cuLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsigned gz
   if (!f || extra) return ERROR_INVALID_VALUE;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->ctx->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
     if (!state().modules.count(f->module)) return ERROR_INVALID_HANDLE;
   }
-  if (f->module->ctx != st->ctx) return ERROR_INVALID_HANDLE;  // a function of another context
+  if (f->module->ctx != st->owner) return ERROR_INVALID_HANDLE;  // a function of another context
   if (!gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || shared > 49152) return ERROR_INVALID_VALUE;
-  const Builtin *b = builtin(f->name);
-  Launch l{st->ctx, {gx, gy, gz}, {bx, by, bz}, {}};
+  const fake_gpu::Builtin<Ctx> *b = fake_gpu::builtin<Ctx>(f->name);
+  Launch l{st->owner, {gx, gy, gz}, {bx, by, bz}, {}};
   for (size_t i = 0; i < b->sizes.size(); ++i) {
     if (!params || !params[i]) return ERROR_INVALID_VALUE;
     const char *p = static_cast<const char *>(params[i]);
@@ -1077,7 +923,7 @@ EXPORT Result cuLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsigned gz
   st->push([l = std::move(l), b, fails, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     if (fails) {
-      l.ctx->sticky.store(ERROR_LAUNCH_FAILED, std::memory_order_release);
+      l.owner->sticky.store(ERROR_LAUNCH_FAILED, std::memory_order_release);
       return;
     }
     b->run(l);

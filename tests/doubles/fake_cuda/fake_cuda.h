@@ -21,6 +21,8 @@
  *                                missing wait: work that should have waited reads stale bytes)
  *   pageable_dma_delay_us        cuMemcpyHtoD from pageable memory returns at once and its DMA lands this
  *                                much later on the legacy stream, as in CUDA (default 100)
+ *   read_only_pages_need_flag    1: cuMemHostRegister without the read-only flag of pages the process cannot write
+ *                                (PROT_READ) answers 1 (invalid value), as the real driver does
  *   ignore_waits                 1: cuStreamWaitEvent and cuStreamWaitValue64 enqueue nothing (a broken
  *                                driver: the order tests must then fail)
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment

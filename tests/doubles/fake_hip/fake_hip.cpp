@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/fake_gpu.h"
 #include "drivers/hip/hip.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -49,14 +50,14 @@ struct Switches {
   long long devices = 2, integrated = 0, integrated_query_fails = 0, host_register_supported = 1, memops = 1,
             peer_access = 1, register_refuse = 0, false_unregister_713 = 1, unregister_fail = 0,
             registered_upload_ns_per_kib = 0, pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0,
-            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0;
+            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0, read_only_pages_need_flag = 0;
 };
 
 #define FAKE_SWITCHES(X)                                                                                      \
   X(devices) X(integrated) X(integrated_query_fails) X(host_register_supported) X(memops) X(peer_access)     \
   X(register_refuse) X(false_unregister_713) X(unregister_fail) X(registered_upload_ns_per_kib)              \
   X(pinned_upload_ns_per_kib) X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us)             \
-  X(copy_delay_us) X(ignore_waits)
+  X(copy_delay_us) X(ignore_waits) X(read_only_pages_need_flag)
 
 #define FAKE_COUNTERS(X)                                                                                      \
   X(register_calls) X(registers) X(false_successes) X(unregisters) X(last_register_flags) X(launches)        \
@@ -105,7 +106,8 @@ struct FEvent {
   std::atomic<uint64_t> done{0};
 };
 
-struct FStream;
+struct Dev;
+using FStream = fake_gpu::Stream<Dev>;  // a stream of the owner (common/fake_gpu.h)
 
 struct FFunction {
   std::string name;
@@ -150,14 +152,6 @@ Dev *dev_of(int ordinal) {
 Dev *current() {
   std::lock_guard g(state().lock);
   return dev_of(current_device);
-}
-
-void spend(long long ns) {  // a busy wait: sleeps are too coarse for per-KiB costs
-  if (ns <= 0) return;
-  auto until = Clock::now() + std::chrono::nanoseconds(ns);
-  if (ns > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(ns - 100000));
-  while (Clock::now() < until) {
-  }
 }
 
 // The region holding [p, p+n), or null. Caller holds the lock.
@@ -224,28 +218,8 @@ const char *host_source(const void *src, size_t n, long long *ns_per_kib) {
 
 // ----- what a registration could really serve -------------------------------------------------------------
 
-struct Mapping {
-  uintptr_t begin, end;
-  std::string perms, path;
-};
-
-std::vector<Mapping> mappings_over(uintptr_t b, uintptr_t e) {
-  std::vector<Mapping> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode;
-    std::getline(in, path);
-    path.erase(0, path.find_first_not_of(' '));
-    size_t dash = range.find('-');
-    Mapping m{std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
-              perms, path};
-    if (m.end > b && m.begin < e) out.push_back(m);
-  }
-  return out;
-}
+using fake_gpu::Mapping;
+using fake_gpu::mappings_over;
 
 bool on_tmpfs(const std::string &path) {
   if (path.rfind("/memfd:", 0) == 0 || path.rfind("/dev/shm/", 0) == 0) return true;
@@ -292,74 +266,6 @@ std::string cannot_serve(uintptr_t b, uintptr_t e, bool *unmapped, bool *readabl
 
 // ----- streams -------------------------------------------------------------------------------------------
 
-struct FStream {
-  Dev *dev;
-  std::mutex lock;
-  std::condition_variable changed;
-  std::deque<std::function<void()>> ops;
-  bool running = false;
-  bool stopping = false;
-  std::thread worker;
-
-  explicit FStream(Dev *d) : dev(d) { worker = std::thread([this] { run(); }); }
-
-  void push(std::function<void()> op) {
-    {
-      std::lock_guard g(lock);
-      ops.push_back(std::move(op));
-    }
-    changed.notify_all();
-  }
-
-  void run() {
-    std::unique_lock g(lock);
-    for (;;) {
-      changed.wait(g, [&] { return stopping || !ops.empty(); });
-      if (ops.empty()) return;  // stopping, drained
-      auto op = std::move(ops.front());
-      ops.pop_front();
-      running = true;
-      g.unlock();
-      // After a sticky error nothing of the device runs (its work is gone, as on a GPU).
-      if (dev->sticky.load(std::memory_order_acquire) == 0) op();
-      g.lock();
-      running = false;
-      changed.notify_all();
-    }
-  }
-
-  bool idle() {
-    std::lock_guard g(lock);
-    return ops.empty() && !running;
-  }
-
-  void drain() {
-    std::unique_lock g(lock);
-    changed.wait(g, [&] { return ops.empty() && !running; });
-  }
-
-  ~FStream() {
-    {
-      std::lock_guard g(lock);
-      stopping = true;
-    }
-    changed.notify_all();
-    worker.join();
-  }
-};
-
-// Polls `ready` until true, the device's sticky error, or the stream stopping.
-void poll_until(FStream *st, const std::function<bool()> &ready) {
-  while (!ready()) {
-    if (st->dev->sticky.load(std::memory_order_acquire)) return;
-    {
-      std::lock_guard g(st->lock);
-      if (st->stopping) return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
-
 std::shared_ptr<FStream> get_stream(FStream *st) {
   auto &s = state();
   std::lock_guard g(s.lock);
@@ -374,28 +280,11 @@ std::shared_ptr<FEvent> get_event(FEvent *e) {
   return it == s.events.end() ? nullptr : it->second;
 }
 
+using fake_gpu::poll_until;
+using fake_gpu::spend;
+using Launch = fake_gpu::Launch<Dev>;
+
 // ----- kernels -------------------------------------------------------------------------------------------
-
-struct Launch {
-  Dev *dev;
-  std::vector<std::vector<char>> params;
-};
-
-uint64_t param_u64(const Launch &l, size_t i) {
-  uint64_t v = 0;
-  std::memcpy(&v, l.params[i].data(), std::min<size_t>(8, l.params[i].size()));
-  return v;
-}
-
-struct Scalars32 {
-  uint32_t n, k;
-};
-
-Scalars32 scalars32(const Launch &l, size_t i) {
-  Scalars32 s{};
-  std::memcpy(&s, l.params[i].data(), std::min(sizeof s, l.params[i].size()));
-  return s;
-}
 
 // The bytes a kernel may touch at device address [a, a+n): its device's memory, a peer's with peer access
 // enabled, pinned or registered host memory through its device address. Sets the sticky error (illegal
@@ -413,55 +302,6 @@ char *kernel_view(Dev *dev, uint64_t a, size_t n, bool write) {
     return nullptr;
   }
   return p;
-}
-
-struct Builtin {
-  const char *name;
-  std::vector<size_t> sizes;  // parameter sizes, for copying kernelParams at launch
-  void (*run)(const Launch &);
-};
-
-// out[i] = in[i] + k for i < n
-void k_add_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] + s.k;
-}
-
-// out[i] = in[i] * 31 + k + i: order-dependent
-void k_chain_step(const Launch &l) {
-  Scalars32 s = scalars32(l, 2);
-  auto *in = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, false));
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 1), s.n * 4ull, true));
-  if (!in || !out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = in[i] * 31u + s.k + i;
-}
-
-// out[i] = k for i < n
-void k_fill_u32(const Launch &l) {
-  Scalars32 s = scalars32(l, 1);
-  auto *out = reinterpret_cast<uint32_t *>(kernel_view(l.dev, param_u64(l, 0), s.n * 4ull, true));
-  if (!out) return;
-  for (uint32_t i = 0; i < s.n; ++i) out[i] = s.k;
-}
-
-void k_delay(const Launch &l) { spend(static_cast<long long>(param_u64(l, 0))); }
-
-// A faulting kernel: an illegal address, as on a GPU
-void k_fault(const Launch &l) { l.dev->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release); }
-
-const Builtin *builtin(const std::string &name) {
-  // Never destroyed: a lost device's stream thread may still run a launch while the process exits.
-  static const std::vector<Builtin> &b = *new std::vector<Builtin>{
-      {"rig_add_u32", {8, 8, 8}, k_add_u32},   {"rig_chain_step", {8, 8, 8}, k_chain_step},
-      {"rig_fill_u32", {8, 8}, k_fill_u32},    {"rig_delay", {8}, k_delay},
-      {"rig_fault", {8}, k_fault},
-  };
-  for (const auto &x : b)
-    if (name == x.name) return &x;
-  return nullptr;
 }
 
 void read_env() {
@@ -641,7 +481,7 @@ EXPORT Error hipDeviceSynchronize(void) {
     auto &s = state();
     std::lock_guard g(s.lock);
     for (auto &[raw, st] : s.streams)
-      if (st->dev == d) mine.push_back(st);
+      if (st->owner == d) mine.push_back(st);
   }
   for (auto &st : mine) st->drain();  // without the state lock: kernels running in workers take it
   return sticky_or(d, SUCCESS);
@@ -681,7 +521,7 @@ EXPORT Error hipStreamDestroy(FStream *stream) {
 EXPORT Error hipStreamQuery(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load(std::memory_order_acquire)) return e;
+  if (int e = st->owner->sticky.load(std::memory_order_acquire)) return e;
   return st->idle() ? SUCCESS : ERROR_NOT_READY;
 }
 
@@ -689,7 +529,7 @@ EXPORT Error hipStreamSynchronize(FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   st->drain();
-  return sticky_or(st->dev, SUCCESS);
+  return sticky_or(st->owner, SUCCESS);
 }
 
 EXPORT Error hipEventCreateWithFlags(FEvent **event, unsigned flags) {
@@ -714,8 +554,8 @@ EXPORT Error hipEventRecord(FEvent *event, FStream *stream) {
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
-  ev->dev = st->dev;
+  if (int e = st->owner->sticky.load()) return e;
+  ev->dev = st->owner;
   uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   st->push([ev, gen] {
     uint64_t d = ev->done.load(std::memory_order_relaxed);
@@ -749,7 +589,7 @@ EXPORT Error hipStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   auto ev = get_event(event);
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t gen = ev->recorded.load(std::memory_order_acquire);  // the latest record, as HIP captures it
   ++state().count.event_waits;
   if (state().sw.ignore_waits) return SUCCESS;  // the broken runtime a mutation check runs against
@@ -769,7 +609,7 @@ EXPORT Error hipStreamWriteValue64(FStream *stream, void *ptr, uint64_t value, u
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(ptr);
   if (!word) return ERROR_INVALID_VALUE;
   ++state().count.write_values;
@@ -782,7 +622,7 @@ EXPORT Error hipStreamWaitValue64(FStream *stream, void *ptr, uint64_t value, un
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   if (flags != WAIT_VALUE_GEQ || mask != ~uint64_t{0}) return ERROR_INVALID_VALUE;  // rig uses GTE only
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(ptr);
   if (!word) return ERROR_INVALID_VALUE;
   ++state().count.wait_values;
@@ -869,6 +709,10 @@ EXPORT Error hipHostRegister(void *ptr, size_t bytes, unsigned flags) {
   bool unmapped = false, readable = true;
   std::string why = cannot_serve(p, p + bytes, &unmapped, &readable);
   if (unmapped) return ERROR_INVALID_VALUE;
+  // Where asked: readable pages the process cannot write register only with hipHostRegisterReadOnly.
+  if (s.sw.read_only_pages_need_flag && readable && !(flags & HOST_REGISTER_READ_ONLY) &&
+      !fake_gpu::writable(p, p + bytes))
+    return ERROR_INVALID_VALUE;
   ++s.count.registers;
   if (!why.empty()) {
     // Success, as the runtime answers; but the device will read other bytes than the host's.
@@ -948,7 +792,7 @@ EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, 
   if (kind != MEMCPY_DEFAULT) return ERROR_INVALID_VALUE;  // rig passes device addresses, direction inferred
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   const char *from;
   {
@@ -969,7 +813,7 @@ EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, 
 EXPORT Error hipMemsetD8Async(void *dst, unsigned char value, size_t count, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   char *to;
   {
     std::lock_guard g(state().lock);
@@ -990,17 +834,11 @@ EXPORT Error hipModuleLoadData(FModule **module, const void *image) {
   if (text.find("fakehip:invalid") != std::string::npos) return ERROR_INVALID_KERNEL_FILE;
   auto m = std::make_unique<FModule>();
   m->dev = current();
-  for (size_t at = text.find(".entry"); at != std::string::npos; at = text.find(".entry", at + 6)) {
-    size_t b = at + 6;
-    while (b < text.size() && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-    size_t e = b;
-    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
-    if (e > b) {
-      auto f = std::make_unique<FFunction>();
-      f->name = text.substr(b, e - b);
-      f->module = m.get();
-      m->functions.push_back(std::move(f));
-    }
+  for (std::string &name : fake_gpu::entry_names(text)) {
+    auto f = std::make_unique<FFunction>();
+    f->name = std::move(name);
+    f->module = m.get();
+    m->functions.push_back(std::move(f));
   }
   if (m->functions.empty()) return ERROR_INVALID_KERNEL_FILE;
   auto &s = state();
@@ -1029,7 +867,7 @@ EXPORT Error hipModuleGetFunction(FFunction **function, FModule *module, const c
     if (!state().modules.count(module)) return ERROR_INVALID_HANDLE;
   }
   for (auto &f : module->functions)
-    if (f->name == name && builtin(f->name)) {
+    if (f->name == name && fake_gpu::builtin<Dev>(f->name)) {
       *function = f.get();
       return SUCCESS;
     }
@@ -1041,15 +879,15 @@ EXPORT Error hipModuleLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsig
   if (!f || extra) return ERROR_INVALID_VALUE;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  if (int e = st->dev->sticky.load()) return e;
+  if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);
     if (!state().modules.count(f->module)) return ERROR_INVALID_HANDLE;
   }
-  if (f->module->dev != st->dev) return ERROR_INVALID_HANDLE;  // a function loaded on another device
+  if (f->module->dev != st->owner) return ERROR_INVALID_HANDLE;  // a function loaded on another device
   if (!gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || shared > 65536) return ERROR_INVALID_VALUE;
-  const Builtin *b = builtin(f->name);
-  Launch l{st->dev, {}};
+  const fake_gpu::Builtin<Dev> *b = fake_gpu::builtin<Dev>(f->name);
+  Launch l{st->owner, {}, {}, {}};
   for (size_t i = 0; i < b->sizes.size(); ++i) {
     if (!params || !params[i]) return ERROR_INVALID_VALUE;
     const char *p = static_cast<const char *>(params[i]);
@@ -1066,7 +904,7 @@ EXPORT Error hipModuleLaunchKernel(FFunction *f, unsigned gx, unsigned gy, unsig
   st->push([l = std::move(l), b, fails, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     if (fails) {
-      l.dev->sticky.store(ERROR_LAUNCH_FAILURE, std::memory_order_release);
+      l.owner->sticky.store(ERROR_LAUNCH_FAILURE, std::memory_order_release);
       return;
     }
     b->run(l);

@@ -29,6 +29,8 @@
  *   pageable_upload_ns_per_kib    ... from any other host memory
  *   fail_launch_at                N: the Nth launch enqueued from now fails when it runs (sticky 719)
  *   launch_delay_us, copy_delay_us  each launch / async copy sleeps this long when it runs
+ *   read_only_pages_need_flag    1: hipHostRegister without the read-only flag of pages the process cannot write
+ *                                (PROT_READ) answers 1 (invalid value), as the real driver does
  *   ignore_waits                  1: hipStreamWaitValue64 and hipStreamWaitEvent answer success and wait for
  *                                 nothing (a broken runtime: the tests must fail on it)
  *   reset                         (any value) all switches to defaults (the environment's where set), sticky errors cleared, counters 0

@@ -1,4 +1,4 @@
-#include "drivers/memory/memory_driver.h"
+#include "drivers/memory/memory_device.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +15,7 @@ constexpr size_t kPage = 4096;
 
 }  // namespace
 
-MemoryDriver::MemoryDriver(std::string name, rig_device_kind kind) {
+MemoryDevice::MemoryDevice(std::string name, rig_device_kind kind) {
   info_.name = std::move(name);
   info_.framework = kind == RIG_DEVICE_HOST ? "host" : "memory";
   info_.kind = kind;
@@ -24,7 +24,7 @@ MemoryDriver::MemoryDriver(std::string name, rig_device_kind kind) {
   info_.commits_at_hand_over = true;
 }
 
-rig_status MemoryDriver::allocate(size_t length, rig_memory, Memory *out) {
+rig_status MemoryDevice::allocate(size_t length, rig_memory, Memory *out) {
   // Every kind is host memory here. Zero bytes still get a distinct pointer, so views and borrows work.
   size_t align = kPage;
   size_t rounded = (length + align - 1) / align * align;
@@ -37,37 +37,39 @@ rig_status MemoryDriver::allocate(size_t length, rig_memory, Memory *out) {
   return RIG_OK;
 }
 
-void MemoryDriver::free(const Memory &memory) noexcept { std::free(memory.host); }
+void MemoryDevice::free(const Memory &memory) noexcept { std::free(memory.host); }
 
-rig_status MemoryDriver::map_host(void *host, size_t length, bool, Memory *out) {
+rig_status MemoryDevice::map_host(void *host, size_t length, bool, Memory *out) {
   out->host = host;
   out->address = reinterpret_cast<uintptr_t>(host);
   out->length = length;
   return RIG_OK;
 }
 
-rig_status MemoryDriver::map_peer(DriverDevice &owner, const Memory &memory, Memory *out) {
+rig_status MemoryDevice::map_peer(DriverDevice &owner, const Memory &memory, Memory *out) {
   if (!memory.host)
     return fail(RIG_UNMAPPABLE, "borrow: %s reads only host memory; %s's device memory is not", info_.name.c_str(),
                 owner.info().name.c_str());
   return map_host(memory.host, memory.length, false, out);
 }
 
-rig_status MemoryDriver::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {
+void MemoryDevice::unmap(const Memory &) noexcept {}  // a borrow of host memory is the memory itself
+
+rig_status MemoryDevice::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {
   std::memcpy(dst, static_cast<char *>(memory.host) + offset, length);
   return RIG_OK;
 }
 
-rig_status MemoryDriver::copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) {
+rig_status MemoryDevice::copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) {
   std::memcpy(static_cast<char *>(memory.host) + offset, src, length);
   return RIG_OK;
 }
 
-rig_status MemoryDriver::load_module(rig_module_format, const void *, size_t, std::unique_ptr<DriverModule> *) {
+rig_status MemoryDevice::load_module(rig_module_format, const void *, size_t, std::unique_ptr<DriverModule> *) {
   return fail(RIG_UNSUPPORTED, "module: %s runs host kernels, not device code", info_.name.c_str());
 }
 
-rig_status MemoryDriver::check_part(const Part &part) {
+rig_status MemoryDevice::check_part(const Part &part) {
   if (part.kind == RIG_PART_LAUNCH)
     return fail(RIG_UNSUPPORTED, "submission: %s runs host kernels, not launches", info_.name.c_str());
   return RIG_OK;
@@ -95,7 +97,7 @@ void run_host_part(const Part &p, std::span<const Binding> slots) {
   }
 }
 
-rig_status MemoryDriver::hand_over(const Work &work, uint64_t value, std::span<const QueueWait>) {
+rig_status MemoryDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait>) {
   if (lost()) return fail(RIG_LOST, "%s is lost", info_.name.c_str());
   for (const Part &p : work.parts) run_host_part(p, work.slots);
   // release: a host that reads the value sees the work's writes.
@@ -103,13 +105,13 @@ rig_status MemoryDriver::hand_over(const Work &work, uint64_t value, std::span<c
   return RIG_OK;
 }
 
-rig_status MemoryDriver::wait(uint64_t value, Deadline) {
+rig_status MemoryDevice::wait(uint64_t value, Deadline) {
   if (signaled() >= value) return RIG_OK;
   // Work runs inline, so an unreached value only exists after a fault.
   return fail(RIG_LOST, "%s lost before value %llu", info_.name.c_str(), static_cast<unsigned long long>(value));
 }
 
-void MemoryDriver::fault(const char *why) {
+void MemoryDevice::fault(const char *why) {
   uint64_t s = signaled();
   if (s) signaled_.store(s - 1, std::memory_order_release);
   report_loss(why);

@@ -10,19 +10,12 @@
 
 namespace rig {
 
-class MemoryDriver final : public DriverDevice {
+class MemoryDevice final : public DriverDevice {
  public:
-  MemoryDriver(std::string name, rig_device_kind kind);
-  const DriverInfo &info() const override { return info_; }
-
-  rig_status allocate(size_t length, rig_memory kind, Memory *out) override;
-  void free(const Memory &memory) noexcept override;
-  rig_status map_host(void *host, size_t length, bool read_only, Memory *out) override;
-  rig_status map_peer(DriverDevice &owner, const Memory &memory, Memory *out) override;
-  void unmap(const Memory &) noexcept override {}
-  rig_status copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) override;
-  rig_status copy_from_host(const Memory &memory, size_t offset, const void *src, size_t length) override;
-  rig_status load_module(rig_module_format format, const void *, size_t, std::unique_ptr<DriverModule> *) override;
+  MemoryDevice(std::string name, rig_device_kind kind);
+  // DriverDevice: memory and code (core/driver.h).
+  RIG_DRIVER_DEVICE_OVERRIDES
+  // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
   bool can_wait_in_queue(const DriverDevice &) const override { return false; }
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
@@ -34,7 +27,6 @@ class MemoryDriver final : public DriverDevice {
   void fault(const char *why);
 
  private:
-  DriverInfo info_;
   std::atomic<uint64_t> signaled_{0};
 };
 
