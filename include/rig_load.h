@@ -161,7 +161,7 @@ typedef struct rig_load_options {
                                0: 256 MiB (never more by default) */
   size_t chunk_bytes;       /* 0: 8 MiB; rounded up to 64 KiB */
   size_t window_bytes;      /* registered and direct paths' window; 0: 256 MiB; rounded up to 64 KiB */
-  uint32_t threads;         /* reader threads of the staged path; 0: min(8, cores) */
+  uint32_t threads;         /* reader threads of the staged path; 0: min(16, cores) */
   int verify;               /* 1: read every copied range back from the device and compare its XXH3
                                with that of an independent pread of the file (slow: for checking) */
   rig_load_progress_fn progress; /* nullable */

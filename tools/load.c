@@ -61,7 +61,7 @@ static void usage(FILE *out) {
         "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
         "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
         "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
-        "  --threads N               reader threads of the staged path (default min(8, cores))\n"
+        "  --threads N               reader threads of the staged path (default min(16, cores))\n"
         "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (8M), pinned staging budget (256M),\n"
         "                            registered/direct window (256M); SIZE takes K, M, G suffixes\n"
         "  --repeat N                load N times in this process through one staging pool per device\n"

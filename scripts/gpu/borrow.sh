@@ -32,7 +32,7 @@ for timeline in events memops; do
     step "one_program-$kinds-$timeline" env RIG_REQUIRE=cuda RIG_CUDA_TIMELINE=$timeline RIG_TEST_KINDS=$kinds "$prog"
   done
 done
-step cuda-driver env RIG_REQUIRE=cuda "$build/tests/cuda/test_cuda_driver"
+step cuda-driver env RIG_REQUIRE=cuda "$build/tests/drivers/test_driver_suite_cuda"
 shim=$build/tests/hip/libhipshim.so
 if [ -f "$shim" ]; then
   for kinds in hip memory+hip; do
