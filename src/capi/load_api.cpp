@@ -9,6 +9,7 @@
 #include <new>
 #include <unordered_set>
 
+#include "capi/api.h"
 #include "core/error.h"
 #include "load/file.h"
 #include "load/load.h"
@@ -17,6 +18,7 @@
 namespace {
 
 using rig::fail;
+using rig::capi::entry;  // the C entry wrapper every rig_* function uses: no exception crosses the ABI
 using namespace rig::load;
 
 struct FileHandle {
@@ -39,20 +41,6 @@ bool is_live(const void *p) {
 bool take_live(const void *p) {
   std::lock_guard lock(live_mutex);
   return p && live().erase(p);
-}
-
-template <class F>
-rig_status entry(const char *what, F &&body) noexcept {
-  rig::clear_error();
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(RIG_OUT_OF_MEMORY, "%s: out of host memory", what);
-  } catch (const std::exception &e) {
-    return fail(RIG_DRIVER, "%s: %s", what, e.what());
-  } catch (...) {
-    return fail(RIG_DRIVER, "%s: unexpected failure", what);
-  }
 }
 
 FileHandle *file_of(rig_load_file f) {
