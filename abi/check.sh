@@ -37,7 +37,7 @@ if [ $((rc & 8)) -ne 0 ] || grep -Eq '^ *\[D\]|[1-9][0-9]* (Removed|Changed)' "$
   echo " report shows only a 'data member insertion' at the old end, run abi/update.sh without the bump)" >&2
   exit 1
 fi
-if [ $((rc & 4)) -ne 0 ] || grep -q 'added' "$tmp/full"; then
+if [ $((rc & 4)) -ne 0 ] || grep -qi 'added' "$tmp/full"; then
   echo "compatible ABI change (additions): update abi/librig.abi with abi/update.sh when releasing"
 else
   echo "ABI identical to abi/librig.abi"

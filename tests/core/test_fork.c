@@ -1,6 +1,7 @@
 /* Fork (rig.h, Fork): a child forked while a parent thread holds a device's turn does not block; every
  * device it inherits answers RIG_LOST ("inherited across fork") at once; devices it opens work. The child's
  * checks run in the child, which reports by exit status; an alarm kills a child that blocks. */
+#define _DEFAULT_SOURCE /* usleep */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
