@@ -24,6 +24,7 @@ struct Registry {
   std::map<std::string, std::unique_ptr<std::mutex>> name_locks;
   std::mutex kept_lock;
   std::vector<Memory> kept;  // memory a lost device may still use
+  std::vector<std::mutex *> inherited_name_locks;  // a forked child's old name locks, kept (see below)
 
   std::mutex &name_lock(const std::string &name) {
     std::lock_guard g(names_lock);
@@ -54,10 +55,11 @@ void after_fork_in_child() {
   Registry &r = registry();
   r.kept_lock.unlock();
   r.names_lock.unlock();
-  // A name's lock may be held by a parent thread opening a device: the child gets new ones (the old ones
-  // are leaked, as a locked mutex may not be destroyed).
+  // A name's lock may be held by a parent thread opening a device: the child gets new ones. The old ones
+  // are never destroyed (a locked mutex may not be), but kept listed, so that a leak checker in the child
+  // sees them still reachable.
   for (auto &[name, lock] : r.name_locks) {
-    (void)lock.release();
+    r.inherited_name_locks.push_back(lock.release());
     lock = std::make_unique<std::mutex>();
   }
   uint32_t end = std::min<uint32_t>(r.next_index.load(std::memory_order_relaxed), 65536);
