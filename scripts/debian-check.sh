@@ -29,7 +29,8 @@ if git -C "$src" rev-parse --git-dir > /dev/null 2>&1; then
 else
   (cd "$src" && tar --exclude='./build*' --exclude='./.mesonpy-*' -cf - .)
 fi | tar -xf - -C "$out/src"
-(cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout "${RIG_DEB_BUILD_TIMEOUT:-420}" dpkg-buildpackage -us -uc -b) \
+# The build sees Debian's tools only, as sbuild's clean PATH does: meson finds the python3 it installs for.
+(cd "$out/src" && PATH=/usr/sbin:/usr/bin:/sbin:/bin DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" timeout "${RIG_DEB_BUILD_TIMEOUT:-420}" dpkg-buildpackage -us -uc -b) \
   > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; echo "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
 grep -A12 'dpkg-gensymbols' "$out/build.log" | grep '^[+-] ' && echo "(symbols differ from debian/librig0.symbols: see debian/README.source)"
 ls "$out"/*.deb

@@ -4,6 +4,10 @@
 # Vulkan runs for real on Mesa's lavapipe; CUDA and HIP run against the driver doubles in tests/doubles.
 set -eu
 cd "$(dirname "$0")/.."
+# The tools under test are Debian's (deps.sh installs them): a python3, cargo or go that a user's PATH puts
+# first (pyenv, rustup) has neither Debian's modules (pytest, mesonpy) nor its install scheme, and the
+# Debian package built with pyenv's python3 put the module in lib/python3.11/site-packages.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH export PATH
 scripts/deps.sh
 out=${RIG_TEST_DIR:-build-test}
 mkdir -p "$out"
