@@ -78,7 +78,7 @@ bool Device::begin_loss(const char *why) noexcept {
   reason_.store(copy ? copy : "driver fault (its reason could not be copied)", std::memory_order_release);
   // seq_cst: the loss's moment, ordered against reached()'s reads (see the top of this file).
   state_.fetch_or(kLost, std::memory_order_seq_cst);
-  driver_->mark_lost();
+  // The driver keeps no flag of its own: it asks this state (DriverDevice::lost), so nothing is mirrored.
   return true;
 }
 

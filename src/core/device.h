@@ -36,9 +36,12 @@ class Device final : public LossSink {
     uint64_t s = driver_->signaled();
     return state() & kLost ? reached_at_loss() : s;
   }
-  bool lost() const { return state_.load(std::memory_order_acquire) & kLost; }
+  // LossSink's answers, which drivers read too (this class is final: the engine's calls are direct and inline).
+  bool lost() const noexcept override { return state_.load(std::memory_order_acquire) & kLost; }
   // The loss reason, or null while not lost.
-  const char *lost_reason() const { return lost() ? reason_.load(std::memory_order_acquire) : nullptr; }
+  const char *lost_reason() const noexcept override {
+    return lost() ? reason_.load(std::memory_order_acquire) : nullptr;
+  }
   bool released() const { return state_.load(std::memory_order_acquire) & kReleased; }
 
   // True once value is reached, or will never need waiting for (a released device's values). After a loss,

@@ -33,10 +33,20 @@ struct DriverInfo {
   bool commits_at_hand_over = true;  // false: holds work until commit() (Vulkan, test driver's hold)
 };
 
-// How a driver tells the engine its device failed (a fault seen on any thread). Set by the engine.
+// How a driver tells the engine its device failed (a fault seen on any thread), and asks the engine's answer.
+// The engine's Device (core/device.h) is the one owner of a device's loss: drivers keep no flag of their own,
+// so no driver can disagree with the engine about whether, since when or why a device is lost.
 class LossSink {
  public:
+  // Reports a fault: the first report makes the loss and its reason (copied), later ones are ignored. Never
+  // blocks and takes no lock: a driver may call it holding its own locks.
   virtual void lose(const char *why) noexcept = 0;
+  // The engine's answer: true once the device is lost. A report that made the loss is seen on return; one
+  // racing another thread's report may return just before that thread marks the loss. Never blocks.
+  virtual bool lost() const noexcept = 0;
+  // The loss's reason (kept for the process), or null while not lost or while a report on another thread
+  // has not yet stored it. Never blocks.
+  virtual const char *lost_reason() const noexcept = 0;
 
  protected:
   ~LossSink() = default;
@@ -73,13 +83,16 @@ class DriverDevice : public DriverWork {
   // Mapped registration's access to the driver; null where the driver registers no host memory.
   virtual HostRegistration *host_registration() { return nullptr; }
 
-  // Set by the engine when the device opens; drivers report faults through it.
+  // Set by the engine when the device opens (before any work); drivers report faults through it.
   void set_loss_sink(LossSink *sink) { loss_sink_ = sink; }
-  // Read by a consumer driver whose queue waits on this device: a lost producer loses the consumer.
-  bool lost() const { return lost_.load(std::memory_order_acquire); }
-  void mark_lost() { lost_.store(true, std::memory_order_release); }
+  // The engine's answer (LossSink::lost): asked by the driver itself, and by a consumer driver whose queue
+  // waits on this device (a lost producer loses the consumer). False before the engine has the device.
+  bool lost() const noexcept { return loss_sink_ && loss_sink_->lost(); }
+  // The engine's reason for the loss, or null (LossSink::lost_reason).
+  const char *lost_reason() const noexcept { return loss_sink_ ? loss_sink_->lost_reason() : nullptr; }
 
  protected:
+  // Reports a fault to the engine, once per loss (the engine ignores later reports). Never blocks.
   void report_loss(const char *why) noexcept {
     if (loss_sink_) loss_sink_->lose(why);
   }
@@ -88,7 +101,6 @@ class DriverDevice : public DriverWork {
 
  private:
   LossSink *loss_sink_ = nullptr;
-  std::atomic<bool> lost_{false};
 };
 
 // Declares DriverDevice's memory and code calls (contracts above) in a driver's device class, which

@@ -97,22 +97,16 @@ int StreamDevice::attribute(int which) const {
 }
 
 rig_status StreamDevice::lose(const char *why, uint64_t reached_cap) noexcept {
-  bool first = false;
-  {
-    std::lock_guard hold(loss_lock_);
-    if (!loss_reported_) {
-      loss_reported_ = true;
-      lost_why_ = why && *why ? why : "lost";
-      first = true;
-    }
-  }
-  if (first) {
+  const char *text = why && *why ? why : "lost";
+  // The timeline freezes before the engine hears of the loss: the engine reads the value reached at the loss
+  // from signaled(), which must then be the frozen one. The freeze's winner reports; the engine keeps the
+  // first report it gets (a loss it decided itself, e.g. the testing hook, came first: then it ignores this).
+  if (timeline_->freeze(reached_cap)) {
     gpu_.had_loss.store(true, std::memory_order_release);
-    timeline_->freeze(reached_cap);
-    mark_lost();
-    report_loss(lost_why_.c_str());
+    report_loss(text);
   }
-  return fail(RIG_LOST, "%s is lost: %s", info_.name.c_str(), lost_why_.c_str());
+  const char *reason = lost_reason();
+  return fail(RIG_LOST, "%s is lost: %s", info_.name.c_str(), reason ? reason : text);
 }
 
 rig_status StreamDevice::fault(const char *call, Result result, bool always_lose) {

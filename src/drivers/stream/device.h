@@ -99,8 +99,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
 
   // The device attribute, or -1 where the query fails or the family has no such attribute (-1).
   int attribute(int which) const;
-  // Loses the device (once): freezes the timeline (at most at `reached_cap`: values from a tainted one on
-  // count as lost even where the stream ran them), tells the engine. Returns RIG_LOST with `why` set.
+  // Loses the device: freezes the timeline once (at most at `reached_cap`: values from a tainted one on
+  // count as lost even where the stream ran them), then tells the engine, which owns the loss and its
+  // reason. Returns RIG_LOST with the engine's reason (or `why` while another thread's report lands).
   [[gnu::cold]] rig_status lose(const char *why, uint64_t reached_cap = UINT64_MAX) noexcept;
   // A failed call (`call`: the vendor's name): loses the device where the error is sticky (or `always_lose`), else RIG_DRIVER
   // or RIG_OUT_OF_MEMORY; the message names the call and the driver's error.
@@ -146,10 +147,6 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
   std::vector<QueuedWait> queued_;
   std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
   size_t prune_at_ = kPruneAt;          // the size that prunes next (read and written holding the turn)
-
-  std::mutex loss_lock_;
-  bool loss_reported_ = false;
-  std::string lost_why_;  // written once, before loss_reported_ is seen true by others (under the lock)
 };
 
 }  // namespace rig::stream

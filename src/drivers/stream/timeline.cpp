@@ -189,14 +189,15 @@ bool Timeline::known_reached(uint64_t value) const { return reached_asking(value
 
 bool Timeline::reached(uint64_t value) const { return reached_asking(value, true); }
 
-void Timeline::freeze(uint64_t cap) {
-  if (slot_->lost.load(std::memory_order_acquire)) return;
+bool Timeline::freeze(uint64_t cap) {
+  if (freezing_.exchange(true, std::memory_order_acq_rel)) return false;
   uint64_t at = std::min(signaled(), cap);
   slot_->frozen.store(at, std::memory_order_relaxed);
   slot_->lost.store(true, std::memory_order_release);
   // Streams of other devices waiting on this word would wait forever: let them go. Their devices see
   // this one lost and are lost with it.
   if (memops_) __atomic_store_n(slot_->word, kReleasedWord, __ATOMIC_RELEASE);
+  return true;
 }
 
 }  // namespace rig::stream

@@ -31,6 +31,8 @@ namespace rig::stream {
 struct TimelineSlot {
   uint64_t *word = nullptr;      // pinned host memory, written by the stream (memory-operation mode)
   DevicePtr address = 0;         // the word as streams address it (unified addressing: any context)
+  // The frozen timeline, published to other devices' waits (set by Timeline::freeze, after `frozen`): not the
+  // device's loss, which its engine Device owns, but the value reached at it, readable with no device.
   std::atomic<bool> lost{false};
   std::atomic<uint64_t> frozen{0};  // the last value reached when the device was lost
   char name[32] = {};               // the device's name, for messages of devices that wait on it
@@ -87,8 +89,9 @@ class Timeline {
   [[gnu::hot]] bool known_reached(uint64_t value) const;
 
   // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this
-  // timeline's word (memory-operation mode).
-  void freeze(uint64_t cap = UINT64_MAX);
+  // timeline's word (memory-operation mode). Only the first call freezes (its cap holds) and returns true;
+  // a later or concurrent one returns false at once. Takes no lock.
+  bool freeze(uint64_t cap = UINT64_MAX);
 
  private:
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
@@ -118,6 +121,9 @@ class Timeline {
   std::unique_ptr<Entry[]> ring_;
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
+  // freeze() once: the timeline's own bookkeeping of its frozen value, not the device's loss (the engine's
+  // Device owns that); slot_->lost publishes the frozen value to other devices once it is stored.
+  std::atomic<bool> freezing_{false};
 };
 
 }  // namespace rig::stream

@@ -62,7 +62,7 @@ uint64_t VulkanDevice::signaled() const {
 
 rig_status VulkanDevice::wait(uint64_t value, Deadline deadline) {
   if (value <= signaled_.load(std::memory_order_acquire)) return RIG_OK;
-  if (lost_.load(std::memory_order_acquire)) return lost_status();
+  if (lost()) return lost_status();
   if (value > committed_.load(std::memory_order_acquire)) {
     // The engine commits before it waits; commit here as well so that no wait can ever wait on held work.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -112,7 +112,7 @@ rig_status VulkanDevice::commit() {
 
 rig_status VulkanDevice::commit_locked() {
   if (!open_) return RIG_OK;  // nothing held
-  if (lost_.load(std::memory_order_acquire)) return lost_status();
+  if (lost()) return lost_status();
   Batch &b = *open_;
   const DeviceFunctions &fn = ctx_->fn();
   if (b.writes_host_visible) barrier(b.commands, true);
@@ -267,7 +267,7 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
     covering[i] = p->signal_covering(waits[i].value);
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (lost_.load(std::memory_order_acquire)) return lost_status();
+  if (lost()) return lost_status();
   if (ctx_->lost()) return lose(VK_ERROR_DEVICE_LOST, "its VkDevice was lost (seen by another rig device)");
   // Bindings the device cannot take never get here: the engine refuses such a run at rig_submit through
   // check_work, computed when its buffers were set. What is left to refuse is refused before recording.

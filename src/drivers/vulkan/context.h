@@ -70,7 +70,8 @@ class Context {
                   VkMemoryPropertyFlags avoided) const;
 
   // A VkDevice once lost is lost for every rig device on it: the first to see VK_ERROR_DEVICE_LOST marks
-  // the context, and the others report their own loss at their next call.
+  // the context, and the others report their own loss at their next call. Not a copy of a device's loss
+  // (each rig Device owns its own, core/device.h): the VkDevice's state, which opening decides on too.
   void set_lost();
   bool lost() const { return lost_.load(std::memory_order_acquire); }
 

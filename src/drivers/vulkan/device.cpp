@@ -3,6 +3,7 @@
 // memory in device_memory.cpp.
 #include "drivers/vulkan/device.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "core/error.h"
@@ -87,10 +88,10 @@ VulkanDevice::~VulkanDevice() {
     std::lock_guard<std::mutex> lock(mutex_);
     // The engine waited for every value before releasing; commit anything still held all the same, so that
     // no command buffer is destroyed while recorded but unsubmitted work refers to buffers.
-    if (open_ && !lost_.load(std::memory_order_acquire)) (void)commit_locked();
+    if (open_ && !lost()) (void)commit_locked();
   }
   uint64_t last = committed_.load(std::memory_order_acquire);
-  if (last > 0 && !lost_.load(std::memory_order_acquire)) {
+  if (last > 0 && !lost()) {
     // Objects of submitted batches may not be destroyed before the batches complete.
     (void)wait_blocking(last);
   }
@@ -107,23 +108,21 @@ VulkanDevice::~VulkanDevice() {
 
 // ---- loss ----------------------------------------------------------------------------------------------
 
+// The engine's Device owns the loss and its reason (it copies the text and keeps the first report); this
+// driver keeps no flag of its own and asks lost()/lost_reason(). The Context's flag is another thing: the
+// VkDevice's loss, shared by every rig device on it (each reports its own loss when it sees it).
 rig_status VulkanDevice::lose(VkResult result, const char *why) {
   if (result == VK_ERROR_DEVICE_LOST) ctx_->set_lost();
-  if (!lost_.load(std::memory_order_acquire)) {
-    static std::mutex once;  // losses are rare: one lock for all devices keeps lost_why_ written once
-    std::lock_guard<std::mutex> lock(once);
-    if (!lost_.load(std::memory_order_relaxed)) {
-      lost_why_ = info_.name + ": " + why + " (" + result_name(result) + ")";
-      lost_.store(true, std::memory_order_release);
-      mark_lost();
-      report_loss(lost_why_.c_str());
-    }
-  }
-  return fail(RIG_LOST, "Vulkan: %s is lost: %s", info_.name.c_str(), lost_why_.c_str());
+  char text[320];
+  std::snprintf(text, sizeof text, "%s: %s (%s)", info_.name.c_str(), why, result_name(result));
+  if (!lost()) report_loss(text);
+  const char *reason = lost_reason();
+  return fail(RIG_LOST, "Vulkan: %s is lost: %s", info_.name.c_str(), reason ? reason : text);
 }
 
 rig_status VulkanDevice::lost_status() const {
-  return fail(RIG_LOST, "Vulkan: %s is lost: %s", info_.name.c_str(), lost_why_.c_str());
+  const char *reason = lost_reason();
+  return fail(RIG_LOST, "Vulkan: %s is lost: %s", info_.name.c_str(), reason ? reason : "lost");
 }
 
 // ---- code ----------------------------------------------------------------------------------------------

@@ -115,8 +115,8 @@ class VulkanDevice final : public DriverDevice {
 
   Context &context() const { return *ctx_; }
   const std::shared_ptr<Timeline> &timeline() const { return timeline_; }
-  // Marks the device lost (and its VkDevice, for a device-lost result), reports it once, and returns the
-  // RIG_LOST failure with `why`.
+  // Marks the VkDevice lost (for a device-lost result) and reports the loss to the engine, which owns it
+  // (its first report wins); returns the RIG_LOST failure with the engine's reason. Takes no lock of ours.
   rig_status lose(VkResult result, const char *why);
   // The status for a Vulkan failure: loss for VK_ERROR_DEVICE_LOST, else `status` with the message.
   rig_status lost_status() const;
@@ -159,8 +159,6 @@ class VulkanDevice final : public DriverDevice {
   std::atomic<uint64_t> handed_{0};            // last value handed over
   std::atomic<uint64_t> committed_{0};         // last value submitted to the queue
   mutable std::atomic<uint64_t> signaled_{0};  // last value read from the semaphore (a floor)
-  std::atomic<bool> lost_{false};
-  std::string lost_why_;  // written once, before lost_ is set (release)
 
   std::mutex imports_mutex_;
   std::vector<Memory> imports_;  // host memory imported through map_host, freed by unmap

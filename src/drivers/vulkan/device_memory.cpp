@@ -72,7 +72,7 @@ rig_status VulkanDevice::copy_to_host(const Memory &memory, size_t offset, void 
     std::memcpy(dst, static_cast<const char *>(memory.host) + offset, length);
     return RIG_OK;
   }
-  if (lost_.load(std::memory_order_acquire)) return lost_status();
+  if (lost()) return lost_status();
   return staging_.download(*this, memory, offset, dst, length);
 }
 
@@ -82,7 +82,7 @@ rig_status VulkanDevice::copy_from_host(const Memory &memory, size_t offset, con
     std::memcpy(static_cast<char *>(memory.host) + offset, src, length);
     return RIG_OK;
   }
-  if (lost_.load(std::memory_order_acquire)) return lost_status();
+  if (lost()) return lost_status();
   return staging_.upload(*this, memory, offset, src, length);
 }
 
