@@ -24,6 +24,9 @@
 #ifndef RIG_BENCH_BUILDTYPE
 #define RIG_BENCH_BUILDTYPE "unknown"
 #endif
+#ifndef RIG_BENCH_LINK
+#define RIG_BENCH_LINK "librig.so" /* bench/core/meson.build builds submit_bench_static with "static" */
+#endif
 
 #define KIB4 4096
 #define MAX_DEVICES 64
@@ -745,7 +748,7 @@ static void print_machine(const config *cfg) {
   char date[64];
   time_t t = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&t));
-  printf("# rig submit bench (rig %s, %s build)%s\n", rig_version_string(), RIG_BENCH_BUILDTYPE,
+  printf("# rig submit bench (rig %s, %s build, linked %s)%s\n", rig_version_string(), RIG_BENCH_BUILDTYPE, RIG_BENCH_LINK,
          cfg->quick ? ", --quick: fewer operations, rougher figures" : "");
   printf("machine: %ld cores online (nproc), %s; %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, date);
   printf("each figure: best of %d timed batches after a warm-up batch (median beside it)%s\n", cfg->reps,

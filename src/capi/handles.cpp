@@ -8,13 +8,12 @@
 #include "core/error.h"
 
 namespace rig::capi {
+
+std::atomic<Slot *> slot_chunks[kChunks] = {};
+
 namespace {
 
-constexpr uint32_t kChunkSlots = 4096;
-constexpr uint32_t kChunks = 1024;  // 4 Mi live handles at most
-
 struct Table {
-  std::atomic<Slot *> chunks[kChunks] = {};
   std::mutex lock;  // guards growth, the free list and generations (insert and remove, never pin)
   uint32_t used = 0;
   uint32_t free_head = 0;  // slot index + 1; 0 when empty
@@ -38,7 +37,7 @@ Table &table() {
 }
 
 Slot *slot_at(Table &t, uint32_t index) {
-  Slot *chunk = t.chunks[index / kChunkSlots].load(std::memory_order_acquire);
+  Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
   return chunk ? &chunk[index % kChunkSlots] : nullptr;
 }
 
@@ -73,13 +72,13 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
       fail(RIG_OUT_OF_MEMORY, "handle table full (%u handles)", kChunks * kChunkSlots);
       return 0;
     }
-    if (!t.chunks[index / kChunkSlots].load(std::memory_order_relaxed)) {
+    if (!slot_chunks[index / kChunkSlots].load(std::memory_order_relaxed)) {
       Slot *chunk = new (std::nothrow) Slot[kChunkSlots];
       if (!chunk) {
         fail(RIG_OUT_OF_MEMORY, "handle table: out of memory");
         return 0;
       }
-      t.chunks[index / kChunkSlots].store(chunk, std::memory_order_release);
+      slot_chunks[index / kChunkSlots].store(chunk, std::memory_order_release);
     }
     ++t.used;
   }
@@ -92,57 +91,25 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
   return word;
 }
 
-namespace {
-
-// Pins the slot of `word`; *before is the number of pins other callers held at that moment.
-[[gnu::always_inline]] inline Slot *pin_counted(uint64_t word, Kind kind, const char *what, uint32_t *before) {
-  uint32_t index = uint32_t(word & 0xffffffffu);
-  if (!word || index == 0 || Kind(word >> 56) != kind) {
-    fail(RIG_INVALID_HANDLE, "%s: %s is not a %s handle", what, word ? "the handle" : "a null handle",
-         kind_name(kind));
-    return nullptr;
+Slot *pin_refused(Refusal why, Slot *pinned, uint64_t word, Kind kind, const char *what) {
+  if (pinned) unpin(pinned);
+  switch (why) {
+    case Refusal::not_a_handle:
+      fail(RIG_INVALID_HANDLE, "%s: %s is not a %s handle", what, word ? "the handle" : "a null handle",
+           kind_name(kind));
+      break;
+    case Refusal::no_such_handle:
+      fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
+      break;
+    case Refusal::released:
+      fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
+      break;
+    case Refusal::busy:
+      fail(RIG_BUSY, "%s: the %s is in use by another thread's call (a run is used by one thread at a time)", what,
+           kind_name(kind));
+      break;
   }
-  Table &t = table();
-  if (index - 1 >= kChunks * kChunkSlots) {
-    fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
-    return nullptr;
-  }
-  Slot *s = slot_at(t, index - 1);
-  if (!s) {
-    fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
-    return nullptr;
-  }
-  // seq_cst on both sides of the pin/retire handshake: release must see our pin or we must see its retire.
-  *before = s->pins.fetch_add(1, std::memory_order_seq_cst);
-  if (s->tag.load(std::memory_order_seq_cst) != word) {
-    s->pins.fetch_sub(1, std::memory_order_release);
-    fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
-    return nullptr;
-  }
-  return s;
-}
-
-}  // namespace
-
-Slot *pin(uint64_t word, Kind kind, const char *what) {
-  uint32_t before;
-  return pin_counted(word, kind, what, &before);
-}
-
-Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why) {
-  uint32_t before;
-  Slot *s = pin_counted(word, kind, what, &before);
-  *why = RIG_INVALID_HANDLE;
-  // The pins are the calls in progress on this handle: a run's calls exclude each other, since the
-  // fetch_add is one total order, of two overlapping calls exactly the later one sees the other's pin.
-  if (s && before != 0) [[unlikely]] {
-    unpin(s);
-    *why = RIG_BUSY;
-    fail(RIG_BUSY, "%s: the %s is in use by another thread's call (a run is used by one thread at a time)", what,
-         kind_name(kind));
-    return nullptr;
-  }
-  return s;
+  return nullptr;
 }
 
 rig_status remove(uint64_t word, Kind kind, const char *what) {

@@ -29,13 +29,62 @@ struct Slot {
 
 // Stores `object` and returns its handle word (0 on out of memory, with the error set).
 uint64_t insert(Kind kind, std::shared_ptr<void> object);
-// The slot of a live handle of `kind`, pinned; null (with the error set) otherwise.
-[[gnu::hot]] Slot *pin(uint64_t word, Kind kind, const char *what);
+
+inline constexpr uint32_t kChunkSlots = 4096;
+inline constexpr uint32_t kChunks = 1024;  // 4 Mi live handles at most
+// The table's chunks of slots, filled by insert (under the table's lock) and never freed. A global of constant
+// initialization, not a member of the table behind a function-local static: the check below is inline in
+// every C entry and reads it with no guard and no call (issue 14, "cheaper C entries").
+extern std::atomic<Slot *> slot_chunks[kChunks];
+
+// Why a pin failed, for pin_refused's message.
+enum class Refusal : uint8_t { not_a_handle, no_such_handle, released, busy };
+// Sets the message for a refused pin (unpinning `pinned` where the refusal took a pin) and returns null.
+// Cold and out of line, so the inline check stays a handful of instructions.
+[[gnu::cold, gnu::noinline]] Slot *pin_refused(Refusal why, Slot *pinned, uint64_t word, Kind kind, const char *what);
+
+inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_release); }
+
+// Pins the slot of a live handle `word` of `kind`; *before is the number of pins other callers held at that
+// moment. Null (with the error set) for a null, forged, stale or released handle. Never blocks.
+[[gnu::always_inline]] inline Slot *pin_counted(uint64_t word, Kind kind, const char *what, uint32_t *before) {
+  uint32_t index = uint32_t(word) - 1;  // word 0 and index 0 wrap to past the table
+  if (Kind(word >> 56) != kind) [[unlikely]]
+    return pin_refused(Refusal::not_a_handle, nullptr, word, kind, what);
+  if (index >= kChunks * kChunkSlots) [[unlikely]]
+    return pin_refused(uint32_t(word) == 0 ? Refusal::not_a_handle : Refusal::no_such_handle, nullptr, word, kind,
+                       what);
+  Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
+  if (!chunk) [[unlikely]]
+    return pin_refused(Refusal::no_such_handle, nullptr, word, kind, what);
+  Slot *s = &chunk[index % kChunkSlots];
+  // seq_cst on both sides of the pin/retire handshake: release must see our pin or we must see its retire.
+  *before = s->pins.fetch_add(1, std::memory_order_seq_cst);
+  if (s->tag.load(std::memory_order_seq_cst) != word) [[unlikely]]
+    return pin_refused(Refusal::released, s, word, kind, what);
+  return s;
+}
+
+// The slot of a live handle of `kind`, pinned; null (with the error set) otherwise. Never blocks.
+[[gnu::always_inline]] inline Slot *pin(uint64_t word, Kind kind, const char *what) {
+  uint32_t before;
+  return pin_counted(word, kind, what, &before);
+}
 // pin() for a call that must be the handle's only one in progress (a run's submit and setters): null with
 // RIG_BUSY where another call holds a pin. It reads the count the pin's own fetch_add returns, so it costs
 // nothing over pin(). *why is the failure's status (RIG_INVALID_HANDLE or RIG_BUSY).
-[[gnu::hot]] Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why);
-inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_release); }
+// The pins are the calls in progress on this handle: a run's calls exclude each other, since the
+// fetch_add is one total order, of two overlapping calls exactly the later one sees the other's pin.
+[[gnu::always_inline]] inline Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why) {
+  uint32_t before;
+  Slot *s = pin_counted(word, kind, what, &before);
+  *why = RIG_INVALID_HANDLE;
+  if (s && before != 0) [[unlikely]] {
+    *why = RIG_BUSY;
+    return pin_refused(Refusal::busy, s, word, kind, what);
+  }
+  return s;
+}
 // Retires the handle and drops its reference; RIG_INVALID_HANDLE if it is not live.
 rig_status remove(uint64_t word, Kind kind, const char *what);
 

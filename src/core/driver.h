@@ -31,6 +31,11 @@ struct DriverInfo {
   int integrated = -1;
   bool runs_host_kernels = false;  // memory devices and the test driver
   bool commits_at_hand_over = true;  // false: holds work until commit() (Vulkan, test driver's hold)
+  // Set by a driver that runs its work inline at hand-over, holds nothing and waits in no queue (memory
+  // devices): the word its signaled() reads. The engine then hands over a run of one host copy itself,
+  // holding the turn: the memmove, then this word raised to the value (release), as the driver's hand_over
+  // would, without the driver call (core/submit.cpp). Null elsewhere. Set before the engine sees the device.
+  std::atomic<uint64_t> *inline_signal = nullptr;
 };
 
 // How a driver tells the engine its device failed (a fault seen on any thread), and asks the engine's answer.

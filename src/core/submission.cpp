@@ -142,6 +142,7 @@ rig_status Run::set_scalars(const void *bytes, size_t length) {
 
 void Run::resolve() {
   not_ready_.clear();
+  inline_copy_ = {};
   for (size_t i = 0; i < buffers_.size(); ++i)
     if (!buffers_[i]) {
       not_ready_ = "submit: slot " + std::to_string(i) + " has no buffer";
@@ -176,7 +177,17 @@ void Run::resolve() {
       if (!range(p.dst_slot, p.dst_offset, n)) return;
     }
   }
-  if (submission_->device->driver().check_work(work()) != RIG_OK) not_ready_ = last_error();
+  if (submission_->device->driver().check_work(work()) != RIG_OK) {
+    not_ready_ = last_error();
+    return;
+  }
+  // Ready. One copy on a device that runs work inline: the engine can run it itself (core/submit.cpp).
+  if (device_->runs_inline() && parts_.size() == 1 && parts_[0].kind == RIG_PART_COPY) {
+    const Part &p = parts_[0];
+    void *src = bindings_[p.src_slot].host(), *dst = bindings_[p.dst_slot].host();
+    if (src && dst)
+      inline_copy_ = {static_cast<char *>(dst) + p.dst_offset, static_cast<const char *>(src) + p.src_offset, p.length};
+  }
 }
 
 // One rule on every device: a copy whose source and destination share bytes of one allocation is refused.

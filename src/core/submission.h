@@ -54,6 +54,16 @@ class Run {
   std::span<const Stamping> stamping() const { return stamping_; }
   Device &device() const { return *device_; }
 
+  // A run of one host copy on a device that runs work inline (Device::runs_inline): decided when its
+  // buffers are set, so a submit hands it over with a memmove instead of the driver call. Valid once ready.
+  struct InlineCopy {
+    void *dst;
+    const void *src;
+    size_t length;
+  };
+  // The run's inline copy, or null where the driver hands the work over.
+  const InlineCopy *inline_copy() const { return inline_copy_.dst ? &inline_copy_ : nullptr; }
+
  private:
   [[gnu::cold]] rig_status not_ready() const;
   void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
@@ -68,6 +78,7 @@ class Run {
   std::vector<Part> parts_;
   std::vector<std::byte> scalars_;
   std::string not_ready_;  // empty when ready
+  InlineCopy inline_copy_{};  // dst null: none (see inline_copy)
 };
 
 // The submit algorithm (core/submit.cpp): docs/ordering-model.md, "What a submit does".

@@ -2,6 +2,7 @@
 // Nothing here allocates on the heap unless it waits on the host or a submit names more than kInline
 // foreign devices.
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -187,7 +188,15 @@ class Collected {
   if (self.lost()) return self.lost_status();
   uint64_t value = self.submitted() + 1;
   if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
-  if (rig_status s = driver.hand_over(run.work(), value, queue_waits); s != RIG_OK) {
+  if (const Run::InlineCopy *copy = run.inline_copy()) {
+    // A device that runs work inline and holds nothing (memory devices), a run of one copy: the hand-over
+    // is the copy itself, then the driver's signaled word; no driver call, no Work to build. The turn and
+    // the loss check above hold as for every hand-over; nothing waits in a queue (no queue_waits here, as
+    // such a driver's can_wait_in_queue says no). memmove: a copy within one allocation never overlaps (the
+    // run refused it when its buffers were set), but memmove is what the driver's hand_over runs.
+    std::memmove(copy->dst, copy->src, copy->length);
+    self.signal_inline(value);
+  } else if (rig_status s = driver.hand_over(run.work(), value, queue_waits); s != RIG_OK) {
     self.lose_now(last_error());
     return self.lost_status();
   }

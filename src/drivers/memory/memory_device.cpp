@@ -22,6 +22,8 @@ MemoryDevice::MemoryDevice(std::string name, rig_device_kind kind) {
   info_.integrated = 1;
   info_.runs_host_kernels = kind == RIG_DEVICE_MEMORY;
   info_.commits_at_hand_over = true;
+  // Work runs inline and nothing is held: the engine may run a lone copy itself (DriverInfo::inline_signal).
+  info_.inline_signal = &signaled_;
 }
 
 rig_status MemoryDevice::allocate(size_t length, rig_memory, Memory *out) {

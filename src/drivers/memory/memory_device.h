@@ -18,6 +18,8 @@ class MemoryDevice final : public DriverDevice {
   // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
   bool can_wait_in_queue(const DriverDevice &) const override { return false; }
+  // Runs the work inline. A run of one copy does not come here: the engine runs it itself and raises
+  // signaled_ (DriverInfo::inline_signal), the same steps without the call.
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
   rig_status commit() override { return RIG_OK; }
   uint64_t signaled() const override { return signaled_.load(std::memory_order_acquire); }
