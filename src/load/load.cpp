@@ -141,17 +141,27 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   }
   if (rig_status s = file->unchanged()) return s;
 
+  // A registration kept on every device (rig_load_file_keep_registered, which checked the verdict): the
+  // copies read it straight, with nothing to register, stage or probe.
+  l->kept_ = o.path == RIG_LOAD_PATH_AUTO || o.path == RIG_LOAD_PATH_REGISTERED;
+  for (rig_device d : l->devices_) l->kept_ = l->kept_ && file->kept_on(d);
+  if (l->kept_) {
+    l->path_ = RIG_LOAD_PATH_REGISTERED;
+    l->why_ = "the file's registration is kept on every device (rig_load_file_keep_registered): nothing to register";
+  }
   // The path, from every device's verdict (the probe only where a registered load is asked for).
   bool all_direct = true, all_registered = true;
   std::string verdicts;
-  for (size_t d = 0; d < l->devices_.size(); ++d) {
+  for (size_t d = 0; d < l->devices_.size() && !l->kept_; ++d) {
     Allowed a;
     if (rig_status s = allowed_on(l->devices_[d], *file, o.path == RIG_LOAD_PATH_REGISTERED, &a)) return s;
     all_direct &= a.direct;
     all_registered &= a.registered;
     verdicts += (d ? "; " : "") + a.verdict;
   }
-  switch (o.path) {
+  switch (l->kept_ ? RIG_LOAD_PATH_MAX_ENUM : o.path) {
+    case RIG_LOAD_PATH_MAX_ENUM:
+      break;  // kept, above
     case RIG_LOAD_PATH_AUTO:
       l->path_ = all_direct ? RIG_LOAD_PATH_DIRECT : RIG_LOAD_PATH_STAGED;
       l->why_ = all_direct ? "auto: the verdict is Not_needed (the device reads the mapping itself): " + verdicts
@@ -413,7 +423,29 @@ void Load::stage_worker() {
   if (s) fail_with(s);
 }
 
+// Windows of the file's kept registration: views, so nothing is registered, mapped or released per window.
+void Load::run_kept() {
+  rig_status s = RIG_OK;
+  uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  for (const Chunk &c : chunks_) {
+    if (stopping(&s)) break;
+    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
+    rig_buffer view = nullptr;
+    s = rig_buffer_view(file_->kept_on(devices_[c.device]), c.start, length, &view);
+    if (s) s = fail(s, "a window of the kept registration: %s", rig_last_error());
+    if (!s) s = copy_chunk(c, view, nullptr);
+    if (!s) s = file_->unchanged();
+    if (s) fail_with(s);  // before the release below clears the thread's message
+    if (view) rig_buffer_release(view);  // not the last handle: the registration stays
+    if (s) break;
+    bytes_read_ += length;
+    progress(c.end - c.start);
+  }
+  if (s) fail_with(s);
+}
+
 void Load::run_windows() {
+  if (kept_) return run_kept();
   auto *m = new Mapping();
   m->length = file_->size;
   m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;

@@ -45,6 +45,7 @@ class Load {
   void run();
   void stage_worker();
   void run_windows();
+  void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
   rig_status copy_chunk(const Chunk &chunk, rig_buffer src, const unsigned char *host_bytes);
   rig_status copy(size_t device, rig_buffer src, uint64_t src_offset, rig_buffer dst, uint64_t dst_offset,
@@ -65,6 +66,7 @@ class Load {
   std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
   std::vector<Chunk> chunks_;
   rig_load_path path_ = RIG_LOAD_PATH_STAGED;
+  bool kept_ = false;  // every device reads the file's kept registration (File::keep_on)
   std::string why_;
   int direct_fd_ = -1;
   uint64_t align_ = 1;
