@@ -187,3 +187,15 @@ def test_onto_cuda(weights, cuda_device):
     for name, buf in loaded.items():
         assert buf.to_bytes() == expected[name], name
     assert loaded.stats["path"] in ("staged", "registered", "direct")
+
+
+def test_a_kept_registration_serves_reloads(weights, cuda_device, device):
+    path, expected = weights
+    with rig.WeightsFile(path) as f:
+        f.keep_registered(cuda_device)
+        for _ in range(2):
+            loaded = rig.load(f, cuda_device)
+            assert loaded.stats["path"] == "registered" and "kept" in loaded.stats["why"]
+            assert loaded["layers.3.w"].to_bytes() == expected["layers.3.w"]
+        with pytest.raises(rig.Unsupported, match="Usable"):
+            f.keep_registered(device)  # a memory device reads the mapping itself: nothing to keep
