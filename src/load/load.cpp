@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
+#include "load/direct_read.h"
 #include "load/path.h"
 
 namespace rig::load {
@@ -200,6 +202,8 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       if (l->direct_fd_ >= 0) {
         l->align_ = direct_align;
         l->why_ += o.io == RIG_LOAD_IO_DIRECT ? "; O_DIRECT reads (asked for)" : "; O_DIRECT reads (under half the file is in the page cache)";
+        DirectRead ring(l->direct_fd_);  // each reader thread makes its own; this one says whether they can
+        l->why_ += ring.uring() ? " through io_uring" : " with pread (" + ring.why_not() + ")";
       } else {
         l->why_ += "; buffered reads (the file system refused O_DIRECT)";
       }
@@ -385,7 +389,7 @@ rig_status Load::copy_chunk(const Chunk &c, rig_buffer src, const unsigned char 
   return RIG_OK;
 }
 
-rig_status Load::read_chunk(const Chunk &c, void *dst) {
+rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   uint64_t want = c.end - c.start;
   if (direct_fd_ < 0) {
     if (rig_status s = read_fully(file_->fd, c.start, dst, want)) return s;
@@ -393,7 +397,7 @@ rig_status Load::read_chunk(const Chunk &c, void *dst) {
     return RIG_OK;
   }
   size_t got = 0;
-  if (rig_status s = read_fully(direct_fd_, c.start, dst, round_up(want, direct_align), &got)) return s;
+  if (rig_status s = reader->read(c.start, dst, round_up(want, direct_align), &got)) return s;
   if (got < want) return fail(RIG_INVALID_ARGUMENT, "the file ended at %llu, inside a tensor (it shrank?)", (unsigned long long)(c.start + got));
   bytes_read_ += got;
   return RIG_OK;
@@ -401,6 +405,8 @@ rig_status Load::read_chunk(const Chunk &c, void *dst) {
 
 void Load::stage_worker() {
   rig_status s = RIG_OK;
+  std::optional<DirectRead> reader;  // this thread's ring, for O_DIRECT reads
+  if (direct_fd_ >= 0) reader.emplace(direct_fd_);
   for (;;) {
     if (stopping(&s)) break;
     size_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed);
@@ -412,7 +418,7 @@ void Load::stage_worker() {
     // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
     s = rig_buffer_export(pool.buffer(slot), &host);
     if (s) s = fail(s, "staging chunk: %s", rig_last_error());
-    if (!s) s = read_chunk(c, host);
+    if (!s) s = read_chunk(c, host, reader ? &*reader : nullptr);
     if (!s) s = file_->unchanged();
     if (!s) s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(host));
     if (s) fail_with(s);

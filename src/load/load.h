@@ -53,7 +53,8 @@ class Load {
   rig_status make_buffer(LoadTensor &t, size_t position);
   rig_status finish_tensor(LoadTensor &t);
   rig_status verify(LoadTensor &t, size_t position, uint64_t offset, uint64_t length, const unsigned char *reference);
-  rig_status read_chunk(const Chunk &c, void *dst);
+  // Reads a staging chunk: pread through the page cache, or `reader` on the O_DIRECT descriptor.
+  rig_status read_chunk(const Chunk &c, void *dst, class DirectRead *reader);
   bool stopping(rig_status *why);
   void fail_with(rig_status s);
   void progress(uint64_t bytes);
