@@ -48,10 +48,10 @@ typedef enum rig_interop_kind {
 } rig_interop_kind;
 
 /* Writes 1 to *supported where `kind` works for `device` (and, for RIG_INTEROP_STREAM_WAIT and
- * RIG_INTEROP_EXPORT_EVENT, for points of `producer`), else 0. `producer` is nullable for the kinds that
- * name no producer (ignored there). A yes is decided by the devices alone (their API and GPU), never by
+ * RIG_INTEROP_EXPORT_EVENT, for points of `producer`), else 0. `producer` is nullable: null means `device`
+ * itself (the other kinds ignore it). A yes is decided by the devices alone (their API and GPU), never by
  * the moment: a call of that kind then fails only on bad input, a loss or a driver failure. Pure read:
- * waits for nothing, holds no lock. RIG_INVALID_ARGUMENT for an unknown kind or a missing producer. */
+ * waits for nothing, holds no lock. RIG_INVALID_ARGUMENT for an unknown kind. */
 RIG_API rig_status rig_interop_supported(rig_device RIG_NONNULL device, rig_device RIG_NULLABLE producer,
                                          rig_interop_kind kind, int *RIG_NONNULL supported);
 
