@@ -1,8 +1,6 @@
 # DLPack and the CUDA array interface on rig buffers (rig._dlpack): numpy sees a memory device's bytes
 # without a copy and after rig's last write; the stream protocol's bad values are refused; a CUDA buffer on
 # the fake libcuda states its device, address and CUDA array interface.
-import os
-
 import pytest
 
 import rig
@@ -50,17 +48,8 @@ def test_an_unconsumed_capsule_is_freed_and_a_host_buffer_takes_no_stream(device
     assert not hasattr(buf, "__cuda_array_interface__")  # host memory: not CUDA's
 
 
-def _cuda():
-    if not os.environ.get("RIG_CUDA_LIBRARY"):
-        pytest.skip("no fake libcuda (RIG_CUDA_LIBRARY unset): CUDA DLPack not tested here")
-    try:
-        return rig.open_device("cuda:0")
-    except rig.RigError as e:
-        pytest.skip("cuda:0 did not open: %s" % e)
-
-
-def test_cuda_buffer_states_its_device_address_and_array_interface():
-    gpu = _cuda()
+def test_cuda_buffer_states_its_device_address_and_array_interface(cuda_device):
+    gpu = cuda_device
     buf = rig.Buffer.create(gpu, 64)
     buf.write_from(0, bytes(64))
     assert buf.__dlpack_device__() == (2, 0)
@@ -72,4 +61,3 @@ def test_cuda_buffer_states_its_device_address_and_array_interface():
     assert type(buf.__dlpack__(stream=-1)).__name__ == "PyCapsule"
     assert type(buf.__dlpack__()).__name__ == "PyCapsule"  # the legacy default stream waits for the write
     buf.close()
-    gpu.close()
