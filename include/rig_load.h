@@ -104,8 +104,19 @@ RIG_API rig_status rig_load_find(rig_load_file RIG_NONNULL file, const char *RIG
 /* The file's format (never AUTO: what AUTO found). Pure read; waits for nothing. */
 RIG_API rig_status rig_load_file_format(rig_load_file RIG_NONNULL file, rig_load_format *RIG_NONNULL format);
 
+/* Keeps the whole file mapped read-only and registered with `device`'s driver until the file handle is
+ * released and every load of it ended: later loads of this file onto this device (path AUTO or
+ * REGISTERED, every placement device kept) copy straight from that registration, with nothing to
+ * register, stage or probe: a reload at the link's rate. The file's pages stay locked in host memory
+ * meanwhile. A second call for the same device does nothing. RIG_UNSUPPORTED (naming the verdict) where
+ * the device's verdict is not Usable; the static verdict, then the cached probe, decide as for a
+ * registered load. Waits for the probe and the driver's registration (about 0.1 s per 4 GiB on an H200),
+ * holding the file's own lock, never a lock of the engine's. */
+RIG_API rig_status rig_load_file_keep_registered(rig_load_file RIG_NONNULL file, rig_device RIG_NONNULL device);
+
 /* Releases the handle. Loads still running keep the file open until they end. Waits for nothing; holds
- * no lock but the handle table's, briefly. */
+ * no lock but the handle table's, briefly. The registrations kept (rig_load_file_keep_registered) go with
+ * the file, once the copies that read them are reached. */
 RIG_API rig_status rig_load_file_release(rig_load_file RIG_NONNULL file);
 
 /* ---------------------------------------------------------------------------------------------------- */

@@ -65,6 +65,8 @@ static void usage(FILE *out) {
         "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (8M), pinned staging budget (256M),\n"
         "                            registered/direct window (256M); SIZE takes K, M, G suffixes\n"
         "  --repeat N                load N times in this process through one staging pool per device\n"
+        "  --keep-registered         register the whole file on each device once (inside the first load's\n"
+        "                            time) and copy every load from it: reloads at the link's rate\n"
         "  --json                    one JSON object on stdout (docs/cli-json.md)\n"
         "  Exit status: 0 loaded, 1 the file, a device or the load failed (stderr says), 2 usage.\n",
         out);
@@ -93,14 +95,14 @@ static int number(const char *option, const char *v, int sizes, uint64_t max, ui
 
 struct args {
   const char *path, *devices;
-  int json, repeat;
+  int json, repeat, keep;
   rig_load_options o;
   rig_load_rule rule;
 };
 
 /* Returns -1 to go on, or the exit status to return now (--help, a usage error). */
 static int parse(int argc, char **argv, struct args *a) {
-  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, REPEAT };
+  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, REPEAT, KEEP };
   static const struct option options[] = {
       {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},         {"path", required_argument, NULL, PATH},
@@ -108,7 +110,7 @@ static int parse(int argc, char **argv, struct args *a) {
       {"verify", no_argument, NULL, VERIFY},     {"threads", required_argument, NULL, THREADS},
       {"chunk", required_argument, NULL, CHUNK}, {"staging", required_argument, NULL, STAGING},
       {"window", required_argument, NULL, WINDOW}, {"repeat", required_argument, NULL, REPEAT},
-      {NULL, 0, NULL, 0}};
+      {"keep-registered", no_argument, NULL, KEEP}, {NULL, 0, NULL, 0}};
   static const char *const paths[] = {"auto", "staged", "registered", "direct"};
   static const char *const ios[] = {"auto", "buffered", "direct"};
   static const char *const rules[] = {"each", "layer"};
@@ -122,6 +124,7 @@ static int parse(int argc, char **argv, struct args *a) {
       case 'j': a->json = 1; break;
       case 'h': usage(stdout); return RIG_EXIT_OK;
       case VERIFY: a->o.verify = 1; break;
+      case KEEP: a->keep = 1; break;
       case PATH:
         if ((k = pick("path", optarg, paths, 4)) < 0) return RIG_EXIT_USAGE;
         a->o.path = (rig_load_path)k;
@@ -276,8 +279,14 @@ int rig_load_command(int argc, char **argv) {
     long long rss0 = rss_bytes();
     double t0 = now_s();
     bar.t0 = t0;
+    /* A kept registration is made inside the first load's timing, as the pools below are. */
+    for (size_t d = 0; a.keep && r == 0 && d < n && s == RIG_OK; ++d) {
+      s = rig_load_file_keep_registered(file, devices[d]);
+      if (s != RIG_OK) snprintf(error, sizeof error, "--keep-registered: %s: %s", rig_status_name(s), rig_last_error());
+    }
+    if (s != RIG_OK) break;
     /* The pools are made inside the first load's timing: a first load pays for its staging. */
-    if (a.repeat > 1 && r == 0 && a.o.path != RIG_LOAD_PATH_REGISTERED && a.o.path != RIG_LOAD_PATH_DIRECT) {
+    if (a.repeat > 1 && r == 0 && !a.keep && a.o.path != RIG_LOAD_PATH_REGISTERED && a.o.path != RIG_LOAD_PATH_DIRECT) {
       s = make_pools(&a, file, devices, n, pools, &pool_count);
       if (s != RIG_OK) {
         snprintf(error, sizeof error, "staging pool: %s: %s", rig_status_name(s), rig_last_error());

@@ -193,6 +193,9 @@ static const char *rig_swig_device_name(size_t i) {
 /* The raw API, last, so that the typemaps above apply to it: ordering, then mapped registration. */
 %include <rig.h>
 %include <rig_mapped.h>
+#ifdef SWIGPYTHON
+%include "python_load.i" /* the loader, rig_load.h (Go: not yet) */
+#endif
 
 /* SIZE_MAX is not a constant SWIG evaluates: RIG_WHOLE is declared to it by value. */
 %constant size_t RIG_WHOLE_LENGTH = SIZE_MAX;

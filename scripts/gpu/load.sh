@@ -60,6 +60,11 @@ for p in auto staged registered direct; do
   step "rig-verify-$p" 120 "$rig" load "$SMALL" --device cuda:0 --path "$p" --verify
 done
 step rig-load-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 3
+# a registration kept across loads (rig_load_file_keep_registered): the first load pays for it, the later
+# ones copy from it
+step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 --keep-registered
+# the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)
+step probe-64m 60 "$rig" probe --device cuda:0 --length 64M --verbose "$SMALL"
 [ "$devices" != cuda:0 ] && step rig-load-pair-json 240 "$rig" load "$F" --device "$devices" --rule layer --json --repeat 3
 
 # 3. The bench: every path beside the link and a pread loader, warm and cold; the pair where there is one.
@@ -117,5 +122,6 @@ step safetensors-oneliner 300 python3 -c 'import sys, safetensors.torch as st, t
   cat "$L"/safetensors-warm.log "$L"/safetensors-cold.log 2>/dev/null | grep '^PEER'
   echo "-- rig load"
   for f in "$L"/rig-verify-*.log; do echo "$(basename "$f" .log): $(grep -E '^(speed|path)' "$f" | tr '\n' ' ')$(grep -m1 'rig load:' "$f")"; done
-  grep -h '"gb_per_s"' "$L"/rig-load-json.log "$L"/rig-load-pair-json.log 2>/dev/null | head -c 3000
+  grep -h 'phases' "$L"/probe-64m.log 2>/dev/null
+  grep -h '"gb_per_s"' "$L"/rig-load-kept-json.log "$L"/rig-load-json.log "$L"/rig-load-pair-json.log 2>/dev/null | head -c 3000
 } | tee "$L/summary.txt" | tee -a "$L/all.log"

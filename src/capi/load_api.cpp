@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "load/file.h"
 #include "load/load.h"
+#include "load/path.h"
 #include "load/pool.h"
 
 namespace {
@@ -143,6 +144,20 @@ RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *for
     if (!format) return fail(RIG_INVALID_ARGUMENT, "rig_load_file_format: format is null");
     *format = h->file->format;
     return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device device) {
+  return entry("rig_load_file_keep_registered", [&] {
+    FileHandle *h = file_of(file);
+    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: not a live file handle");
+    if (!device) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: device is null");
+    Allowed a;
+    if (rig_status s = allowed_on(device, *h->file, true, &a)) return s;
+    if (!a.registered)
+      return fail(RIG_UNSUPPORTED, "rig_load_file_keep_registered: the device's verdict is not Usable: %s",
+                  a.verdict.c_str());
+    return h->file->keep_on(device);
   });
 }
 

@@ -3,6 +3,7 @@
 #include "load/file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,7 +14,62 @@
 namespace rig::load {
 
 File::~File() {
+  for (Kept &k : kept_) {
+    rig_buffer_release(k.borrowed);  // the registration goes once no copy reads it
+    rig_buffer_release(k.whole);     // and the mapping with the wrap's last handle
+  }
   if (fd >= 0) ::close(fd);
+}
+
+namespace {
+
+std::string name_of(rig_device device) {
+  rig_device_info info{};
+  info.size = sizeof info;
+  return rig_device_get_info(device, &info) == RIG_OK ? info.name : std::string();
+}
+
+void unmap_kept(void *user) {
+  auto *m = static_cast<std::pair<void *, size_t> *>(user);
+  munmap(m->first, m->second);
+  delete m;
+}
+
+}  // namespace
+
+rig_buffer File::kept_on(rig_device device) {
+  std::string name = name_of(device);
+  std::lock_guard lock(kept_mutex_);
+  for (const Kept &k : kept_)
+    if (k.device == name) return k.borrowed;
+  return nullptr;
+}
+
+rig_status File::keep_on(rig_device device) {
+  std::string name = name_of(device);
+  if (name.empty()) return fail(RIG_INVALID_HANDLE, "keep registered: not a live device handle");
+  std::lock_guard lock(kept_mutex_);
+  for (const Kept &k : kept_)
+    if (k.device == name) return RIG_OK;
+  if (size == 0) return fail(RIG_INVALID_ARGUMENT, "keep registered: %s is empty", path.c_str());
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t length = (size + page - 1) / page * page;
+  void *base = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) return fail(RIG_DRIVER, "keep registered: mmap %s: %s", path.c_str(), strerror(errno));
+  auto *mapping = new std::pair<void *, size_t>(base, length);
+  Kept k{name};
+  if (rig_status s = rig_buffer_wrap(base, length, RIG_ACCESS_READ, unmap_kept, mapping, &k.whole)) {
+    unmap_kept(mapping);  // a callback is never called when the call that would call it fails
+    return fail(s, "keep registered: wrapping the mapping: %s", rig_last_error());
+  }
+  if (rig_status s = rig_buffer_borrow(device, k.whole, &k.borrowed)) {
+    std::string why = rig_last_error();
+    rig_buffer_release(k.whole);
+    return fail(s, "keep registered: registering %s (%zu bytes) on %s: %s", path.c_str(), length, name.c_str(),
+                why.c_str());
+  }
+  kept_.push_back(k);
+  return RIG_OK;
 }
 
 rig_status File::unchanged() const {

@@ -4,8 +4,12 @@
 
 #include <sys/stat.h>
 
+#include <rig.h>
+
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "load/table.h"
 
@@ -21,8 +25,26 @@ struct File {
   std::vector<TensorEntry> tensors;
   ~File();
 
+  // Registrations kept across loads (rig_load_file_keep_registered): the whole file mapped read-only,
+  // wrapped, and borrowed by one device, whose driver registered it once. Released with the File (the
+  // last of the handle and the loads that hold it), after the copies that read them (rule 6).
+  struct Kept {
+    std::string device;            // the device's name: handles of one device compare by it
+    rig_buffer whole = nullptr;    // the wrap of the mapping (its release unmaps it)
+    rig_buffer borrowed = nullptr; // `whole` borrowed by the device: the registration
+  };
+  // The kept registration on `device`, or null. Under kept_mutex, briefly.
+  rig_buffer kept_on(rig_device device);
+  // Maps, wraps and borrows the whole file on `device` once (a second call for the same device does
+  // nothing). Waits for the driver's registration holding kept_mutex. Sets rig's message on failure.
+  rig_status keep_on(rig_device device);
+
   // RIG_OK if the file still has the size and mtime it had at open; RIG_INVALID_ARGUMENT saying how not.
   rig_status unchanged() const;
+
+ private:
+  std::mutex kept_mutex_;
+  std::vector<Kept> kept_;
 };
 
 // Opens and parses (rig_load_open); raw ranges (rig_load_open_raw). Failures set rig's message.

@@ -45,6 +45,7 @@ class Load {
   void run();
   void stage_worker();
   void run_windows();
+  void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
   rig_status copy_chunk(const Chunk &chunk, rig_buffer src, const unsigned char *host_bytes);
   rig_status copy(size_t device, rig_buffer src, uint64_t src_offset, rig_buffer dst, uint64_t dst_offset,
@@ -52,7 +53,8 @@ class Load {
   rig_status make_buffer(LoadTensor &t, size_t position);
   rig_status finish_tensor(LoadTensor &t);
   rig_status verify(LoadTensor &t, size_t position, uint64_t offset, uint64_t length, const unsigned char *reference);
-  rig_status read_chunk(const Chunk &c, void *dst);
+  // Reads a staging chunk: pread through the page cache, or `reader` on the O_DIRECT descriptor.
+  rig_status read_chunk(const Chunk &c, void *dst, class DirectRead *reader);
   bool stopping(rig_status *why);
   void fail_with(rig_status s);
   void progress(uint64_t bytes);
@@ -65,6 +67,7 @@ class Load {
   std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
   std::vector<Chunk> chunks_;
   rig_load_path path_ = RIG_LOAD_PATH_STAGED;
+  bool kept_ = false;  // every device reads the file's kept registration (File::keep_on)
   std::string why_;
   int direct_fd_ = -1;
   uint64_t align_ = 1;

@@ -128,6 +128,52 @@ static void registered_windows_equal_the_file_and_verify_catches_wrong_bytes(voi
   rig_load_file_release(f);
 }
 
+/* A registration kept across loads: registered once (one more driver registration, then none per load),
+ * every later load copies from it, and it goes with the file (the driver unregisters it then). */
+static void a_kept_registration_serves_every_reload_without_registering(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  long long registers = query("registers"), unregisters = query("unregisters");
+  assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK);
+  long long kept = query("registers");
+  assert_true(kept > registers);                                   /* the probe's windows and the file */
+  assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK); /* a second call does nothing */
+  assert_int_equal(query("registers"), kept);
+  for (int round = 0; round < 3; ++round) {
+    rig_load load;
+    assert_int_equal(load_on(gpu, 1, options(round == 2 ? RIG_LOAD_PATH_REGISTERED : RIG_LOAD_PATH_AUTO, round == 1), f,
+                             &load), RIG_OK);
+    rig_load_stats st;
+    memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    rig_load_get_stats(load, &st);
+    assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
+    assert_non_null(strstr(st.why, "kept"));
+    assert_true(all_equal(load, f, 0));
+    rig_load_release(load);
+  }
+  assert_int_equal(query("registers"), kept); /* nothing registered per load */
+  /* the staged path is still there when asked for */
+  rig_load load;
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  long long before_release = query("unregisters");
+  assert_int_equal(rig_load_file_release(f), RIG_OK);
+  assert_true(query("unregisters") > before_release); /* the kept registration went with the file */
+  assert_int_equal(query("registers") - registers, query("unregisters") - unregisters);
+  /* bad input: a dead handle, and a device that cannot keep a registration */
+  assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_INVALID_HANDLE);
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_device memory;
+  assert_int_equal(rig_memory_device("keep", &memory), RIG_OK);
+  assert_int_equal(rig_load_file_keep_registered(f, memory), RIG_UNSUPPORTED);
+  assert_non_null(strstr(rig_last_error(), "Usable"));
+  rig_device_release(memory);
+  rig_load_file_release(f);
+}
+
 static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state) {
   (void)state;
   rig_load_file f;
@@ -170,6 +216,7 @@ int main(void) {
       cmocka_unit_test(staged_copies_through_pinned_chunks_equal_the_file),
       cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
+      cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

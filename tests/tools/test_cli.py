@@ -304,8 +304,18 @@ if FAKE_CUDA:
         want = "staged" if path == "auto" else path
         check(rc == 0 and l.get("path") == want and l.get("verified") and l.get("bytes_copied") == 2 * total,
               f"--path {path} onto two fake GPUs: path {l.get('path')}, verified, copied to both ({err.strip()[:120]})")
+    rc, out, err = run("load", "--json", "--verify", "--keep-registered", "--repeat", "3", "--device", "cuda:0", weights,
+                       env={"RIG_CUDA_LIBRARY": FAKE_CUDA})
+    obj = valid(out, "load", "rig load --keep-registered --repeat 3 onto the fake cuda:0")
+    loads = obj["loads"] if obj else []
+    check(rc == 0 and len(loads) == 3 and all(l.get("path") == "registered" and "kept" in l.get("why", "")
+                                              and l.get("verified") for l in loads),
+          f"--keep-registered: three loads from the kept registration, verified ({err.strip()[:120]})")
 else:
     print("skip  rig load onto the fake libcuda: none given")
+rc, out, err = run("load", "--keep-registered", "--device", "memory:A", weights)
+check(rc == 1 and out == b"" and "keep-registered" in err and "Usable" in err,
+      f"--keep-registered onto a memory device: status 1, the verdict in words ({err.strip()})")
 
 rc, out, err = run("load", "--path", "registered", "--device", "memory:A", weights)
 check(rc == 1 and out == b"" and "Usable" in err and "Not_needed" in err,

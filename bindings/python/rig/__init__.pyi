@@ -132,12 +132,12 @@ class Buffer(_Owned):
     def __dlpack_device__(self) -> Tuple[int, int]: ...
     @property
     def __cuda_array_interface__(self) -> Dict[str, object]: ...
-    def as_tensor(self, dtype: str) -> "Tensor": ...
+    def as_array(self, dtype: str) -> "ArrayView": ...
     def stamp_stream(self, stream: int, access: Optional[Access] = ...) -> Point: ...
     @property
     def device_address(self) -> int: ...
 
-class Tensor:
+class ArrayView:
     buffer: Buffer
     dtype: str
     def __init__(self, buf: Buffer, dtype: str) -> None: ...
@@ -197,3 +197,65 @@ def probe(device: Device, map: _Bytes, reference: _Bytes, min_relative_speed: fl
 def host_register(device: Device, data: _Bytes, access: Access = ...) -> None: ...
 def host_unregister(device: Device, data: _Bytes) -> None: ...
 def host_is_registered(data: _Bytes) -> bool: ...
+
+# the loader (rig_load.h)
+class Format(enum.IntEnum):
+    AUTO: int
+    SAFETENSORS: int
+    GGUF: int
+    RAW: int
+class Path(enum.IntEnum):
+    AUTO: int
+    STAGED: int
+    REGISTERED: int
+    DIRECT: int
+class IO(enum.IntEnum):
+    AUTO: int
+    BUFFERED: int
+    DIRECT: int
+class Rule(enum.IntEnum):
+    EACH: int
+    BY_LAYER: int
+    MASKS: int
+class Tensor(Tuple[int, str, str, Tuple[int, ...], int, int, int]):
+    index: int
+    name: str
+    dtype: str
+    shape: Tuple[int, ...]
+    offset: int
+    length: int
+    ggml_type: int
+_TensorRef = Union[str, Tensor, int]
+class WeightsFile(_Owned):
+    tensors: List[Tensor]
+    def __init__(self, path: Any, format: Union[Format, str, int] = ...,
+                 ranges: Optional[Sequence[Tuple[str, int, int]]] = ...) -> None: ...
+    @property
+    def format(self) -> Format: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Any: ...
+    def __getitem__(self, name: str) -> Tensor: ...
+    def index(self, tensor: _TensorRef) -> int: ...
+    def keep_registered(self, device: Device) -> None: ...
+class Pool(_Owned):
+    def __init__(self, device: Device, nbytes: int, chunk_bytes: int = ...) -> None: ...
+class Load(_Owned):
+    file: WeightsFile
+    devices: List[Device]
+    tensors: List[Tensor]
+    def buffer(self, tensor: _TensorRef, device: Union[int, Device] = ...) -> Buffer: ...
+    def wait(self) -> None: ...
+    def cancel(self) -> None: ...
+    @property
+    def stats(self) -> Dict[str, Any]: ...
+class Loaded(Dict[str, Any]):
+    stats: Dict[str, Any]
+def start_load(file: WeightsFile, devices: Union[Device, Sequence[Device]],
+               tensors: Optional[Iterable[_TensorRef]] = ..., *, rule: Union[Rule, str, int] = ...,
+               masks: Optional[Sequence[int]] = ..., path: Union[Path, str, int] = ...,
+               io: Union[IO, str, int] = ..., staging_bytes: int = ..., chunk_bytes: int = ...,
+               window_bytes: int = ..., threads: int = ..., verify: bool = ...,
+               pools: Optional[Sequence[Pool]] = ...,
+               progress: Optional[Callable[[int, int], object]] = ...) -> Load: ...
+def load(file: Any, device: Union[Device, Sequence[Device]], tensors: Optional[Iterable[_TensorRef]] = ...,
+         **options: Any) -> Loaded: ...

@@ -110,10 +110,10 @@ class Buffer(Owned, _rig.BufferBase):
         """The CUDA array interface (v3) of the bytes as uint8; AttributeError where not CUDA memory."""
         return _dlpack.cuda_array_interface(self, "uint8")
 
-    def as_tensor(self, dtype):
+    def as_array(self, dtype):
         """The bytes as a 1-D array of ``dtype`` ("float32", "int64", ...) for from_dlpack and the CUDA
         array interface, without a copy."""
-        return _dlpack.Tensor(self, dtype)
+        return _dlpack.ArrayView(self, dtype)
 
     def stamp_stream(self, stream, access=None):
         """Makes rig's later work on these bytes follow the work enqueued so far on the native ``stream``

@@ -93,8 +93,8 @@ def stamp_stream(buf, stream, access=Access.READ_WRITE):
     return point
 
 
-class Tensor:
-    """buf seen as a 1-D array of ``dtype`` by DLPack and the CUDA array interface (Buffer.as_tensor)."""
+class ArrayView:
+    """buf seen as a 1-D array of ``dtype`` by DLPack and the CUDA array interface (Buffer.as_array)."""
 
     def __init__(self, buf, dtype):
         _dtype(dtype)

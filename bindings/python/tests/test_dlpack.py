@@ -19,15 +19,15 @@ def test_numpy_from_dlpack_sees_the_bytes_without_a_copy_after_rigs_write(device
     assert a[0] == 99
 
 
-def test_as_tensor_types_the_elements(device, numpy):
+def test_as_array_types_the_elements(device, numpy):
     buf = rig.Buffer.create(device, 16)
     buf.write_from(0, numpy.arange(4, dtype=numpy.float32).tobytes())
-    a = numpy.from_dlpack(buf.as_tensor("float32"))
+    a = numpy.from_dlpack(buf.as_array("float32"))
     assert a.dtype == numpy.float32 and a.tolist() == [0.0, 1.0, 2.0, 3.0]
     with pytest.raises(ValueError):
-        buf.as_tensor("complex256")
+        buf.as_array("complex256")
     with pytest.raises(rig.InvalidArgument):  # 6 bytes are no whole number of float32s
-        buf.view(0, 6).as_tensor("float32").__dlpack__()
+        buf.view(0, 6).as_array("float32").__dlpack__()
 
 
 def test_the_tensor_keeps_the_allocation_after_the_buffer_closes(device, numpy):
@@ -53,7 +53,7 @@ def test_cuda_buffer_states_its_device_address_and_array_interface(cuda_device):
     buf = rig.Buffer.create(gpu, 64)
     buf.write_from(0, bytes(64))
     assert buf.__dlpack_device__() == (2, 0)
-    cai = buf.as_tensor("float32").__cuda_array_interface__
+    cai = buf.as_array("float32").__cuda_array_interface__
     assert cai["shape"] == (16,) and cai["typestr"] == "<f4" and cai["version"] == 3
     assert cai["data"] == (buf.device_address, False) and cai["stream"] is None
     with pytest.raises(BufferError):  # 0 is ambiguous for CUDA in the stream protocol

@@ -1,0 +1,301 @@
+/* python_load.i: the loader (rig_load.h) in the Python layer; included by rig.i after rig.h, Python only.
+ *
+ * The raw calls that take or give plain values are wrapped as they are (handles in and out, statuses
+ * raised). The calls built on structs (open_raw's ranges, a tensor's description, start's placement and
+ * options, the stats) go through the rig_py_load_* helpers below, which take and give Python tuples,
+ * lists and dicts. A load's progress callback and its cancel flag live in a rig_py_load_ctx, owned by a
+ * capsule the Python Load keeps until rig_load_release has returned (the load's threads are gone then). */
+
+%{
+#include <rig_load.h>
+%}
+
+%ignore rig_load_open_raw;
+%ignore rig_load_tensor_get;
+%ignore rig_load_start;
+%ignore rig_load_get_stats;
+%ignore rig_load_range;
+%ignore rig_load_tensor;
+%ignore rig_load_placement;
+%ignore rig_load_options;
+%ignore rig_load_stats;
+
+RIG_PY_OUT_HANDLE(rig_load_file)
+RIG_PY_OUT_HANDLE(rig_load)
+RIG_PY_OUT_HANDLE(rig_load_pool)
+%typemap(in, numinputs=0) size_t *count (size_t temp = 0), size_t *index (size_t temp = 0) "$1 = &temp;";
+%typemap(argout) size_t *count, size_t *index {
+  $result = SWIG_Python_AppendOutput($result, PyLong_FromSize_t(*$1));
+}
+%typemap(in, numinputs=0) rig_load_format *format (rig_load_format temp = 0) "$1 = &temp;";
+%typemap(argout) rig_load_format *format { $result = SWIG_Python_AppendOutput($result, PyLong_FromLong(*$1)); }
+
+%{
+/* What a running load's threads reach in Python: the progress callable and the cancel flag. The first
+ * exception the callable raises cancels the load and is raised by the next rig_py_load_wait. */
+typedef struct rig_py_load_ctx {
+  volatile int cancel;
+  PyObject *progress; /* owned; NULL for none */
+  rig_py_saved saved;
+} rig_py_load_ctx;
+
+static void rig_py_load_ctx_free(PyObject *capsule) {
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(capsule, "rig.load");
+  if (!ctx) return;
+  Py_XDECREF(ctx->progress);
+  Py_XDECREF(ctx->saved.type);
+  Py_XDECREF(ctx->saved.value);
+  Py_XDECREF(ctx->saved.traceback);
+  free(ctx);
+}
+
+/* rig calls this on a load thread, with the load's progress lock held: take the GIL, call, and on an
+ * exception keep it and cancel (the next chunk sees the flag). */
+static void rig_py_load_progress_tramp(void *user, uint64_t done, uint64_t total) {
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)user;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *r = PyObject_CallFunction(ctx->progress, "KK", (unsigned long long)done, (unsigned long long)total);
+  if (!r) {
+    rig_py_save(&ctx->saved);
+    ctx->cancel = 1;
+  }
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+}
+
+/* A size_t from a Python int; -1 with an exception set otherwise. */
+static int rig_py_size(PyObject *o, size_t *out) {
+  size_t v = PyLong_AsSize_t(o);
+  if (v == (size_t)-1 && PyErr_Occurred()) return -1;
+  *out = v;
+  return 0;
+}
+
+/* A handle of SWIG type `type` from a Python object (rig.Device, rig.Pool ... or the raw handle). */
+static int rig_py_handle(PyObject *o, swig_type_info *type, void **out) {
+  PyObject *raw = PyObject_HasAttrString(o, "_raw") ? PyObject_GetAttrString(o, "_raw") : (Py_INCREF(o), o);
+  if (!raw) return -1;
+  int res = SWIG_ConvertPtr(raw, out, type, 0);
+  Py_DECREF(raw);
+  if (!SWIG_IsOK(res)) {
+    PyErr_Format(PyExc_TypeError, "expected a %s, not %R", type->str, o);
+    return -1;
+  }
+  return 0;
+}
+%}
+
+%nothread rig_py_load_open_raw;
+%nothread rig_py_load_tensor;
+%nothread rig_py_load_start;
+%nothread rig_py_load_wait;
+%nothread rig_py_load_stats;
+%nothread rig_py_load_cancel;
+
+%inline %{
+/* rig_load_open_raw over a list of (name, offset, length). */
+static PyObject *rig_py_load_open_raw(const char *path, PyObject *ranges) {
+  PyObject *seq = PySequence_Fast(ranges, "ranges must be a sequence of (name, offset, length)");
+  if (!seq) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  rig_load_range *r = (rig_load_range *)calloc(n ? (size_t)n : 1, sizeof *r);
+  PyObject *result = NULL;
+  if (!r) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    unsigned long long offset, length;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "sKK", &r[i].name, &offset, &length)) goto done;
+    r[i].offset = offset;
+    r[i].length = length;
+  }
+  {
+    rig_load_file file = NULL;
+    rig_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = rig_load_open_raw(path, r, (size_t)n, &file);
+    Py_END_ALLOW_THREADS
+    if (status != RIG_OK) rig_py_raise(status);
+    else result = SWIG_NewPointerObj((void *)file, SWIGTYPE_p_rig_load_file_h, 0);
+  }
+done:
+  free(r);
+  Py_DECREF(seq);
+  return result;
+}
+
+/* Tensor `index` as (name, dtype name, dtype, ggml type, shape tuple, offset, length). */
+static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
+  rig_load_tensor t;
+  memset(&t, 0, sizeof t);
+  t.size = sizeof t;
+  rig_status status = rig_load_tensor_get(file, index, &t);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  PyObject *shape = PyTuple_New(t.rank);
+  if (!shape) return NULL;
+  for (uint32_t d = 0; d < t.rank; ++d)
+    PyTuple_SET_ITEM(shape, d, PyLong_FromUnsignedLongLong((unsigned long long)t.shape[d]));
+  return Py_BuildValue("(ssiINKK)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
+                       (unsigned long long)t.offset, (unsigned long long)t.length);
+}
+
+/* A new load context (the capsule the Python Load keeps): progress is a callable or None. */
+static PyObject *rig_py_load_ctx_new(PyObject *progress) {
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(PyExc_TypeError, "progress must be callable(bytes_done, bytes_total) or None");
+    return NULL;
+  }
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)calloc(1, sizeof *ctx);
+  if (!ctx) return PyErr_NoMemory();
+  PyObject *capsule = PyCapsule_New(ctx, "rig.load", rig_py_load_ctx_free);
+  if (!capsule) {
+    free(ctx);
+    return NULL;
+  }
+  if (progress != Py_None) {
+    Py_INCREF(progress);
+    ctx->progress = progress;
+  }
+  return capsule;
+}
+
+/* rig_load_start. tensors: a list of indices or None (all); devices: a list of rig.Device; rule: a
+ * rig_load_rule; masks: a list of ints (RULE_MASKS) or None; pools: a list of rig.Pool; the sizes, path,
+ * io, threads and verify as rig_load_options has them; ctx: rig_py_load_ctx_new's capsule. */
+static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObject *devices, int rule,
+                                   PyObject *masks, int path, int io, size_t staging_bytes,
+                                   size_t chunk_bytes, size_t window_bytes, unsigned threads, int verify,
+                                   PyObject *pools, PyObject *ctx_capsule) {
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
+  if (!ctx) return NULL;
+  PyObject *result = NULL, *tseq = NULL, *dseq = NULL, *mseq = NULL, *pseq = NULL;
+  size_t *index = NULL;
+  rig_device *dev = NULL;
+  uint64_t *mask = NULL;
+  rig_load_pool *pool = NULL;
+  Py_ssize_t nt = 0, nd = 0, nm = 0, np = 0;
+  if (tensors != Py_None) {
+    if (!(tseq = PySequence_Fast(tensors, "tensors must be a sequence of indices"))) goto done;
+    nt = PySequence_Fast_GET_SIZE(tseq);
+    if (!(index = (size_t *)calloc(nt ? (size_t)nt : 1, sizeof *index))) goto nomem;
+    for (Py_ssize_t i = 0; i < nt; ++i)
+      if (rig_py_size(PySequence_Fast_GET_ITEM(tseq, i), &index[i]) != 0) goto done;
+  }
+  if (!(dseq = PySequence_Fast(devices, "devices must be a sequence of rig.Device"))) goto done;
+  nd = PySequence_Fast_GET_SIZE(dseq);
+  if (!(dev = (rig_device *)calloc(nd ? (size_t)nd : 1, sizeof *dev))) goto nomem;
+  for (Py_ssize_t i = 0; i < nd; ++i)
+    if (rig_py_handle(PySequence_Fast_GET_ITEM(dseq, i), SWIGTYPE_p_rig_device_h, (void **)&dev[i]) != 0)
+      goto done;
+  if (masks != Py_None) {
+    if (!(mseq = PySequence_Fast(masks, "masks must be a sequence of ints"))) goto done;
+    nm = PySequence_Fast_GET_SIZE(mseq);
+    if (!(mask = (uint64_t *)calloc(nm ? (size_t)nm : 1, sizeof *mask))) goto nomem;
+    for (Py_ssize_t i = 0; i < nm; ++i) {
+      mask[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(mseq, i));
+      if (PyErr_Occurred()) goto done;
+    }
+  }
+  if (pools != Py_None) {
+    if (!(pseq = PySequence_Fast(pools, "pools must be a sequence of rig.Pool"))) goto done;
+    np = PySequence_Fast_GET_SIZE(pseq);
+    if (!(pool = (rig_load_pool *)calloc(np ? (size_t)np : 1, sizeof *pool))) goto nomem;
+    for (Py_ssize_t i = 0; i < np; ++i)
+      if (rig_py_handle(PySequence_Fast_GET_ITEM(pseq, i), SWIGTYPE_p_rig_load_pool_h, (void **)&pool[i]) != 0)
+        goto done;
+  }
+  {
+    rig_load_placement placement;
+    memset(&placement, 0, sizeof placement);
+    placement.size = sizeof placement;
+    placement.devices = dev;
+    placement.device_count = (size_t)nd;
+    placement.rule = (rig_load_rule)rule;
+    placement.masks = mask;
+    rig_load_options options;
+    memset(&options, 0, sizeof options);
+    options.size = sizeof options;
+    options.path = (rig_load_path)path;
+    options.io = (rig_load_io)io;
+    options.staging_bytes = staging_bytes;
+    options.chunk_bytes = chunk_bytes;
+    options.window_bytes = window_bytes;
+    options.threads = threads;
+    options.verify = verify;
+    options.progress = ctx->progress ? rig_py_load_progress_tramp : NULL;
+    options.progress_user = ctx;
+    options.cancel = &ctx->cancel;
+    options.pools = pool;
+    options.pool_count = (size_t)np;
+    rig_load load = NULL;
+    rig_status status;
+    Py_BEGIN_ALLOW_THREADS /* the probe may run here */
+    status = rig_load_start(file, tseq ? index : NULL, (size_t)nt, &placement, &options, &load);
+    Py_END_ALLOW_THREADS
+    if (status != RIG_OK) rig_py_raise(status);
+    else result = SWIG_NewPointerObj((void *)load, SWIGTYPE_p_rig_load_h, 0);
+  }
+  goto done;
+nomem:
+  PyErr_NoMemory();
+done:
+  free(index);
+  free(dev);
+  free(mask);
+  free(pool);
+  Py_XDECREF(tseq);
+  Py_XDECREF(dseq);
+  Py_XDECREF(mseq);
+  Py_XDECREF(pseq);
+  return result;
+}
+
+/* rig_load_wait; the progress callable's exception, if it raised one, is raised in place of the
+ * RIG_INTERRUPTED it caused. */
+static PyObject *rig_py_load_wait(rig_load load, PyObject *ctx_capsule) {
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
+  if (!ctx) return NULL;
+  rig_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = rig_load_wait(load);
+  Py_END_ALLOW_THREADS
+  if (rig_py_restore(&ctx->saved)) return NULL;
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+/* Sets the load's cancel flag: its threads stop at the next chunk with RIG_INTERRUPTED. */
+static PyObject *rig_py_load_cancel(PyObject *ctx_capsule) {
+  rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
+  if (!ctx) return NULL;
+  ctx->cancel = 1;
+  Py_RETURN_NONE;
+}
+
+/* rig_load_get_stats as a dict. */
+static PyObject *rig_py_load_stats(rig_load load) {
+  rig_load_stats s;
+  memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  rig_status status = rig_load_get_stats(load, &s);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return Py_BuildValue("{s:s,s:s,s:O,s:K,s:K,s:K,s:d,s:d,s:n}", "path", rig_load_path_name(s.path), "why",
+                       s.why ? s.why : "", "direct_io", s.direct_io ? Py_True : Py_False, "bytes_total",
+                       (unsigned long long)s.bytes_total, "bytes_read", (unsigned long long)s.bytes_read,
+                       "bytes_copied", (unsigned long long)s.bytes_copied, "seconds", s.seconds,
+                       "first_tensor_seconds", s.first_tensor_seconds, "staging_bytes",
+                       (Py_ssize_t)s.staging_bytes);
+}
+%}
+
+%include <rig_load.h>
