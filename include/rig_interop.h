@@ -67,8 +67,9 @@ RIG_API rig_status rig_interop_supported(rig_device RIG_NONNULL device, rig_devi
  * rig_submit returns) enqueue nothing. Points of another API or of a device whose queue a native stream
  * cannot wait on (Vulkan) answer RIG_UNSUPPORTED with the reason, enqueuing nothing and never waiting on
  * the host: wait for them with rig_wait_point first (rig_interop_supported says which beforehand).
- * RIG_LOST where the point's device was lost short of it; RIG_NOT_FOUND for a point of no device; the
- * driver's refusal of the stream as RIG_INVALID_ARGUMENT. Holds no lock of rig's. A loss of the point's
+ * RIG_LOST where the point's device was lost short of it, or `device` is lost or released; RIG_NOT_FOUND for
+ * a point of no device; RIG_INVALID_ARGUMENT for a value past its device's submitted, and for the driver's
+ * refusal of the stream (its words in the message); RIG_UNSUPPORTED where `device` is not CUDA or HIP. Holds no lock of rig's. A loss of the point's
  * device after this call leaves the native stream waiting (CUDA gives no way to cancel a queued wait);
  * rig answers RIG_LOST for every point taken later from that stream (rig_stream_point). */
 RIG_API rig_status rig_stream_wait_point(rig_device RIG_NONNULL device, void *RIG_NULLABLE native_stream,
@@ -96,7 +97,9 @@ RIG_API rig_status rig_stream_point(rig_device RIG_NONNULL device, void *RIG_NUL
  * the point's device's stream as of this call, so it completes no earlier than the point and possibly
  * after later work of that device; an event for a point already reached is never recorded (complete at
  * once, as CUDA defines an unrecorded event). RIG_UNSUPPORTED for a point of a device of no native event
- * (memory devices, Vulkan); RIG_LOST where its device was lost short of it. Never blocks; no lock held. */
+ * (memory devices, Vulkan); RIG_LOST where its device was lost short of it; RIG_INVALID_ARGUMENT for the
+ * point 0 (no device to make the event in) or a value past its device's submitted. Never blocks; no lock
+ * held. */
 RIG_API rig_status rig_point_export_event(rig_point point, void *RIG_NONNULL *RIG_NONNULL native_event);
 
 /* Writes to *point a new point of `device` that follows `native_event`'s latest record as of this call
