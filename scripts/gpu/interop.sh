@@ -10,6 +10,7 @@
 #      kernels and read and written by torch on its own stream, ordered only by rig_stream_wait_point,
 #      rig_stream_point and rig_buffer_stamp, checked element by element over 1000 rounds with no host
 #      synchronisation; torch.from_dlpack and cupy.from_dlpack of rig buffers (same pointer, rig's bytes).
+#   3. bench/interop's edge benchmark where the build has it (ratios against the same CUDA calls by hand).
 # It should show: every step PASS in $OUT/interop/summary.txt, "0 mismatching elements" and "same pointer
 # True, every element rig's: True" in interop-torch.log. INTEROP_SH_FAKE=path/to/libfakecuda.so rehearses it
 # without a GPU (the torch part then only checks its ctypes layer).
@@ -45,6 +46,14 @@ step() {  # step NAME TIMEOUT_S COMMAND...: logs to $logs/NAME.log, records PASS
 step interop-cuda-c-tests 180 "$build/tests/interop/test_interop_cuda"
 RIG_CUDA_TIMELINE=memops step interop-cuda-c-tests-memops 180 "$build/tests/interop/test_interop_cuda"
 step interop-torch 300 python3 scripts/gpu/interop_torch.py "$build" 1000
+# 3. bench/interop: an edge with a foreign stream through rig_interop.h against the same CUDA calls by hand
+#    and a host synchronisation (ratios in the log; built where the carried build has -Dbench=true).
+if [ -x "$build/bench/interop/bench_interop_edge" ]; then
+  step interop-edge-bench 120 "$build/bench/interop/bench_interop_edge" 1024 51
+  cat "$logs/interop-edge-bench.log"
+else
+  printf '%-40s %-12s\n' interop-edge-bench "NOT BUILT (configure with -Dbench=true)" | tee -a "$summary"
+fi
 tail -12 "$logs/interop-torch.log"
 echo "interop: $failures step(s) not passed" | tee -a "$summary"
 exit $((failures > 0))
