@@ -76,9 +76,9 @@ RIG_API rig_status rig_stream_wait_point(rig_device RIG_NONNULL device, void *RI
                                          rig_point point);
 
 /* Writes to *point a new point of `device` that follows the work enqueued so far on `native_stream` (of
- * `device`'s GPU; null is the legacy default stream): rig records an event on the native stream, makes
- * `device`'s queue wait for it and takes the next value of `device` (holding the device's turn, as a
- * submit does; the event is destroyed before the call returns). rig's later work that names the point
+ * `device`'s GPU; null is the legacy default stream): holding the device's turn, as a submit does, rig
+ * records an event of `device`'s own on the native stream (one event per device, reused: a wait captures
+ * the record it follows), makes `device`'s queue wait for it and takes the next value of `device`. rig's later work that names the point
  * (through stamps or rule 2) waits for it in queue where its device can, on the host where it cannot, as
  * for any point. Never blocks the host. Waits the native stream was given with rig_stream_wait_point are
  * carried into the point: if one of their devices is lost short of the value waited for, rig's waits for

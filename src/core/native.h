@@ -32,15 +32,13 @@ class NativeHandles {
   // producer was lost short of it; the driver's refusal of the stream as RIG_INVALID_ARGUMENT.
   virtual rig_status stream_wait(void *stream, DriverDevice &producer, uint64_t value) = 0;
 
-  // Records a new event after the work enqueued so far on native `stream`; the caller passes it to
-  // queue_wait_event and then to destroy_event.
-  virtual rig_status record_event(void *stream, void **event) = 0;
-  virtual void destroy_event(void *event) noexcept = 0;
   // Called holding the device's turn, before hand_over of `value`: makes the device's own queue wait for
-  // `event`'s latest record. `carried` are waits on rig devices that the event's work made (a native
-  // stream's stream_wait): a producer of one lost short of its value loses `value` too. Enqueues nothing
-  // and answers RIG_INVALID_ARGUMENT where the driver refuses the event (the device is not lost).
-  virtual rig_status queue_wait_event(void *event, uint64_t value, std::span<const QueueWait> carried) = 0;
+  // what is enqueued so far on native `stream` (this device's GPU), or for `event`'s latest record (any GPU
+  // of the API). `carried` are waits on rig devices the native work made (a stream's stream_wait): a
+  // producer of one lost short of its value loses `value` too. Enqueues nothing of rig's and answers
+  // RIG_INVALID_ARGUMENT where the driver refuses the handle (the device is not lost).
+  virtual rig_status queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) = 0;
+  virtual rig_status queue_wait_event(void *event, uint64_t value) = 0;
 
   // A new event that completes once this device's `value` (handed over) is reached; the caller owns it.
   // `reached`: the value is reached already (the event is then never recorded: complete).

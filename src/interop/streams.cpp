@@ -70,14 +70,18 @@ rig_status check_open(const Device &d, const char *what) {
   return RIG_OK;
 }
 
-// Takes `device`'s next value after its queue waits for `event` (holding its turn, as a submit does).
-rig_status value_after_event(Device &device, NativeHandles &native, void *event, std::span<const QueueWait> carried,
-                             uint64_t *point) {
+// Takes `device`'s next value after its queue waits for a native stream's work or a native event
+// (`wait`, called holding the device's turn, as a submit holds it).
+template <class Wait>
+rig_status value_after(Device &device, Wait &&wait, uint64_t *point) {
   std::lock_guard turn(device.turn());
   if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
   uint64_t value = device.submitted() + 1;
   if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "%s's timeline is full", device.info().name.c_str());
-  if (rig_status s = native.queue_wait_event(event, value, carried); s != RIG_OK) return s;  // nothing assigned
+  if (rig_status s = wait(value); s != RIG_OK) {
+    if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
+    return s;                                                    // else: the native handle, nothing assigned
+  }
   if (rig_status s = device.driver().hand_over(Work{}, value, {}); s != RIG_OK) {
     device.lose_now(last_error());
     return device.lost_status();
@@ -157,12 +161,8 @@ rig_status stream_point(Device &device, void *stream, uint64_t *point) {
   NativeHandles *n = native_of(device, "stream_point");
   if (!n) return RIG_UNSUPPORTED;
   if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
-  void *event = nullptr;
-  if (rig_status s = n->record_event(stream, &event); s != RIG_OK) return s;
   std::vector<QueueWait> carried = stream_waits().carried(n->api(), stream);
-  rig_status s = value_after_event(device, *n, event, carried, point);
-  n->destroy_event(event);  // the queued wait keeps the record it captured
-  return s;
+  return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
 }
 
 rig_status import_event(Device &device, void *event, uint64_t *point) {
@@ -170,7 +170,7 @@ rig_status import_event(Device &device, void *event, uint64_t *point) {
   if (!n) return RIG_UNSUPPORTED;
   if (!event) return fail(RIG_INVALID_ARGUMENT, "point_import_event: null event");
   if (rig_status s = check_open(device, "point_import_event"); s != RIG_OK) return s;
-  return value_after_event(device, *n, event, {}, point);
+  return value_after(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
 }
 
 rig_status export_event(uint64_t point, void **event) {

@@ -69,9 +69,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   }
   bool can_stream_wait(const DriverDevice &producer) const override { return of_family(producer) != nullptr; }
   rig_status stream_wait(void *stream, DriverDevice &producer, uint64_t value) override;
-  rig_status record_event(void *stream, void **event) override;
-  void destroy_event(void *event) noexcept override;
-  rig_status queue_wait_event(void *event, uint64_t value, std::span<const QueueWait> carried) override;
+  rig_status queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) override;
+  rig_status queue_wait_event(void *event, uint64_t value) override;
   rig_status export_event(uint64_t value, bool reached, void **event) override;
 
   // HostRegistration (mapped registration's view of this driver).
@@ -141,8 +140,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   const Gpu &gpu_;
   Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
-  // Recorded on another device's stream of this GPU and waited on here (see hand_over); used only while
-  // holding this device's turn, and a wait captures the record it follows, so one event suffices.
+  // Recorded on another device's stream of this GPU (see hand_over), or on a native stream of the
+  // program's (queue_wait_stream), and waited on here; used only while holding this device's turn, and a
+  // wait captures the record it follows, so one event suffices.
   Event edge_event_ = nullptr;
   int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes
 

@@ -60,30 +60,14 @@ rig_status StreamDevice::stream_wait(void *stream, DriverDevice &producer, uint6
   return r == SUCCESS ? RIG_OK : native_failed(family_.names.stream_wait_event, "the native stream", r);
 }
 
-rig_status StreamDevice::record_event(void *stream, void **event) {
-  Current current(gpu_);
-  Event e = nullptr;
-  Result r = calls_.event_create(&e, EVENT_DISABLE_TIMING);
-  if (r != SUCCESS) return native_failed(family_.names.event_create, info_.name.c_str(), r);
-  r = calls_.event_record(e, static_cast<Stream>(stream));
-  if (r != SUCCESS) {
-    calls_.event_destroy(e);
-    return native_failed(family_.names.event_record, "the native stream", r);
-  }
-  *event = e;
-  return RIG_OK;
-}
-
-void StreamDevice::destroy_event(void *event) noexcept {
-  Current current(gpu_);
-  calls_.event_destroy(static_cast<Event>(event));
-}
-
-rig_status StreamDevice::queue_wait_event(void *event, uint64_t value, std::span<const QueueWait> carried) {
+rig_status StreamDevice::queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) {
   if (lost()) return lose("");
   Current current(gpu_);
-  Result r = calls_.stream_wait_event(stream_, static_cast<Event>(event), 0);
-  if (r != SUCCESS) return native_failed(family_.names.stream_wait_event, "the native event", r);
+  // The turn's own edge event: recorded on the native stream, waited on by ours (no event made per call).
+  Result r = calls_.event_record(edge_event_, static_cast<Stream>(stream));
+  if (r != SUCCESS) return native_failed(family_.names.event_record, "the native stream", r);
+  r = calls_.stream_wait_event(stream_, edge_event_, 0);
+  if (r != SUCCESS) return fault(family_.names.stream_wait_event, r, true);  // our own stream: a loss
   // The native work waited for rig values: tracked as this value's own in-queue waits, so that a producer
   // lost short of one loses this value (check_producers) instead of leaving rig's waits blocked for good.
   std::lock_guard hold(queued_lock_);
@@ -91,6 +75,14 @@ rig_status StreamDevice::queue_wait_event(void *event, uint64_t value, std::span
     if (StreamDevice *p = of_family(*w.producer)) queued_.push_back({p->timeline_->slot(), w.value, value});
   queued_size_.store(queued_.size(), std::memory_order_relaxed);
   return RIG_OK;
+}
+
+rig_status StreamDevice::queue_wait_event(void *event, uint64_t value) {
+  (void)value;
+  if (lost()) return lose("");
+  Current current(gpu_);
+  Result r = calls_.stream_wait_event(stream_, static_cast<Event>(event), 0);
+  return r == SUCCESS ? RIG_OK : native_failed(family_.names.stream_wait_event, "the native event", r);
 }
 
 rig_status StreamDevice::export_event(uint64_t value, bool reached, void **event) {
