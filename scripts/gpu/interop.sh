@@ -23,7 +23,7 @@ summary=$logs/summary.txt
 : > "$summary"
 export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libcmocka.so.0 lives in the build dir
 if [ -n "${INTEROP_SH_FAKE:-}" ]; then
-  export RIG_CUDA_LIBRARY=$INTEROP_SH_FAKE
+  export RIG_CUDA_LIBRARY=$INTEROP_SH_FAKE HIPSHIM_CUDA_LIBRARY=$INTEROP_SH_FAKE
 else
   unset RIG_CUDA_LIBRARY
   export RIG_REQUIRE=cuda
@@ -45,6 +45,8 @@ step() {  # step NAME TIMEOUT_S COMMAND...: logs to $logs/NAME.log, records PASS
   python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1; } > "$logs/machine.txt"
 step interop-cuda-c-tests 180 "$build/tests/interop/test_interop_cuda"
 RIG_CUDA_TIMELINE=memops step interop-cuda-c-tests-memops 180 "$build/tests/interop/test_interop_cuda"
+# HIP's driver over the same GPU through the shim (tests/doubles/hip_shim), as scripts/gpu/hip.sh runs it.
+RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-c-tests 180 "$build/tests/interop/test_interop_hip"
 step interop-torch 300 python3 scripts/gpu/interop_torch.py "$build" 1000
 # 3. bench/interop: an edge with a foreign stream through rig_interop.h against the same CUDA calls by hand
 #    and a host synchronisation (ratios in the log; built where the carried build has -Dbench=true).
