@@ -6,7 +6,8 @@
 # Usage (repository root, on the GPU machine): scripts/gpu/load.sh BUILD_DIR
 # Writes one log per step under $OUT/load/ (NAME.log), all of them in order in $OUT/load/all.log, and the
 # figures that matter in $OUT/load/summary.txt. Every step has a timeout; a failing step does not stop the
-# others; the summary says which failed. LOAD_GIB (default 8) sets the file's size.
+# others; the summary says which failed. LOAD_GIB (default 8) sets the file's size. LOAD_QUICK=1 runs only
+# the warm bench, the kept-registration reloads and the probe (about two minutes on an H200).
 set -u
 B=$(cd "${1:?usage: scripts/gpu/load.sh BUILD_DIR}" && pwd)
 L=${OUT:-/tmp/out}/load
@@ -56,19 +57,21 @@ step make-small 120 "$bench" "$SMALL" --make-gib 1 --make-only
 # 2. rig load as a user runs it: every path on 1 GiB with --verify (each chunk read back from the device
 #    and its XXH3 compared with a pread of the file), then the big file with --json, three loads in one
 #    process (the first pays the staging pool's making, the later ones reuse it).
-for p in auto staged registered direct; do
+quick=${LOAD_QUICK:-0}
+[ "$quick" = 1 ] || for p in auto staged registered direct; do
   step "rig-verify-$p" 120 "$rig" load "$SMALL" --device cuda:0 --path "$p" --verify
 done
-step rig-load-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 3
+[ "$quick" = 1 ] || step rig-load-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 3
 # a registration kept across loads (rig_load_file_keep_registered): the first load pays for it, the later
 # ones copy from it
 step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 --keep-registered
 # the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)
 step probe-64m 60 "$rig" probe --device cuda:0 --length 64M --verbose "$SMALL"
-[ "$devices" != cuda:0 ] && step rig-load-pair-json 240 "$rig" load "$F" --device "$devices" --rule layer --json --repeat 3
+[ "$quick" != 1 ] && [ "$devices" != cuda:0 ] && step rig-load-pair-json 240 "$rig" load "$F" --device "$devices" --rule layer --json --repeat 3
 
 # 3. The bench: every path beside the link and a pread loader, warm and cold; the pair where there is one.
-step bench 480 "$bench" "$F" --device "$devices"
+if [ "$quick" = 1 ]; then step bench 300 "$bench" "$F" --device cuda:0 --no-cold
+else step bench 480 "$bench" "$F" --device "$devices"; fi
 
 # 4. The peers in Python: safetensors.torch.load_file(device="cuda:0"), and the file's mapping as torch
 #    tensors (torch.frombuffer over mmap) then .to("cuda:0"), warm (best of 3) and cold (evicted first), each timed from the call to
@@ -108,10 +111,10 @@ for name, fn in runs.items():
         s = min(once(fn) for _ in range(3))
     print(f"PEER {mode:4s} {name:40s} {size / s / 1e9:8.2f} GB/s {s:8.3f} s", flush=True)
 PY
-step safetensors-warm 300 python3 "$S/peer.py" "$F" warm
-step safetensors-cold 300 python3 "$S/peer.py" "$F" cold
+[ "$quick" = 1 ] || step safetensors-warm 300 python3 "$S/peer.py" "$F" warm
+[ "$quick" = 1 ] || step safetensors-cold 300 python3 "$S/peer.py" "$F" cold
 # As a user types it: the whole process, import and CUDA start included (the step's own seconds).
-step safetensors-oneliner 300 python3 -c 'import sys, safetensors.torch as st, torch; st.load_file(sys.argv[1], device="cuda:0"); torch.cuda.synchronize()' "$F"
+[ "$quick" = 1 ] || step safetensors-oneliner 300 python3 -c 'import sys, safetensors.torch as st, torch; st.load_file(sys.argv[1], device="cuda:0"); torch.cuda.synchronize()' "$F"
 
 {
   echo "== summary ($(date -u), $devices, ${GIB} GiB file)"

@@ -56,6 +56,9 @@ const char *kind_name(Kind kind) {
     case Kind::run: return "run";
     case Kind::module: return "module";
     case Kind::verdict: return "verdict";
+    case Kind::load_file: return "load file";
+    case Kind::load: return "load";
+    case Kind::load_pool: return "load pool";
   }
   return "handle";
 }

@@ -15,7 +15,7 @@
 
 namespace rig::capi {
 
-enum class Kind : uint8_t { device = 1, buffer, submission, run, module, verdict };
+enum class Kind : uint8_t { device = 1, buffer, submission, run, module, verdict, load_file, load, load_pool };
 
 const char *kind_name(Kind kind);
 

@@ -1,15 +1,15 @@
 // The C face of rig_load.h: translation only (handles, option sizes, exceptions); the loader is src/load.
-// Loader handles are pointers checked against a live set, so a released or forged one answers
-// RIG_INVALID_HANDLE instead of being followed.
+// Loader handles are the C face's generation-checked handles (capi/handles.h) of their own kinds, so a
+// released, stale or forged one answers RIG_INVALID_HANDLE, and a handle in use by one thread is never
+// freed under it by another's release.
 #include <rig_load.h>
 
 #include <cstring>
-#include <exception>
-#include <mutex>
-#include <new>
-#include <unordered_set>
+#include <memory>
+#include <vector>
 
 #include "capi/api.h"
+#include "capi/handles.h"
 #include "core/error.h"
 #include "load/file.h"
 #include "load/load.h"
@@ -20,34 +20,13 @@ namespace {
 
 using rig::fail;
 using rig::capi::entry;  // the C entry wrapper every rig_* function uses: no exception crosses the ABI
+using rig::capi::give;
+using rig::capi::Kind;
+using rig::capi::Pinned;
+using rig::capi::word_of;
 using namespace rig::load;
 
-struct FileHandle {
-  std::shared_ptr<File> file;
-};
-
-std::mutex live_mutex;
-std::unordered_set<const void *> &live() {
-  static std::unordered_set<const void *> set;
-  return set;
-}
-void add_live(const void *p) {
-  std::lock_guard lock(live_mutex);
-  live().insert(p);
-}
-bool is_live(const void *p) {
-  std::lock_guard lock(live_mutex);
-  return p && live().count(p);
-}
-bool take_live(const void *p) {
-  std::lock_guard lock(live_mutex);
-  return p && live().erase(p);
-}
-
-FileHandle *file_of(rig_load_file f) {
-  return is_live(f) ? reinterpret_cast<FileHandle *>(f) : nullptr;
-}
-Load *load_of(rig_load l) { return is_live(l) ? reinterpret_cast<Load *>(l) : nullptr; }
+using PinnedFile = Pinned<File>;
 
 // A struct the caller sized: copies min(size, ours) bytes over zeroes, so older callers keep working.
 template <class T>
@@ -61,10 +40,7 @@ rig_status sized(const T *in, T *out, const char *what) {
 }
 
 rig_status give_file(std::shared_ptr<File> file, rig_load_file *out) {
-  auto *h = new FileHandle{std::move(file)};
-  add_live(h);
-  *out = reinterpret_cast<rig_load_file>(h);
-  return RIG_OK;
+  return give(Kind::load_file, std::move(file), out);
 }
 
 }  // namespace
@@ -91,23 +67,23 @@ RIG_API rig_status rig_load_open_raw(const char *path, const rig_load_range *ran
 
 RIG_API rig_status rig_load_tensor_count(rig_load_file file, size_t *count) {
   return entry("rig_load_tensor_count", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_tensor_count: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_count");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_count: count is null");
-    *count = h->file->tensors.size();
+    *count = h->tensors.size();
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_load_tensor *info) {
   return entry("rig_load_tensor_get", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_tensor_get: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_get");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!info || info->size < sizeof(rig_load_tensor))
       return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info is null or its size is not set");
-    if (index >= h->file->tensors.size())
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: index %zu, the file has %zu tensors", index, h->file->tensors.size());
-    const TensorEntry &t = h->file->tensors[index];
+    if (index >= h->tensors.size())
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: index %zu, the file has %zu tensors", index, h->tensors.size());
+    const TensorEntry &t = h->tensors[index];
     rig_load_tensor r{};
     r.size = sizeof r;
     r.name = t.name.c_str();
@@ -125,11 +101,11 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
 
 RIG_API rig_status rig_load_find(rig_load_file file, const char *name, size_t *index) {
   return entry("rig_load_find", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_find: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_find");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!name || !index) return fail(RIG_INVALID_ARGUMENT, "rig_load_find: name or index is null");
-    for (size_t i = 0; i < h->file->tensors.size(); ++i)
-      if (h->file->tensors[i].name == name) {
+    for (size_t i = 0; i < h->tensors.size(); ++i)
+      if (h->tensors[i].name == name) {
         *index = i;
         return RIG_OK;
       }
@@ -139,33 +115,31 @@ RIG_API rig_status rig_load_find(rig_load_file file, const char *name, size_t *i
 
 RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *format) {
   return entry("rig_load_file_format", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_file_format: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_file_format");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!format) return fail(RIG_INVALID_ARGUMENT, "rig_load_file_format: format is null");
-    *format = h->file->format;
+    *format = h->format;
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device device) {
   return entry("rig_load_file_keep_registered", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_file_keep_registered");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!device) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: device is null");
     Allowed a;
-    if (rig_status s = allowed_on(device, *h->file, true, &a)) return s;
+    if (rig_status s = allowed_on(device, *h, true, &a)) return s;
     if (!a.registered)
       return fail(RIG_UNSUPPORTED, "rig_load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
-    return h->file->keep_on(device);
+    return h->keep_on(device);
   });
 }
 
 RIG_API rig_status rig_load_file_release(rig_load_file file) {
   return entry("rig_load_file_release", [&] {
-    if (!take_live(file)) return fail(RIG_INVALID_HANDLE, "rig_load_file_release: not a live file handle");
-    delete reinterpret_cast<FileHandle *>(file);
-    return RIG_OK;
+    return rig::capi::remove(word_of(file), Kind::load_file, "rig_load_file_release");
   });
 }
 
@@ -176,49 +150,49 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
     std::unique_ptr<StagingPool> pool;
     if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, &pool)) return s;
-    StagingPool *p = pool.release();
-    add_live(p);
-    *out = reinterpret_cast<rig_load_pool>(p);
-    return RIG_OK;
+    return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });
 }
 
 RIG_API rig_status rig_load_pool_release(rig_load_pool pool) {
   return entry("rig_load_pool_release", [&] {
-    auto *p = reinterpret_cast<StagingPool *>(pool);
-    if (!is_live(p)) return fail(RIG_INVALID_HANDLE, "rig_load_pool_release: not a live pool");
-    if (p->claimed()) return fail(RIG_BUSY, "rig_load_pool_release: a load uses the pool");
-    take_live(p);
-    delete p;
-    return RIG_OK;
+    {
+      Pinned<StagingPool> p(word_of(pool), Kind::load_pool, "rig_load_pool_release");
+      if (!p) return RIG_INVALID_HANDLE;
+      if (p->claimed()) return fail(RIG_BUSY, "rig_load_pool_release: a load uses the pool");
+    }
+    // a load that claims it meanwhile holds its own reference: the pool goes when that load ends
+    return rig::capi::remove(word_of(pool), Kind::load_pool, "rig_load_pool_release");
   });
 }
 
 RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, size_t tensor_count,
                                   const rig_load_placement *placement, const rig_load_options *options, rig_load *out) {
   return entry("rig_load_start", [&] {
-    FileHandle *h = file_of(file);
-    if (!h) return fail(RIG_INVALID_HANDLE, "rig_load_start: not a live file handle");
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_start");
+    if (!h) return RIG_INVALID_HANDLE;
     if (!placement || !out) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: placement or out is null");
     rig_load_placement p;
     rig_load_options o;
     if (rig_status s = sized(placement, &p, "placement")) return s;
     if (rig_status s = sized(options, &o, "options")) return s;
-    for (size_t i = 0; i < o.pool_count && o.pools; ++i)
-      if (!is_live(o.pools[i])) return fail(RIG_INVALID_HANDLE, "rig_load_start: pool %zu is not a live pool", i);
+    if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: pool_count without pools");
+    std::vector<std::shared_ptr<StagingPool>> pools;
+    for (size_t i = 0; i < o.pool_count; ++i) {
+      Pinned<StagingPool> pool(word_of(o.pools[i]), Kind::load_pool, "rig_load_start: options.pools");
+      if (!pool) return RIG_INVALID_HANDLE;
+      pools.push_back(pool.share());
+    }
     std::unique_ptr<Load> load;
-    if (rig_status s = Load::start(h->file, tensors, tensor_count, p, o, &load)) return s;
-    Load *l = load.release();
-    add_live(l);
-    *out = reinterpret_cast<rig_load>(l);
-    return RIG_OK;
+    if (rig_status s = Load::start(h.share(), tensors, tensor_count, p, o, std::move(pools), &load)) return s;
+    return give(Kind::load, std::shared_ptr<Load>(std::move(load)), out);
   });
 }
 
 RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, rig_buffer *out) {
   return entry("rig_load_buffer", [&] {
-    Load *l = load_of(load);
-    if (!l) return fail(RIG_INVALID_HANDLE, "rig_load_buffer: not a live load");
+    Pinned<Load> l(word_of(load), Kind::load, "rig_load_buffer");
+    if (!l) return RIG_INVALID_HANDLE;
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_buffer: out is null");
     return l->buffer(index, device, out);
   });
@@ -226,16 +200,16 @@ RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, r
 
 RIG_API rig_status rig_load_wait(rig_load load) {
   return entry("rig_load_wait", [&] {
-    Load *l = load_of(load);
-    if (!l) return fail(RIG_INVALID_HANDLE, "rig_load_wait: not a live load");
+    Pinned<Load> l(word_of(load), Kind::load, "rig_load_wait");
+    if (!l) return RIG_INVALID_HANDLE;
     return l->wait();
   });
 }
 
 RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats) {
   return entry("rig_load_get_stats", [&] {
-    Load *l = load_of(load);
-    if (!l) return fail(RIG_INVALID_HANDLE, "rig_load_get_stats: not a live load");
+    Pinned<Load> l(word_of(load), Kind::load, "rig_load_get_stats");
+    if (!l) return RIG_INVALID_HANDLE;
     if (!stats || stats->size < sizeof(rig_load_stats))
       return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats is null or its size is not set");
     return l->stats(stats);
@@ -244,9 +218,13 @@ RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats) {
 
 RIG_API rig_status rig_load_release(rig_load load) {
   return entry("rig_load_release", [&] {
-    if (!take_live(load)) return fail(RIG_INVALID_HANDLE, "rig_load_release: not a live load");
-    delete reinterpret_cast<Load *>(load);
-    return RIG_OK;
+    {
+      // cancelled first, so that calls waiting on it (rig_load_wait, rig_load_buffer) return and unpin
+      Pinned<Load> l(word_of(load), Kind::load, "rig_load_release");
+      if (!l) return RIG_INVALID_HANDLE;
+      l->cancel();
+    }
+    return rig::capi::remove(word_of(load), Kind::load, "rig_load_release");
   });
 }
 

@@ -80,10 +80,12 @@ void drop_mapping(void *user) { static_cast<Mapping *>(user)->drop(); }
 
 rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_t count,
                        const rig_load_placement &placement, const rig_load_options &options,
-                       std::unique_ptr<Load> *out) {
+                       std::vector<std::shared_ptr<StagingPool>> pools, std::unique_ptr<Load> *out) {
   std::unique_ptr<Load> l(new Load());
   l->file_ = file;
   l->options_ = options;
+  l->options_.pools = nullptr;  // handles of the C face: resolved into `pools`
+  l->given_pools_ = std::move(pools);
   const rig_load_options &o = l->options_;
   if (placement.device_count == 0 || placement.device_count > 64 || !placement.devices)
     return fail(RIG_INVALID_ARGUMENT, "the placement names %zu devices (1..64)", placement.device_count);
@@ -101,7 +103,6 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   if (placement.rule == RIG_LOAD_RULE_MASKS && !placement.masks) return fail(RIG_INVALID_ARGUMENT, "RULE_MASKS without masks");
   if (o.path < RIG_LOAD_PATH_AUTO || o.path > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(o.path));
   if (o.io < RIG_LOAD_IO_AUTO || o.io > RIG_LOAD_IO_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown io %d", int(o.io));
-  if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "pool_count without pools");
 
   // The selection and its placement.
   const size_t n = selected ? count : file->tensors.size();
@@ -210,11 +211,9 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     }
     // Pools given by the caller set the chunk; the load makes one for every other device that reads.
     std::vector<StagingPool *> given(l->devices_.size(), nullptr);
-    for (size_t i = 0; i < o.pool_count; ++i) {
-      auto *pool = reinterpret_cast<StagingPool *>(o.pools[i]);
+    for (const auto &pool : l->given_pools_)
       for (size_t d = 0; d < l->devices_.size(); ++d)
-        if (pool && pool->device() == l->devices_[d]) given[d] = pool;
-    }
+        if (pool && pool->device() == l->devices_[d]) given[d] = pool.get();
     uint64_t slack = l->align_ > 1 ? l->align_ : 0;
     for (auto *p : given)
       if (p) chunk = std::min<uint64_t>(chunk, p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB);

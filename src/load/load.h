@@ -32,9 +32,10 @@ class Load {
  public:
   ~Load();
   // Checks everything, decides the path, starts the run thread. Sets rig's message on failure.
+  // `pools`: the options' pools, resolved by the C face; the load keeps them until it ends.
   static rig_status start(std::shared_ptr<File> file, const size_t *tensors, size_t count,
                           const rig_load_placement &placement, const rig_load_options &options,
-                          std::unique_ptr<Load> *out);
+                          std::vector<std::shared_ptr<StagingPool>> pools, std::unique_ptr<Load> *out);
   rig_status buffer(size_t index, size_t device, rig_buffer *out);
   rig_status wait();
   rig_status stats(rig_load_stats *out);
@@ -73,6 +74,7 @@ class Load {
   uint64_t align_ = 1;
   std::vector<std::unique_ptr<StagingPool>> own_pools_;
   std::vector<StagingPool *> pools_;      // per device (staged path)
+  std::vector<std::shared_ptr<StagingPool>> given_pools_;  // the caller's, kept alive while the load runs
   std::atomic<size_t> next_chunk_{0};
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> bytes_read_{0}, bytes_copied_{0};

@@ -407,6 +407,53 @@ static void a_read_error_fails_the_load_with_the_systems_words(void **state) {
   unlink(path);
 }
 
+/* A load released by one thread while others wait on it and take its buffers: each of them returns (OK,
+ * INTERRUPTED, or INVALID_HANDLE once the handle is gone), nothing is freed under them (ASan, TSan). */
+struct racer {
+  rig_load load;
+  rig_status waited, took;
+};
+static void *race_wait(void *arg) {
+  struct racer *r = arg;
+  r->waited = rig_load_wait(r->load);
+  rig_buffer b;
+  r->took = rig_load_buffer(r->load, 3, 0, &b);
+  if (r->took == RIG_OK) rig_buffer_release(b);
+  return NULL;
+}
+static int ended(rig_status s) { return s == RIG_OK || s == RIG_INTERRUPTED || s == RIG_INVALID_HANDLE; }
+static void releasing_a_load_others_wait_on_is_safe(void **state) {
+  (void)state;
+  const char *path = tw_path("weights-race");
+  tw_safetensors_u8(path, lengths, COUNT);
+  rig_device a;
+  rig_memory_device("race", &a);
+  rig_load_file f = open_file(path);
+  for (int round = 0; round < 20; ++round) {
+    rig_load_options o = options(RIG_LOAD_PATH_STAGED);
+    rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
+    struct racer r[3];
+    pthread_t t[3];
+    rig_load load;
+    assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+    for (int i = 0; i < 3; ++i) {
+      r[i].load = load;
+      assert_int_equal(pthread_create(&t[i], NULL, race_wait, &r[i]), 0);
+    }
+    if (round % 2) usleep(100);
+    assert_int_equal(rig_load_release(load), RIG_OK);
+    for (int i = 0; i < 3; ++i) {
+      pthread_join(t[i], NULL);
+      assert_true(ended(r[i].waited));
+      assert_true(ended(r[i].took));
+    }
+    assert_int_equal(rig_load_wait(load), RIG_INVALID_HANDLE);
+  }
+  rig_load_file_release(f);
+  assert_int_equal(rig_load_tensor_count(f, &(size_t){0}), RIG_INVALID_HANDLE);
+  rig_device_release(a);
+}
+
 static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **state) {
   (void)state;
   const char *path = tw_path("weights");
@@ -462,6 +509,7 @@ int main(void) {
       cmocka_unit_test(device_memory_running_out_halfway_releases_everything),
       cmocka_unit_test(a_read_error_fails_the_load_with_the_systems_words),
       cmocka_unit_test(a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once),
+      cmocka_unit_test(releasing_a_load_others_wait_on_is_safe),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
