@@ -107,7 +107,9 @@ struct ThroughRig {
     check(rig_module_load(dev, RIG_MODULE_PTX, kernels_ptx, sizeof kernels_ptx, &module), "module");
     check(rig_buffer_create(dev, kN * 4, RIG_MEMORY_DEVICE, &x), "x");
     uint32_t slots[2] = {0, 0};
-    rig_part p = {sizeof p, RIG_PART_LAUNCH};
+    rig_part p{};
+    p.size = sizeof p;
+    p.kind = RIG_PART_LAUNCH;
     p.module = module;
     p.function = "rig_add_u32";
     p.grid[0] = kN / 256, p.grid[1] = p.grid[2] = 1;
