@@ -9,7 +9,7 @@
 # With no argument: all, what the README's two commands need.
 set -eu
 what=${1:-all}
-lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev"
+lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev libdlpack-dev"
 test="libcmocka-dev libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
   abigail-tools valgrind rsync file binutils python3 liburing-dev clang libamdhip64-dev"
 bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib ocaml-dune libctypes-ocaml-dev

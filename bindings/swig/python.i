@@ -838,6 +838,83 @@ static PyObject *rig_py_set_errors(PyObject *base, PyObject *by_status) {
 }
 %}
 
+/* ---- interop (rig_interop.h): DLPack and native streams for Buffer.__dlpack__ and its kin ---- */
+%{
+#include <dlpack/dlpack.h>
+#include <rig_interop.h>
+
+/* A capsule still named "dltensor" was never consumed: its tensor is still ours to delete. A consumer
+ * renames it "used_dltensor" and calls the deleter itself (DLPack's Python protocol). */
+static void rig_py_dlpack_capsule_free(PyObject *capsule) {
+  if (!PyCapsule_IsValid(capsule, "dltensor")) return;
+  DLManagedTensor *t = (DLManagedTensor *)PyCapsule_GetPointer(capsule, "dltensor");
+  if (t && t->deleter) t->deleter(t);
+}
+%}
+%nothread rig_py_dlpack_capsule;
+%nothread rig_py_dlpack_device;
+%nothread rig_py_device_address;
+%nothread rig_py_last_write;
+%nothread rig_py_stream_point;
+%inline %{
+/* A "dltensor" capsule over the buffer's bytes as a 1-D tensor of (code, bits, lanes) elements. */
+static PyObject *rig_py_dlpack_capsule(rig_buffer buffer, int code, int bits, int lanes) {
+  struct DLManagedTensor *t = NULL;
+  rig_status status = rig_buffer_to_dlpack(buffer, (uint8_t)code, (uint8_t)bits, (uint16_t)lanes, &t);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  PyObject *capsule = PyCapsule_New(t, "dltensor", rig_py_dlpack_capsule_free);
+  if (!capsule) t->deleter(t);
+  return capsule;
+}
+/* (device_type, device_id) as DLPack numbers them. */
+static PyObject *rig_py_dlpack_device(rig_buffer buffer) {
+  int32_t type = 0, id = 0;
+  rig_status status = rig_buffer_dlpack_device(buffer, &type, &id);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return Py_BuildValue("(ii)", (int)type, (int)id);
+}
+static PyObject *rig_py_device_address(rig_buffer buffer) {
+  uint64_t address = 0;
+  rig_status status = rig_buffer_device_address(buffer, &address);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return PyLong_FromUnsignedLongLong(address);
+}
+static PyObject *rig_py_last_write(rig_buffer buffer) {
+  rig_point point = 0;
+  rig_status status = rig_buffer_last_write(buffer, &point);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return PyLong_FromUnsignedLongLong(point);
+}
+/* rig_stream_wait_point: never blocks the host, so the GIL is kept. */
+static rig_status rig_py_stream_wait_point(rig_device device, unsigned long long stream, unsigned long long point) {
+  return rig_stream_wait_point(device, (void *)(uintptr_t)stream, (rig_point)point);
+}
+static PyObject *rig_py_stream_point(rig_device device, unsigned long long stream) {
+  rig_point point = 0;
+  rig_status status = rig_stream_point(device, (void *)(uintptr_t)stream, &point);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return PyLong_FromUnsignedLongLong(point);
+}
+static rig_status rig_py_buffer_stamp(rig_buffer buffer, unsigned long long point, int access) {
+  return rig_buffer_stamp(buffer, (rig_point)point, (rig_access)access);
+}
+%}
+
 %init %{
   rig_py_error_type = PyErr_NewException("rig.Error", PyExc_Exception, NULL);
   if (rig_py_error_type) {

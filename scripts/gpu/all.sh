@@ -13,7 +13,7 @@ export OUT=/tmp/gpu-logs
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH="$PWD/$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-declare -A budget=([cuda]=330 [mapped]=200 [hip]=150 [vulkan]=150 [load]=540)  # load: run alone (scripts/gpu/all.sh BUILD load)
+declare -A budget=([cuda]=330 [mapped]=200 [hip]=150 [vulkan]=150 [load]=540 [interop]=420)  # load: run alone (scripts/gpu/all.sh BUILD load)
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; nproc
   for a in $areas; do

@@ -21,6 +21,12 @@ class Allocation {
   Allocation(Device &owner, const Memory &base, size_t length, bool read_only, bool owned);
   // Wrapped caller memory: `release` (nullable) is called at the end instead of a free.
   Allocation(Device &host, void *data, size_t length, bool read_only, rig_release_fn release, void *user);
+  // Memory made elsewhere (rig_buffer_wrap_device): `release` (nullable) is called at the end, set before
+  // the allocation is shared; the memory is never freed by rig.
+  void on_release(rig_release_fn release, void *user) {
+    release_ = release;
+    release_user_ = user;
+  }
   Allocation(const Allocation &) = delete;
   Allocation &operator=(const Allocation &) = delete;
   ~Allocation();

@@ -18,6 +18,7 @@
 #include "core/driver_memory.h"
 #include "core/driver_work.h"
 #include "core/host_registration.h"
+#include "core/native.h"
 
 namespace rig {
 
@@ -87,6 +88,8 @@ class DriverDevice : public DriverWork {
                                  std::unique_ptr<DriverModule> *out) = 0;
   // Mapped registration's access to the driver; null where the driver registers no host memory.
   virtual HostRegistration *host_registration() { return nullptr; }
+  // Native streams and events of the device's API (core/native.h); null where the API has none.
+  virtual NativeHandles *native() { return nullptr; }
 
   // Set by the engine when the device opens (before any work); drivers report faults through it.
   void set_loss_sink(LossSink *sink) { loss_sink_ = sink; }

@@ -1,6 +1,6 @@
 #!/bin/sh
-# exports: librig exports exactly the rig_* functions its installed headers declare (rig.h and
-# rig_mapped.h): nothing else (the version script hides the C++ inside), no test hook (rig_testing.h's are
+# exports: librig exports exactly the rig_* functions its installed headers declare (rig.h, rig_mapped.h,
+# rig_load.h, rig_interop.h): nothing else (the version script hides the C++ inside), no test hook (rig_testing.h's are
 # in the tests' archive only), nothing the headers lack, nothing the headers have that the library lacks,
 # each under the version node. soname: the soname is librig.so.SOVERSION.
 #   exports_test.sh exports|soname LIBRARY HEADER[,HEADER...] SOVERSION

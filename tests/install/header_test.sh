@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installed headers (rig.h, and rig_mapped.h and rig_load.h, which include it) compile alone as C99, C11, C++11,
+# The installed headers (rig.h, and rig_mapped.h, rig_load.h and rig_interop.h, which include it) compile alone as C99, C11, C++11,
 # C++17 and C++20 with -Wall -Wextra -Werror -pedantic (and -Wconversion in C), from a file that includes
 # nothing else first and uses their inline helpers; under clang too where it is installed, where the
 # nullability markers are real. Then every enum of every header, found by reading the headers, is asserted
@@ -16,6 +16,8 @@ cat >"$tmp/use.c" <<'SRC'
 #include <rig_mapped.h>
 #include <rig_load.h>
 #include <rig_load.h>
+#include <rig_interop.h>
+#include <rig_interop.h>
 int rig_header_use(void);
 int rig_header_use(void) {
   rig_point p = rig_point_make(1, 2);
@@ -24,8 +26,11 @@ int rig_header_use(void) {
   rig_verdict_kind k = RIG_VERDICT_USABLE;
   rig_load_options o = {sizeof(rig_load_options), RIG_LOAD_PATH_AUTO, RIG_LOAD_IO_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   rig_load_path lp = o.path;
+  rig_interop_kind ik = RIG_INTEROP_STREAM_WAIT;
+  struct DLManagedTensor *t = 0;
   (void)part;
-  return (int)rig_point_device_index(p) + (int)(rig_point_value(p) & 1u) + (int)s + (int)k + (int)lp;
+  (void)t;
+  return (int)rig_point_device_index(p) + (int)(rig_point_value(p) & 1u) + (int)s + (int)k + (int)lp + (int)ik;
 }
 SRC
 cp "$tmp/use.c" "$tmp/use.cpp"
@@ -48,7 +53,7 @@ else
 fi
 
 # -fshort-enums: one static assertion per enum of the headers, the list read from the headers themselves.
-enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h "$inc"/rig_load.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
+enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h "$inc"/rig_load.h "$inc"/rig_interop.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
 count=$(echo "$enums" | grep -c . || true)
 if [ "$count" -lt 9 ]; then
   echo "FAIL found only $count enums in the headers (want every one of them)"
@@ -57,6 +62,7 @@ fi
 {
   echo '#include <rig_mapped.h>'
   echo '#include <rig_load.h>'
+  echo '#include <rig_interop.h>'
   echo '/* C99 has no _Static_assert: a negative array size fails the build instead. */'
   for e in $enums; do
     echo "typedef char ${e}_is_4_bytes[sizeof(${e}) == 4 ? 1 : -1];"

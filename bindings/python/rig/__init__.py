@@ -23,6 +23,7 @@ from ._errors import (Busy, DeviceLost, DriverError, InvalidArgument, InvalidHan
 from ._enums import Access, DeviceKind, Fact, Memory, ModuleFormat, Refusal, Status, VerdictKind
 from ._devices import Device, device_list, host, interrupt_waits, memory_device, open_device, wait_point
 from ._buffers import WHOLE, Buffer, Module
+from ._dlpack import ArrayView
 from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Tensor, WeightsFile, load, start_load
 from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
@@ -54,7 +55,7 @@ __all__ = [
     # devices
     "Device", "host", "memory_device", "open_device", "device_list", "wait_point", "interrupt_waits",
     # buffers and work
-    "Buffer", "Module", "Submission", "Run", "copy", "fill", "host_kernel", "launch", "submit",
+    "Buffer", "ArrayView", "Module", "Submission", "Run", "copy", "fill", "host_kernel", "launch", "submit",
     # mapped registration
     "Verdict", "static_verdict", "static_verdict_for", "probe", "probe_with", "host_register",
     "host_unregister", "host_is_registered",

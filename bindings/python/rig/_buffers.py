@@ -1,6 +1,6 @@
 """Buffers (bytes of one allocation seen by one device) and modules (device code)."""
 
-from . import _rig
+from . import _dlpack, _rig
 from ._devices import _borrowed_device
 from ._enums import Memory, ModuleFormat
 from ._owned import Owned
@@ -94,6 +94,36 @@ class Buffer(Owned, _rig.BufferBase):
     def export(self):
         """A memoryview of the bytes, ordered only as of this call (rig_buffer_export)."""
         return memoryview(self)
+
+    # ---- interop: DLPack, the CUDA array interface, native streams (rig._dlpack says how they order) ----
+
+    def __dlpack__(self, stream=None):
+        """A DLPack capsule of the bytes as uint8, after rig's last write on the consumer's ``stream``."""
+        return _dlpack.dlpack(self, "uint8", stream)
+
+    def __dlpack_device__(self):
+        """(device type, device id) as DLPack numbers them: (1, 0) host, (2, n) CUDA, (10, n) ROCm."""
+        return tuple(_rig.rig_py_dlpack_device(self._raw))
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface (v3) of the bytes as uint8; AttributeError where not CUDA memory."""
+        return _dlpack.cuda_array_interface(self, "uint8")
+
+    def as_array(self, dtype):
+        """The bytes as a 1-D array of ``dtype`` ("float32", "int64", ...) for from_dlpack and the CUDA
+        array interface, without a copy."""
+        return _dlpack.ArrayView(self, dtype)
+
+    def stamp_stream(self, stream, access=None):
+        """Makes rig's later work on these bytes follow the work enqueued so far on the native ``stream``
+        (an int: a CUstream or hipStream_t, as torch.cuda.current_stream().cuda_stream gives it)."""
+        return _dlpack.stamp_stream(self, stream) if access is None else _dlpack.stamp_stream(self, stream, access)
+
+    @property
+    def device_address(self):
+        """The address of the first byte as the device's work sees it (ordered by nothing)."""
+        return _rig.rig_py_device_address(self._raw)
 
     def __repr__(self):
         if self._released:

@@ -36,7 +36,7 @@ enum class MemoryTag : uintptr_t {
   peer_mapping = 4, // another device's memory used in place (map_peer)
 };
 
-class StreamDevice final : public DriverDevice, public HostRegistration {
+class StreamDevice final : public DriverDevice, public HostRegistration, public NativeHandles {
  public:
   // Opens a device on `gpu` with its own stream and timeline; RIG_* with a message on failure.
   // `info` is the family's description of the GPU (name, framework, model, memory, integrated); `memops`
@@ -59,6 +59,19 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
   rig_status wait(uint64_t value, Deadline deadline) override;
 
   HostRegistration *host_registration() override { return this; }
+  NativeHandles *native() override { return this; }
+
+  // NativeHandles (core/native.h): the program's own streams and events (drivers/stream/native.cpp).
+  const char *api() const override { return family_.framework; }
+  void dlpack_device(int32_t *type, int32_t *id) const override;
+  Memory foreign_memory(uint64_t address, size_t length) const override {
+    return {nullptr, address, static_cast<uintptr_t>(MemoryTag::device), 0, length};  // as mem_alloc's
+  }
+  bool can_stream_wait(const DriverDevice &producer) const override { return of_family(producer) != nullptr; }
+  rig_status stream_wait(void *stream, DriverDevice &producer, uint64_t value) override;
+  rig_status queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) override;
+  rig_status queue_wait_event(void *event, uint64_t value) override;
+  rig_status export_event(uint64_t value, bool reached, void **event) override;
 
   // HostRegistration (mapped registration's view of this driver).
   // The raw attributes: -1 where the query failed (HIP counts a failed integrated query as integrated: the
@@ -119,14 +132,18 @@ class StreamDevice final : public DriverDevice, public HostRegistration {
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
   // waits for the legacy stream (see device_memory.cpp).
   rig_status finish_legacy_copy();
+  // A failed call on a native handle of the program's: its words, as RIG_INVALID_ARGUMENT where the driver
+  // refused the handle, RIG_LOST where the GPU's context is gone, else RIG_DRIVER. Loses nothing.
+  [[gnu::cold]] rig_status native_failed(const char *call, const char *what, Result result) const;
 
   const Family &family_;
   const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
   Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
-  // Recorded on another device's stream of this GPU and waited on here (see hand_over); used only while
-  // holding this device's turn, and a wait captures the record it follows, so one event suffices.
+  // Recorded on another device's stream of this GPU (see hand_over), or on a native stream of the
+  // program's (queue_wait_stream), and waited on here; used only while holding this device's turn, and a
+  // wait captures the record it follows, so one event suffices.
   Event edge_event_ = nullptr;
   int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes
 

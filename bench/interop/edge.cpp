@@ -1,0 +1,221 @@
+// The interop edge benchmark (issue 16): what an ordering edge between rig's work and a foreign stream (a
+// PyTorch or NCCL stream) costs through rig_interop.h, against the same CUDA calls by hand and against a
+// host synchronisation. Each operation of a pass is a rig kernel (rig_add_u32 on 1024 uint32) followed by a
+// 4 KiB copy on a foreign stream that reads what the kernel wrote, the next kernel following the copy:
+//   (hand) two raw streams: launch; record; the foreign stream waits for the record; copy; record; rig's
+//          stream waits for that record: the calls a program makes with streams and events;
+//   (rig)  rig_submit, then rig_stream_wait_point on the foreign stream (the exported edge), the copy, then
+//          rig_stream_point + rig_buffer_stamp (the imported edge): no host wait;
+//   (sync) rig_submit, rig_wait_point on the host, the copy, cuStreamSynchronize: the edge without interop.
+// Wall time per operation covers enqueueing a pass and waiting for its end. Every figure is a ratio against
+// (hand) in the same round, the median over rounds (quartiles beside), with (hand) against itself (a second
+// measurement in each round) as the noise. Needs a GPU: exits 77 with the reason otherwise.
+#include <rig.h>
+#include <rig_interop.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "drivers/cuda/api.h"
+#include "drivers/stream/gpu.h"
+#include "kernels_ptx.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rig::cuda::Api;
+namespace cu = rig::cu;
+
+constexpr uint32_t kN = 1024;  // elements of the kernel; the copy moves all 4 KiB
+int ops = 1024;
+int rounds = 51;
+
+void check(rig_status s, const char *what) {
+  if (s != RIG_OK) {
+    std::fprintf(stderr, "%s: %s: %s\n", what, rig_status_name(s), rig_last_error());
+    std::exit(1);
+  }
+}
+
+void check_cu(cu::Result r, const char *what) {
+  if (r != cu::SUCCESS) {
+    std::fprintf(stderr, "%s: %s\n", what, rig::cuda::error_name(r));
+    std::exit(1);
+  }
+}
+
+// Microseconds per operation of one pass: ops times op(i), then finish().
+double pass(const std::function<void(int)> &op, const std::function<void()> &finish) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < ops; ++i) op(i);
+  finish();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / ops;
+}
+
+struct Hand {
+  const Api &api;
+  const rig::stream::Gpu *gpu = nullptr;
+  cu::Stream mine = nullptr, foreign = nullptr;
+  cu::Event done = nullptr, copied = nullptr;
+  cu::Module module = nullptr;
+  cu::Function add = nullptr;
+  cu::DevicePtr x = 0, y = 0;
+
+  explicit Hand(const Api &a) : api(a) {
+    check(rig::stream::gpu_at(api.family, 0, &gpu), "gpu");
+    rig::stream::Current c(*gpu);
+    check_cu(api.cuStreamCreate(&mine, cu::STREAM_NON_BLOCKING), "stream");
+    check_cu(api.cuStreamCreate(&foreign, cu::STREAM_NON_BLOCKING), "stream");
+    check_cu(api.cuEventCreate(&done, cu::EVENT_DISABLE_TIMING), "event");
+    check_cu(api.cuEventCreate(&copied, cu::EVENT_DISABLE_TIMING), "event");
+    check_cu(api.cuModuleLoadDataEx(&module, kernels_ptx, 0, nullptr, nullptr), "module");
+    check_cu(api.cuModuleGetFunction(&add, module, "rig_add_u32"), "function");
+    check_cu(api.cuMemAlloc(&x, kN * 4), "x");
+    check_cu(api.cuMemAlloc(&y, kN * 4), "y");
+  }
+  void op() {
+    struct { uint32_t n, k; } s{kN, 1};
+    void *params[] = {&x, &x, &s};
+    check_cu(api.cuLaunchKernel(add, kN / 256, 1, 1, 256, 1, 1, 0, mine, params, nullptr), "launch");
+    check_cu(api.cuEventRecord(done, mine), "record");
+    check_cu(api.cuStreamWaitEvent(foreign, done, 0), "wait");
+    check_cu(api.cuMemcpyAsync(y, x, kN * 4, foreign), "copy");
+    check_cu(api.cuEventRecord(copied, foreign), "record");
+    check_cu(api.cuStreamWaitEvent(mine, copied, 0), "wait");
+  }
+  void finish() {
+    check_cu(api.cuStreamSynchronize(foreign), "sync");
+    check_cu(api.cuStreamSynchronize(mine), "sync");
+  }
+};
+
+struct ThroughRig {
+  const Api &api;
+  Hand &hand;  // its foreign stream and y
+  rig_device dev = nullptr;
+  rig_module module = nullptr;
+  rig_buffer x = nullptr;
+  rig_run run = nullptr;
+  rig_point last = 0;
+
+  ThroughRig(const Api &a, Hand &h) : api(a), hand(h) {
+    check(rig_device_open("cuda:0", &dev), "open");
+    check(rig_module_load(dev, RIG_MODULE_PTX, kernels_ptx, sizeof kernels_ptx, &module), "module");
+    check(rig_buffer_create(dev, kN * 4, RIG_MEMORY_DEVICE, &x), "x");
+    uint32_t slots[2] = {0, 0};
+    rig_part p{};
+    p.size = sizeof p;
+    p.kind = RIG_PART_LAUNCH;
+    p.module = module;
+    p.function = "rig_add_u32";
+    p.grid[0] = kN / 256, p.grid[1] = p.grid[2] = 1;
+    p.block[0] = 256, p.block[1] = p.block[2] = 1;
+    p.slots = slots;
+    p.slot_count = 2;
+    rig_access access = RIG_ACCESS_READ_WRITE;
+    rig_submission sub;
+    check(rig_submission_make(dev, &p, 1, &access, 1, &sub), "submission");
+    check(rig_run_take(sub, &run), "run");
+    rig_submission_release(sub);
+    check(rig_run_set_buffer(run, 0, x), "slot");
+    uint32_t s[2] = {kN, 1};
+    check(rig_run_set_scalars(run, s, sizeof s), "scalars");
+  }
+  uint64_t address() {
+    uint64_t a = 0;
+    check(rig_buffer_device_address(x, &a), "address");
+    return a;
+  }
+  void op_interop() {
+    rig_point written;
+    check(rig_submit(run, nullptr, 0, &written), "submit");
+    check(rig_stream_wait_point(dev, hand.foreign, written), "stream_wait_point");  // exported edge
+    rig::stream::Current c(*hand.gpu);
+    check_cu(api.cuMemcpyAsync(hand.y, address(), kN * 4, hand.foreign), "copy");
+    rig_point copied;
+    check(rig_stream_point(dev, hand.foreign, &copied), "stream_point");  // imported edge
+    check(rig_buffer_stamp(x, copied, RIG_ACCESS_READ), "stamp");
+    last = copied;
+  }
+  void op_sync() {
+    rig_point written;
+    check(rig_submit(run, nullptr, 0, &written), "submit");
+    check(rig_wait_point(written, UINT64_MAX), "wait");
+    rig::stream::Current c(*hand.gpu);
+    check_cu(api.cuMemcpyAsync(hand.y, address(), kN * 4, hand.foreign), "copy");
+    check_cu(api.cuStreamSynchronize(hand.foreign), "sync");
+  }
+  void finish() {
+    uint64_t submitted = 0;
+    check(rig_device_submitted(dev, &submitted), "submitted");
+    check(rig_device_wait(dev, submitted, UINT64_MAX), "wait");
+  }
+};
+
+struct Quartiles {
+  double q1, median, q3;
+};
+Quartiles quartiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double f) { return v[static_cast<size_t>(f * (v.size() - 1) + 0.5)]; };
+  return {at(0.25), at(0.5), at(0.75)};
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 1) ops = std::atoi(argv[1]);
+  if (argc > 2) rounds = std::atoi(argv[2]);
+  if (ops < 1 || rounds < 1) {
+    std::fprintf(stderr, "usage: %s [ops a pass >= 1] [rounds >= 1]\n", argv[0]);
+    return 2;
+  }
+  const Api *api = rig::cuda::api();
+  int count = 0;
+  if (!api || api->cuDeviceGetCount(&count) != cu::SUCCESS || count == 0) {
+    std::printf("SKIP: no CUDA device (%s)\n", api ? "no GPU" : rig_last_error());
+    return 77;
+  }
+  char name[256] = {};
+  api->cuDeviceGetName(name, 255, 0);
+  Hand hand(*api);
+  ThroughRig through(*api, hand);
+  std::printf("rig interop edge benchmark on %s, driver %d: %d ops a pass, %d rounds\n", name, api->driver_version,
+              ops, rounds);
+  const char *names[] = {"hand", "hand (again: the noise)", "rig (stream wait point + stream point)",
+                         "host synchronisation"};
+  std::vector<double> us[4], ratio[4];
+  auto hand_pass = [&] {
+    rig::stream::Current c(*hand.gpu);
+    return pass([&](int) { hand.op(); }, [&] { hand.finish(); });
+  };
+  auto rig_pass = [&] { return pass([&](int) { through.op_interop(); }, [&] { through.finish(); hand.finish(); }); };
+  auto sync_pass = [&] { return pass([&](int) { through.op_sync(); }, [&] { through.finish(); }); };
+  hand_pass(), rig_pass(), sync_pass();  // warm up (module loads, first launches)
+  for (int r = 0; r < rounds; ++r) {
+    double t[4];
+    // Rotated order: no row always runs first after the others.
+    for (int j = 0; j < 4; ++j) {
+      int row = (j + r) % 4;
+      t[row] = row <= 1 ? hand_pass() : row == 2 ? rig_pass() : sync_pass();
+    }
+    for (int row = 0; row < 4; ++row) {
+      us[row].push_back(t[row]);
+      ratio[row].push_back(t[row] / t[0]);
+    }
+  }
+  std::printf("%-42s %12s %28s\n", "row", "us/op (med)", "ratio to hand: med [q1, q3]");
+  for (int row = 0; row < 4; ++row) {
+    Quartiles u = quartiles(us[row]), q = quartiles(ratio[row]);
+    std::printf("%-42s %12.2f %12.3f [%.3f, %.3f]\n", names[row], u.median, q.median, q.q1, q.q3);
+  }
+  rig_run_release(through.run);
+  rig_buffer_release(through.x);
+  rig_module_release(through.module);
+  rig_device_release(through.dev);
+  return 0;
+}

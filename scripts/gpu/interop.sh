@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The interop part of the H200 run (rig_interop.h). Builds nothing: uses the carried build directory.
+# Usage (repository root): scripts/gpu/interop.sh BUILD_DIR
+#   1. tests/interop's C tests on the real GPU with RIG_REQUIRE=cuda: native streams waiting for rig points
+#      and giving points both ways (one GPU and, with two, across GPUs), events out and back, a point never
+#      signaled timing out, wrapped device memory and its DLPack tensor, host descriptors (the wrong-kind
+#      and loss cases are the fake's only: they skip, saying so).
+#   2. scripts/gpu/interop_torch.py through ctypes on BUILD_DIR/librig.so.0 (the machine's Python 3.12 cannot
+#      import the SWIG module built for 3.11): a PyTorch tensor wrapped as a rig buffer, written by rig
+#      kernels and read and written by torch on its own stream, ordered only by rig_stream_wait_point,
+#      rig_stream_point and rig_buffer_stamp, checked element by element over 1000 rounds with no host
+#      synchronisation; torch.from_dlpack and cupy.from_dlpack of rig buffers (same pointer, rig's bytes).
+#   3. bench/interop's edge benchmark where the build has it (ratios against the same CUDA calls by hand).
+# It should show: every step PASS in $OUT/interop/summary.txt, "0 mismatching elements" and "same pointer
+# True, every element rig's: True" in interop-torch.log. INTEROP_SH_FAKE=path/to/libfakecuda.so rehearses it
+# without a GPU (the torch part then only checks its ctypes layer).
+set -u
+build=${1:?usage: scripts/gpu/interop.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+logs=${OUT:-/tmp/out}/interop
+mkdir -p "$logs"
+summary=$logs/summary.txt
+: > "$summary"
+export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # libcmocka.so.0 lives in the build dir
+if [ -n "${INTEROP_SH_FAKE:-}" ]; then
+  export RIG_CUDA_LIBRARY=$INTEROP_SH_FAKE HIPSHIM_CUDA_LIBRARY=$INTEROP_SH_FAKE
+else
+  unset RIG_CUDA_LIBRARY
+  export RIG_REQUIRE=cuda
+fi
+failures=0
+step() {  # step NAME TIMEOUT_S COMMAND...: logs to $logs/NAME.log, records PASS/FAIL/TIMEOUT with seconds
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then verdict=TIMEOUT; elif [ $rc -eq 77 ]; then verdict="SKIP(77)"; elif [ $rc -ne 0 ]; then verdict="FAIL(rc=$rc)"; fi
+  [ "$verdict" = PASS ] || failures=$((failures + 1))
+  printf '%-40s %-12s %4ds\n' "$name" "$verdict" $((SECONDS - t0)) | tee -a "$summary"
+}
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv 2>&1; python3 --version 2>&1
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
+  python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1; } > "$logs/machine.txt"
+step interop-cuda-c-tests 180 "$build/tests/interop/test_interop_cuda"
+RIG_CUDA_TIMELINE=memops step interop-cuda-c-tests-memops 180 "$build/tests/interop/test_interop_cuda"
+# HIP's driver over the same GPU through the shim (tests/doubles/hip_shim), as scripts/gpu/hip.sh runs it.
+RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-c-tests 180 "$build/tests/interop/test_interop_hip"
+step interop-torch 300 python3 scripts/gpu/interop_torch.py "$build" 1000
+# 3. bench/interop: an edge with a foreign stream through rig_interop.h against the same CUDA calls by hand
+#    and a host synchronisation (ratios in the log; built where the carried build has -Dbench=true).
+if [ -x "$build/bench/interop/bench_interop_edge" ]; then
+  step interop-edge-bench 120 "$build/bench/interop/bench_interop_edge" 1024 51
+  cat "$logs/interop-edge-bench.log"
+else
+  printf '%-40s %-12s\n' interop-edge-bench "NOT BUILT (configure with -Dbench=true)" | tee -a "$summary"
+fi
+tail -12 "$logs/interop-torch.log"
+echo "interop: $failures step(s) not passed" | tee -a "$summary"
+exit $((failures > 0))

@@ -1,0 +1,122 @@
+// The C face of rig_interop.h: translation only (src/interop holds the logic).
+#include <rig_interop.h>
+
+#include "capi/api.h"
+#include "interop/interop.h"
+
+using namespace rig;
+using namespace rig::capi;
+
+extern "C" {
+
+rig_status rig_interop_supported(rig_device device, rig_device producer, rig_interop_kind kind, int *supported) {
+  return entry("interop_supported", [&] {
+    auto d = pin_device(device, "interop_supported");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(supported, "interop_supported");
+    if (!producer) return interop::supported(*d, nullptr, kind, supported);
+    auto p = pin_device(producer, "interop_supported");
+    if (!p) return RIG_INVALID_HANDLE;
+    return interop::supported(*d, &*p, kind, supported);
+  });
+}
+
+rig_status rig_stream_wait_point(rig_device device, void *native_stream, rig_point point) {
+  return entry("stream_wait_point", [&] {
+    auto d = pin_device(device, "stream_wait_point");
+    if (!d) return RIG_INVALID_HANDLE;
+    return interop::stream_wait_point(*d, native_stream, point);
+  });
+}
+
+rig_status rig_stream_point(rig_device device, void *native_stream, rig_point *point) {
+  return entry("stream_point", [&] {
+    auto d = pin_device(device, "stream_point");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(point, "stream_point");
+    return interop::stream_point(*d, native_stream, point);
+  });
+}
+
+rig_status rig_point_export_event(rig_point point, void **native_event) {
+  return entry("point_export_event", [&] {
+    RIG_REQUIRE_OUT(native_event, "point_export_event");
+    return interop::export_event(point, native_event);
+  });
+}
+
+rig_status rig_point_import_event(rig_device device, void *native_event, rig_point *point) {
+  return entry("point_import_event", [&] {
+    auto d = pin_device(device, "point_import_event");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(point, "point_import_event");
+    return interop::import_event(*d, native_event, point);
+  });
+}
+
+rig_status rig_point_fd(rig_point point, int *fd) {
+  return entry("point_fd", [&] {
+    RIG_REQUIRE_OUT(fd, "point_fd");
+    return interop::point_fd(point, fd);
+  });
+}
+
+rig_status rig_buffer_wrap_device(rig_device device, uint64_t address, size_t length, rig_release_fn release,
+                                  void *user, rig_buffer *out) {
+  return entry("buffer_wrap_device", [&] {
+    auto d = pin_device(device, "buffer_wrap_device");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(out, "buffer_wrap_device");
+    std::shared_ptr<Buffer> b;
+    if (rig_status s = interop::wrap_device(*d, address, length, release, user, &b); s != RIG_OK) return s;
+    return give(Kind::buffer, std::move(b), out);
+  });
+}
+
+rig_status rig_buffer_device_address(rig_buffer buffer, uint64_t *address) {
+  return entry("buffer_device_address", [&] {
+    auto b = pin_buffer(buffer, "buffer_device_address");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(address, "buffer_device_address");
+    return interop::device_address(*b, address);
+  });
+}
+
+rig_status rig_buffer_stamp(rig_buffer buffer, rig_point point, rig_access access) {
+  return entry("buffer_stamp", [&] {
+    auto b = pin_buffer(buffer, "buffer_stamp");
+    if (!b) return RIG_INVALID_HANDLE;
+    return interop::stamp(*b, point, access);
+  });
+}
+
+rig_status rig_buffer_last_write(rig_buffer buffer, rig_point *point) {
+  return entry("buffer_last_write", [&] {
+    auto b = pin_buffer(buffer, "buffer_last_write");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(point, "buffer_last_write");
+    return interop::last_write(*b, point);
+  });
+}
+
+rig_status rig_buffer_dlpack_device(rig_buffer buffer, int32_t *device_type, int32_t *device_id) {
+  return entry("buffer_dlpack_device", [&] {
+    auto b = pin_buffer(buffer, "buffer_dlpack_device");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(device_type, "buffer_dlpack_device");
+    RIG_REQUIRE_OUT(device_id, "buffer_dlpack_device");
+    return interop::dlpack_device(*b, device_type, device_id);
+  });
+}
+
+rig_status rig_buffer_to_dlpack(rig_buffer buffer, uint8_t code, uint8_t bits, uint16_t lanes,
+                                struct DLManagedTensor **out) {
+  return entry("buffer_to_dlpack", [&] {
+    auto b = pin_buffer(buffer, "buffer_to_dlpack");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(out, "buffer_to_dlpack");
+    return interop::to_dlpack(*b, code, bits, lanes, out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,40 @@
+// rig_interop.h's logic (the C layer, capi/interop_api.cpp, only translates): native streams and events
+// (streams.cpp), host file descriptors (fd.cpp), memory made elsewhere, stamps and DLPack (memory.cpp).
+// Everything native goes through the driver's NativeHandles (core/native.h); nothing here knows CUDA.
+#pragma once
+
+#include <rig.h>
+#include <rig_interop.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "core/buffer.h"
+#include "core/device.h"
+
+namespace rig::interop {
+
+// streams.cpp
+rig_status supported(Device &device, Device *producer, rig_interop_kind kind, int *out);
+rig_status stream_wait_point(Device &device, void *stream, uint64_t point);
+rig_status stream_point(Device &device, void *stream, uint64_t *point);
+rig_status export_event(uint64_t point, void **event);
+rig_status import_event(Device &device, void *event, uint64_t *point);
+
+// fd.cpp
+rig_status point_fd(uint64_t point, int *fd);
+
+// memory.cpp
+rig_status wrap_device(Device &device, uint64_t address, size_t length, rig_release_fn release, void *user,
+                       std::shared_ptr<Buffer> *out);
+rig_status device_address(const Buffer &buffer, uint64_t *address);
+rig_status stamp(const Buffer &buffer, uint64_t point, rig_access access);
+rig_status last_write(const Buffer &buffer, uint64_t *point);
+rig_status dlpack_device(const Buffer &buffer, int32_t *type, int32_t *id);
+rig_status to_dlpack(const Buffer &buffer, uint8_t code, uint8_t bits, uint16_t lanes, DLManagedTensor **out);
+
+// A submitted point's device: RIG_NOT_FOUND for an index no device has, RIG_INVALID_ARGUMENT for a value
+// past its device's submitted (`what` names the call in the message). The point must not be 0.
+rig_status resolve(uint64_t point, const char *what, Device **out);
+
+}  // namespace rig::interop

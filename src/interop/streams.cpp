@@ -1,0 +1,189 @@
+// Native streams and events: a native stream waits for rig's points, rig's queue waits for a native
+// stream's work (a point taken from it), points leave as events and events come in as points.
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/registry.h"
+#include "interop/interop.h"
+
+namespace rig::interop {
+namespace {
+
+// The rig points each native stream was made to wait for (stream_wait_point), so that a point taken from
+// the stream later (stream_point) carries them: a producer lost short of one then loses that point instead
+// of leaving rig's waits blocked behind a native wait CUDA never lets go. Keyed by (API, stream): a CUDA
+// and a HIP stream may share an address. Points reached are dropped as the stream gets new ones, and
+// streams whose points are all reached once the table grows (the program destroys streams unseen).
+class StreamWaits {
+ public:
+  void add(const char *api, void *stream, uint64_t point) {
+    std::lock_guard hold(lock_);
+    if (by_stream_.size() > kSweepAt) sweep();
+    auto &points = by_stream_[{api, stream}];
+    std::erase_if(points, settled);
+    points.push_back(point);
+  }
+  // The waits still pending on the stream, as in-queue waits of a rig value.
+  std::vector<QueueWait> carried(const char *api, void *stream) {
+    std::vector<QueueWait> out;
+    std::lock_guard hold(lock_);
+    auto it = by_stream_.find({api, stream});
+    if (it == by_stream_.end()) return out;
+    std::erase_if(it->second, settled);
+    for (uint64_t p : it->second) out.push_back({&device_at(point_device(p))->driver(), point_value(p)});
+    return out;
+  }
+
+ private:
+  static constexpr size_t kSweepAt = 256;
+  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason).
+  static bool settled(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
+  void sweep() {
+    for (auto it = by_stream_.begin(); it != by_stream_.end();) {
+      std::erase_if(it->second, settled);
+      it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
+    }
+  }
+  std::mutex lock_;
+  std::map<std::pair<const char *, void *>, std::vector<uint64_t>> by_stream_;
+};
+
+StreamWaits &stream_waits() {
+  static StreamWaits &w = *new StreamWaits;  // never destroyed: threads may still use it at exit
+  return w;
+}
+
+NativeHandles *native_of(Device &d, const char *what) {
+  NativeHandles *n = d.driver().native();
+  if (!n) fail(RIG_UNSUPPORTED, "%s: %s is not a CUDA or HIP device: it has no native streams or events", what,
+               d.info().name.c_str());
+  return n;
+}
+
+rig_status check_open(const Device &d, const char *what) {
+  if (d.released()) return fail(RIG_LOST, "%s: %s was released", what, d.info().name.c_str());
+  if (d.lost()) return d.lost_status();
+  return RIG_OK;
+}
+
+// Takes `device`'s next value after its queue waits for a native stream's work or a native event
+// (`wait`, called holding the device's turn, as a submit holds it).
+template <class Wait>
+rig_status value_after(Device &device, Wait &&wait, uint64_t *point) {
+  std::lock_guard turn(device.turn());
+  if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
+  uint64_t value = device.submitted() + 1;
+  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "%s's timeline is full", device.info().name.c_str());
+  if (rig_status s = wait(value); s != RIG_OK) {
+    if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
+    return s;                                                    // else: the native handle, nothing assigned
+  }
+  if (rig_status s = device.driver().hand_over(Work{}, value, {}); s != RIG_OK) {
+    device.lose_now(last_error());
+    return device.lost_status();
+  }
+  device.assign(value);
+  *point = device.point(value);
+  return RIG_OK;
+}
+
+}  // namespace
+
+rig_status resolve(uint64_t point, const char *what, Device **out) {
+  Device *d = device_at(point_device(point));
+  if (!d) return fail(RIG_NOT_FOUND, "%s: no device has index %u", what, point_device(point));
+  if (point_value(point) > d->submitted())
+    return fail(RIG_INVALID_ARGUMENT, "%s: %s:%llu is past its submitted value %llu", what, d->info().name.c_str(),
+                static_cast<unsigned long long>(point_value(point)), static_cast<unsigned long long>(d->submitted()));
+  *out = d;
+  return RIG_OK;
+}
+
+rig_status supported(Device &device, Device *producer, rig_interop_kind kind, int *out) {
+  NativeHandles *n = device.driver().native();
+  Device &p = producer ? *producer : device;
+  bool host_memory = device.is_host() || device.kind() == RIG_DEVICE_MEMORY;
+  switch (kind) {
+    case RIG_INTEROP_STREAM_WAIT:
+      *out = n && (p.kind() == RIG_DEVICE_MEMORY || n->can_stream_wait(p.driver()));
+      return RIG_OK;
+    case RIG_INTEROP_STREAM_POINT:
+    case RIG_INTEROP_IMPORT_EVENT:
+      *out = n != nullptr;
+      return RIG_OK;
+    case RIG_INTEROP_EXPORT_EVENT:
+      *out = !p.is_host() && p.driver().native() != nullptr;
+      return RIG_OK;
+    case RIG_INTEROP_DEVICE_POINTER:
+    case RIG_INTEROP_DLPACK:
+      *out = n != nullptr || host_memory;
+      return RIG_OK;
+    case RIG_INTEROP_HOST_FD:
+      *out = 1;
+      return RIG_OK;
+    default:
+      return fail(RIG_INVALID_ARGUMENT, "interop_supported: unknown kind %d", static_cast<int>(kind));
+  }
+}
+
+rig_status stream_wait_point(Device &device, void *stream, uint64_t point) {
+  NativeHandles *n = native_of(device, "stream_wait_point");
+  if (!n) return RIG_UNSUPPORTED;
+  if (rig_status s = check_open(device, "stream_wait_point"); s != RIG_OK) return s;
+  if (!point) return RIG_OK;
+  Device *p = nullptr;
+  if (rig_status s = resolve(point, "stream_wait_point", &p); s != RIG_OK) return s;
+  uint64_t value = point_value(point);
+  // Memory devices reach a value before its submit returns: nothing to wait for.
+  if (p->kind() == RIG_DEVICE_MEMORY) return RIG_OK;
+  // Decided by the devices alone (rig_interop_supported's answer), never by whether the value is reached yet.
+  if (!n->can_stream_wait(p->driver()))
+    return fail(RIG_UNSUPPORTED,
+                "stream_wait_point: a native stream of %s cannot wait in its queue for %s's points; wait for the "
+                "point on the host (rig_wait_point) first",
+                device.info().name.c_str(), p->info().name.c_str());
+  if (p->known_reached(value)) return RIG_OK;
+  if (p->lost()) {
+    if (p->reached(value)) return RIG_OK;
+    return p->lost_status();
+  }
+  if (rig_status s = p->commit_through(value); s != RIG_OK) return s;
+  if (rig_status s = n->stream_wait(stream, p->driver(), value); s != RIG_OK) return s;
+  stream_waits().add(n->api(), stream, point);
+  return RIG_OK;
+}
+
+rig_status stream_point(Device &device, void *stream, uint64_t *point) {
+  NativeHandles *n = native_of(device, "stream_point");
+  if (!n) return RIG_UNSUPPORTED;
+  if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
+  std::vector<QueueWait> carried = stream_waits().carried(n->api(), stream);
+  return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
+}
+
+rig_status import_event(Device &device, void *event, uint64_t *point) {
+  NativeHandles *n = native_of(device, "point_import_event");
+  if (!n) return RIG_UNSUPPORTED;
+  if (!event) return fail(RIG_INVALID_ARGUMENT, "point_import_event: null event");
+  if (rig_status s = check_open(device, "point_import_event"); s != RIG_OK) return s;
+  return value_after(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
+}
+
+rig_status export_event(uint64_t point, void **event) {
+  if (!point) return fail(RIG_INVALID_ARGUMENT, "point_export_event: the point 0 names no device");
+  Device *p = nullptr;
+  if (rig_status s = resolve(point, "point_export_event", &p); s != RIG_OK) return s;
+  NativeHandles *n = native_of(*p, "point_export_event");
+  if (!n) return RIG_UNSUPPORTED;
+  uint64_t value = point_value(point);
+  bool reached = p->reached(value);
+  if (!reached && p->lost()) return p->lost_status();
+  if (rig_status s = p->commit_through(value); s != RIG_OK && !reached) return s;
+  return n->export_event(value, reached, event);
+}
+
+}  // namespace rig::interop

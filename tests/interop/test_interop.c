@@ -1,0 +1,398 @@
+/* rig_interop.h on a stream backend (CUDA or HIP: gpu_test.h's backend), with native streams and events made
+ * by the test as a program's own code would (native.h): a native stream ordered after rig's work and rig's
+ * work after it, points as events and back, a point never signaled, handles of the wrong kind, memory made
+ * elsewhere, host descriptors, DLPack, and a loss behind a native wait. Each test's name states its promise. */
+#define _GNU_SOURCE
+#include <dlpack/dlpack.h>
+#include <poll.h>
+#include <rig_interop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_test.h"
+#include "native.h"
+
+#define N 4096u /* uint32 elements */
+#define SLOW_NS 30000000ull /* a rig_delay long enough that work not waiting for it reads stale bytes */
+
+static const native_api *api;
+
+static void *new_stream(unsigned gpu) {
+  void *s = NULL;
+  assert_int_equal(api->use_gpu((int)gpu), 0);
+  assert_int_equal(api->stream_create(&s), 0);
+  return s;
+}
+
+static uint64_t address_of(rig_buffer b) {
+  uint64_t a = 0;
+  OK(rig_buffer_device_address(b, &a));
+  return a;
+}
+
+static void expect_all(rig_buffer b, uint32_t want) {
+  uint32_t *host = malloc(N * 4);
+  OK(rig_buffer_read_into(b, 0, host, N * 4));
+  for (uint32_t i = 0; i < N; ++i)
+    if (host[i] != want) fail_msg("element %u is %u, want %u", i, host[i], want);
+  free(host);
+}
+
+/* rig fills x after a slow kernel; a native stream told to wait for that point copies x into y; a point
+ * taken from the native stream, stamped on y as its write, orders rig's host read of y after the copy. */
+static void native_stream_follows_rig_point_and_rig_follows_native_stream(void **state) {
+  (void)state;
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(a, N * 4);
+  OK(rig_buffer_write_from(y, 0, (uint32_t[N]){0}, N * 4));
+  gt_delay(a, m, SLOW_NS);
+  rig_point filled = gt_fill_u32(a, m, x, N, 7);
+  void *s = new_stream(0);
+  OK(rig_stream_wait_point(a, s, filled));
+  assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+  rig_point copied = 0;
+  rig_point before = rt_submitted(a);
+  OK(rig_stream_point(a, s, &copied));
+  assert_int_equal(rig_point_value(copied), before + 1); /* the next value of a */
+  OK(rig_buffer_stamp(y, copied, RIG_ACCESS_WRITE));
+  rig_point last = 0;
+  OK(rig_buffer_last_write(y, &last));
+  assert_int_equal(last, copied);
+  expect_all(y, 7); /* rule 5 through the stamp: waits for the native copy */
+  /* rig's next write of x follows the native read (rule 4 through a read stamp) */
+  OK(rig_buffer_stamp(x, copied, RIG_ACCESS_READ));
+  gt_fill_u32(a, m, x, N, 8);
+  expect_all(x, 8);
+  expect_all(y, 7);
+  api->stream_destroy(s);
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* The same across GPUs: the native stream is on GPU 1, rig's point on GPU 0. */
+static void native_stream_of_another_gpu_waits_for_rig_point(void **state) {
+  (void)state;
+  if (gt_gpu_count() < 2) {
+    rt_skip("needs two GPUs");
+    return;
+  }
+  rig_device a, b;
+  if (!gt_open(gt_name(0), &a) || !gt_open(gt_name(1), &b)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(b, N * 4);
+  gt_delay(a, m, SLOW_NS);
+  rig_point filled = gt_fill_u32(a, m, x, N, 11);
+  void *s = new_stream(1);
+  OK(rig_stream_wait_point(b, s, filled));
+  /* the copy reads GPU 0's memory from GPU 1's stream: borrow x on b for its address there (peer access) */
+  rig_buffer x_b = rt_borrow(b, x);
+  assert_int_equal(api->copy_async(address_of(y), address_of(x_b), N * 4, s), 0);
+  rig_point copied = 0;
+  OK(rig_stream_point(b, s, &copied));
+  OK(rig_buffer_stamp(y, copied, RIG_ACCESS_WRITE));
+  expect_all(y, 11);
+  api->stream_destroy(s);
+  OK(rig_buffer_release(x_b));
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+}
+
+/* A point exported as an event completes with the point; the event imported back is a point of the
+ * importing device reached once the event is. */
+static void exported_event_completes_with_point_and_imports_back(void **state) {
+  (void)state;
+  rig_device a, b;
+  if (!gt_open(gt_name(0), &a) || !gt_open(gt_name(0), &b)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4);
+  gt_delay(a, m, SLOW_NS);
+  rig_point filled = gt_fill_u32(a, m, x, N, 5);
+  void *event = NULL;
+  OK(rig_point_export_event(filled, &event));
+  assert_non_null(event);
+  rig_point imported = 0;
+  OK(rig_point_import_event(b, event, &imported));
+  rig_device_info info = {sizeof info};
+  OK(rig_device_get_info(b, &info));
+  assert_int_equal(rig_point_device_index(imported), info.index); /* a value of the importing device */
+  api->event_destroy(event); /* the caller's, destroyable at once: the queued wait keeps its record */
+  OK(rig_wait_point(imported, UINT64_MAX));
+  uint64_t signaled = 0;
+  OK(rig_device_signaled(a, &signaled));
+  assert_true(signaled >= rig_point_value(filled)); /* b's point came no earlier than a's */
+  /* a point already reached exports an event complete at once */
+  OK(rig_point_export_event(filled, &event));
+  assert_int_equal(api->event_query(event), 0);
+  api->event_destroy(event);
+  expect_all(x, 5);
+  OK(rig_buffer_release(x));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+}
+
+/* An event whose record never completes (its stream waits on a host word no one writes) leaves the imported
+ * point unreached: rig's wait answers RIG_TIMEOUT, then OK once the word is written. */
+static void imported_event_never_signaled_times_out_then_completes(void **state) {
+  (void)state;
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  void *s = new_stream(0);
+  void *host = NULL;
+  uint64_t word = 0;
+  assert_int_equal(api->host_alloc(&host, &word, 64), 0);
+  memset(host, 0, 64);
+  int r = api->wait_word(s, word, 1);
+  if (r == 801) { /* the device has no stream memory operations: nothing here can gate a stream for ever */
+    rt_skip("the native stream cannot wait on a host word (801) on this device");
+    api->stream_destroy(s);
+    OK(rig_device_release(a));
+    return;
+  }
+  assert_int_equal(r, 0);
+  void *event = NULL;
+  assert_int_equal(api->event_create(&event), 0);
+  assert_int_equal(api->event_record(event, s), 0);
+  rig_point p = 0;
+  OK(rig_point_import_event(a, event, &p));
+  STATUS(RIG_TIMEOUT, rig_wait_point(p, 20000000));
+  /* a descriptor for it is not readable yet */
+  int fd = -1;
+  OK(rig_point_fd(p, &fd));
+  struct pollfd pfd = {fd, POLLIN, 0};
+  assert_int_equal(poll(&pfd, 1, 0), 0);
+  __atomic_store_n((uint64_t *)host, 1, __ATOMIC_RELEASE);
+  OK(rig_wait_point(p, UINT64_MAX));
+  assert_int_equal(poll(&pfd, 1, 5000), 1);
+  uint64_t count = 0;
+  assert_int_equal(read(fd, &count, 8), 8);
+  assert_int_equal(count, 1);
+  close(fd);
+  api->event_destroy(event);
+  api->stream_destroy(s);
+  OK(rig_device_release(a));
+}
+
+/* A stream passed as an event, an event passed as a stream, a destroyed stream: RIG_INVALID_ARGUMENT with
+ * the driver's words, nothing assigned, the device not lost. */
+static void handles_of_the_wrong_kind_answer_invalid_argument(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* a real driver may crash on a handle of the wrong kind (undefined in its API) */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_point slow = gt_delay(a, m, SLOW_NS);
+  void *s = new_stream(0);
+  void *event = NULL;
+  assert_int_equal(api->event_create(&event), 0);
+  uint64_t before = rt_submitted(a);
+  rig_point p = 0;
+  STATUS(RIG_INVALID_ARGUMENT, rig_point_import_event(a, s, &p));
+  assert_non_null(strstr(rig_last_error(), api->hip ? "hip" : "cu"));
+  STATUS(RIG_INVALID_ARGUMENT, rig_stream_point(a, event, &p));
+  STATUS(RIG_INVALID_ARGUMENT, rig_stream_wait_point(a, event, slow));
+  STATUS(RIG_INVALID_ARGUMENT, rig_point_import_event(a, NULL, &p));
+  api->stream_destroy(s);
+  STATUS(RIG_INVALID_ARGUMENT, rig_stream_point(a, s, &p));
+  assert_int_equal(rt_submitted(a), before);
+  const char *why = "";
+  OK(rig_device_lost_reason(a, &why));
+  assert_null(why);
+  /* bad points and handles */
+  STATUS(RIG_NOT_FOUND, rig_stream_wait_point(a, NULL, rig_point_make(65000, 1)));
+  STATUS(RIG_INVALID_ARGUMENT, rig_stream_wait_point(a, NULL, rig_point_make(rig_point_device_index(slow), 1000000)));
+  STATUS(RIG_INVALID_HANDLE, rig_stream_point(NULL, NULL, &p));
+  STATUS(RIG_INVALID_ARGUMENT, rig_stream_point(a, NULL, NULL));
+  STATUS(RIG_INVALID_ARGUMENT, rig_point_export_event(0, &event));
+  STATUS(RIG_INVALID_ARGUMENT, rig_point_export_event(slow, NULL));
+  int fd = 0;
+  STATUS(RIG_NOT_FOUND, rig_point_fd(rig_point_make(65000, 1), &fd));
+  STATUS(RIG_INVALID_ARGUMENT, rig_point_fd(slow, NULL));
+  api->event_destroy(event);
+  OK(rig_wait_point(slow, UINT64_MAX));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* Device memory made by the program (cuMemAlloc, hipMalloc) as a rig buffer: rig's work writes it, its
+ * release function runs once the last buffer and the last DLPack tensor over it are gone, never earlier. */
+static int released;
+static void on_release(void *user) { *(int *)user += 1; }
+
+static void wrapped_device_memory_takes_part_and_outlives_its_dlpack_tensor(void **state) {
+  (void)state;
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  assert_int_equal(api->use_gpu(0), 0);
+  uint64_t mem = 0;
+  assert_int_equal(api->mem_alloc(&mem, N * 4), 0);
+  rig_buffer w;
+  released = 0;
+  OK(rig_buffer_wrap_device(a, mem, N * 4, on_release, &released, &w));
+  assert_int_equal(address_of(w), mem);
+  gt_delay(a, m, SLOW_NS);
+  gt_fill_u32(a, m, w, N, 3);
+  expect_all(w, 3);
+  DLManagedTensor *t = NULL;
+  OK(rig_buffer_to_dlpack(w, kDLUInt, 32, 1, &t));
+  assert_int_equal(t->dl_tensor.device.device_type, api->hip ? kDLROCM : kDLCUDA);
+  assert_int_equal(t->dl_tensor.device.device_id, 0);
+  assert_int_equal(t->dl_tensor.ndim, 1);
+  assert_int_equal(t->dl_tensor.shape[0], N);
+  assert_int_equal((uint64_t)(uintptr_t)t->dl_tensor.data, mem);
+  int32_t type = 0, id = -1;
+  OK(rig_buffer_dlpack_device(w, &type, &id));
+  assert_int_equal(type, t->dl_tensor.device.device_type);
+  STATUS(RIG_INVALID_ARGUMENT, rig_buffer_to_dlpack(w, kDLUInt, 12, 1, &t));
+  rig_buffer odd;
+  OK(rig_buffer_view(w, 0, 6, &odd));
+  STATUS(RIG_INVALID_ARGUMENT, rig_buffer_to_dlpack(odd, kDLUInt, 32, 1, &t));
+  OK(rig_buffer_release(odd));
+  OK(rig_buffer_release(w));
+  assert_int_equal(released, 0); /* the tensor keeps the allocation */
+  t->deleter(t);
+  assert_int_equal(released, 1);
+  assert_int_equal(api->mem_free(mem), 0);
+  /* bad input */
+  STATUS(RIG_INVALID_ARGUMENT, rig_buffer_wrap_device(a, 0, 16, NULL, NULL, &w));
+  STATUS(RIG_INVALID_ARGUMENT, rig_buffer_wrap_device(a, UINT64_MAX - 4, 16, NULL, NULL, &w));
+  STATUS(RIG_INVALID_ARGUMENT, rig_buffer_wrap_device(a, mem, 16, NULL, NULL, NULL));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* The capability query, and points of memory devices: a native stream never waits for them. */
+static void capabilities_per_device_and_memory_device_points(void **state) {
+  (void)state;
+  rig_device a, mem;
+  if (!gt_open(gt_name(0), &a)) return;
+  OK(rig_memory_device("interop-mem", &mem));
+  int yes = -1;
+  OK(rig_interop_supported(a, a, RIG_INTEROP_STREAM_WAIT, &yes));
+  assert_int_equal(yes, 1);
+  OK(rig_interop_supported(a, mem, RIG_INTEROP_STREAM_WAIT, &yes));
+  assert_int_equal(yes, 1);
+  OK(rig_interop_supported(a, NULL, RIG_INTEROP_STREAM_POINT, &yes));
+  assert_int_equal(yes, 1);
+  OK(rig_interop_supported(mem, NULL, RIG_INTEROP_STREAM_POINT, &yes));
+  assert_int_equal(yes, 0);
+  OK(rig_interop_supported(a, mem, RIG_INTEROP_EXPORT_EVENT, &yes));
+  assert_int_equal(yes, 0);
+  OK(rig_interop_supported(mem, a, RIG_INTEROP_EXPORT_EVENT, &yes));
+  assert_int_equal(yes, 1);
+  OK(rig_interop_supported(mem, NULL, RIG_INTEROP_HOST_FD, &yes));
+  assert_int_equal(yes, 1);
+  OK(rig_interop_supported(mem, NULL, RIG_INTEROP_DLPACK, &yes));
+  assert_int_equal(yes, 1);
+  STATUS(RIG_INVALID_ARGUMENT, rig_interop_supported(a, NULL, (rig_interop_kind)99, &yes));
+  STATUS(RIG_INVALID_HANDLE, rig_interop_supported(NULL, NULL, RIG_INTEROP_HOST_FD, &yes));
+  /* a memory device's point: reached at its submit, nothing enqueued */
+  rig_buffer h = rt_create(mem, 64);
+  rig_point p = rt_fill(mem, h, 1);
+  void *s = new_stream(0);
+  OK(rig_stream_wait_point(a, s, p));
+  OK(rig_stream_wait_point(a, s, 0));
+  rig_point q = 0;
+  STATUS(RIG_UNSUPPORTED, rig_stream_wait_point(mem, s, p));
+  STATUS(RIG_UNSUPPORTED, rig_stream_point(mem, s, &q));
+  STATUS(RIG_UNSUPPORTED, rig_point_export_event(p, &s));
+  api->stream_destroy(s);
+  OK(rig_buffer_release(h));
+  OK(rig_device_release(mem));
+  OK(rig_device_release(a));
+}
+
+/* A descriptor the caller closed before its point was reached is never written: rig signals its own
+ * duplicate, so a pipe that took the closed number stays empty. */
+static void closed_descriptor_is_never_written(void **state) {
+  (void)state;
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_point slow = gt_delay(a, m, SLOW_NS);
+  int fd = -1;
+  OK(rig_point_fd(slow, &fd));
+  close(fd);
+  int pipe_fds[2];
+  assert_int_equal(pipe(pipe_fds), 0);
+  OK(rig_wait_point(slow, UINT64_MAX));
+  usleep(20000);
+  struct pollfd pfd = {pipe_fds[0], POLLIN, 0};
+  assert_int_equal(poll(&pfd, 1, 0), 0);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  /* the point 0 and reached points: readable at once */
+  OK(rig_point_fd(0, &fd));
+  pfd.fd = fd;
+  assert_int_equal(poll(&pfd, 1, 0), 1);
+  close(fd);
+  OK(rig_point_fd(slow, &fd));
+  pfd.fd = fd;
+  assert_int_equal(poll(&pfd, 1, 0), 1);
+  close(fd);
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* GPU 0 faults after a native stream of GPU 1 was told to wait for its point: rig's wait for a point taken
+ * from that stream answers RIG_LOST (naming the lost device), instead of waiting for ever. */
+static void device_lost_behind_a_native_wait_is_reported_on_rigs_side(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* faults a GPU on purpose */
+  if (gt_gpu_count() < 2) {
+    rt_skip("needs two GPUs");
+    return;
+  }
+  rig_device a, b;
+  if (!gt_open(gt_name(0), &a) || !gt_open(gt_name(1), &b)) return;
+  rig_module m = gt_kernels(a);
+  gt_delay(a, m, SLOW_NS * 3);
+  rig_point faulted = gt_fault(a, m);
+  void *s = new_stream(1);
+  OK(rig_stream_wait_point(b, s, faulted));
+  rig_point after = 0;
+  OK(rig_stream_point(b, s, &after));
+  STATUS(RIG_LOST, rig_wait_point(after, 10000000000ull));
+  const char *why = NULL;
+  OK(rig_device_lost_reason(b, &why));
+  assert_non_null(why);
+  assert_non_null(strstr(why, gt_name(0)));
+  /* the lost producer's points: refused at once */
+  STATUS(RIG_LOST, rig_stream_wait_point(b, s, faulted));
+  api->stream_destroy(s);
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+  gt_set("reset", 1);
+}
+
+int main(void) {
+  if (!gt_available()) return 77; /* skipped, with the reason printed */
+  api = native();
+  if (!api) {
+    fprintf(stderr, "%s: the native calls the test makes are missing\n", gt()->prefix);
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(native_stream_follows_rig_point_and_rig_follows_native_stream),
+      cmocka_unit_test(native_stream_of_another_gpu_waits_for_rig_point),
+      cmocka_unit_test(exported_event_completes_with_point_and_imports_back),
+      cmocka_unit_test(imported_event_never_signaled_times_out_then_completes),
+      cmocka_unit_test(handles_of_the_wrong_kind_answer_invalid_argument),
+      cmocka_unit_test(wrapped_device_memory_takes_part_and_outlives_its_dlpack_tensor),
+      cmocka_unit_test(capabilities_per_device_and_memory_device_points),
+      cmocka_unit_test(closed_descriptor_is_never_written),
+      cmocka_unit_test(device_lost_behind_a_native_wait_is_reported_on_rigs_side),
+  };
+  return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
+}
