@@ -36,7 +36,7 @@ Table &table() {
   return *t;
 }
 
-Slot *slot_at(Table &t, uint32_t index) {
+Slot *slot_at(uint32_t index) {
   Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
   return chunk ? &chunk[index % kChunkSlots] : nullptr;
 }
@@ -68,7 +68,7 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
   uint32_t index;
   if (t.free_head) {
     index = t.free_head - 1;
-    t.free_head = slot_at(t, index)->next_free;
+    t.free_head = slot_at(index)->next_free;
   } else {
     index = t.used;
     if (index / kChunkSlots >= kChunks) {
@@ -85,7 +85,7 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
     }
     ++t.used;
   }
-  Slot *s = slot_at(t, index);
+  Slot *s = slot_at(index);
   // Each reuse of a slot gets a new generation, so stale handles of it never match again (until 2^24
   // reuses of one slot).
   s->object = std::move(object);

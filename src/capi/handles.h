@@ -67,7 +67,7 @@ inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_releas
 
 // The slot of a live handle of `kind`, pinned; null (with the error set) otherwise. Never blocks.
 [[gnu::always_inline]] inline Slot *pin(uint64_t word, Kind kind, const char *what) {
-  uint32_t before;
+  uint32_t before = 0;  // set by a successful pin; initialized for the compiler (read only then)
   return pin_counted(word, kind, what, &before);
 }
 // pin() for a call that must be the handle's only one in progress (a run's submit and setters): null with
@@ -76,7 +76,7 @@ inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_releas
 // The pins are the calls in progress on this handle: a run's calls exclude each other, since the
 // fetch_add is one total order, of two overlapping calls exactly the later one sees the other's pin.
 [[gnu::always_inline]] inline Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why) {
-  uint32_t before;
+  uint32_t before = 0;  // set by a successful pin; initialized for the compiler (read only then)
   Slot *s = pin_counted(word, kind, what, &before);
   *why = RIG_INVALID_HANDLE;
   if (s && before != 0) [[unlikely]] {
