@@ -162,9 +162,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     all_registered &= a.registered;
     verdicts += (d ? "; " : "") + a.verdict;
   }
-  switch (l->kept_ ? RIG_LOAD_PATH_MAX_ENUM : o.path) {
-    case RIG_LOAD_PATH_MAX_ENUM:
-      break;  // kept, above
+  if (!l->kept_) switch (o.path) {
     case RIG_LOAD_PATH_AUTO:
       l->path_ = all_direct ? RIG_LOAD_PATH_DIRECT : RIG_LOAD_PATH_STAGED;
       l->why_ = all_direct ? "auto: the verdict is Not_needed (the device reads the mapping itself): " + verdicts
