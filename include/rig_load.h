@@ -111,7 +111,8 @@ RIG_API rig_status rig_load_file_format(rig_load_file RIG_NONNULL file, rig_load
  * meanwhile. A second call for the same device does nothing. RIG_UNSUPPORTED (naming the verdict) where
  * the device's verdict is not Usable; the static verdict, then the cached probe, decide as for a
  * registered load. RIG_INVALID_HANDLE for a released file or device, RIG_INVALID_ARGUMENT for an empty
- * file, RIG_DRIVER where mmap or the driver's registration fails (its words in rig_last_error).
+ * file, RIG_DRIVER where mmap fails, the borrow's status (RIG_UNMAPPABLE ...) where the driver refuses to
+ * register; rig_last_error says why.
  * Waits for the probe and the driver's registration (about 0.1 s per 4 GiB on an H200), holding the
  * file's own lock, never a lock of the engine's. */
 RIG_API rig_status rig_load_file_keep_registered(rig_load_file RIG_NONNULL file, rig_device RIG_NONNULL device);
