@@ -44,6 +44,8 @@ typedef enum rig_interop_kind {
   RIG_INTEROP_DEVICE_POINTER = 5,  /* a native device pointer of `device` becomes a rig buffer */
   RIG_INTEROP_HOST_FD = 6,         /* `producer`'s points become host file descriptors (every device) */
   RIG_INTEROP_DLPACK = 7,          /* buffers of `device` become DLPack tensors */
+  RIG_INTEROP_IPC_MEMORY = 8,      /* buffers of `device` go to and come from other processes (CUDA IPC) */
+  RIG_INTEROP_IPC_EVENT = 9,       /* points of `device` go to and come from other processes (IPC events) */
   RIG_INTEROP_KIND_MAX_ENUM = 0x7fffffff
 } rig_interop_kind;
 
@@ -154,6 +156,67 @@ RIG_API rig_status rig_buffer_device_address(rig_buffer RIG_NONNULL buffer, uint
  * the point's device's turn for a moment (as its submits do); waits for nothing. RIG_INVALID_ARGUMENT for
  * the point 0, a value past its device's submitted, or a point of the host. */
 RIG_API rig_status rig_buffer_stamp(rig_buffer RIG_NONNULL buffer, rig_point point, rig_access access);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Across processes on one host (CUDA, HIP)                                                             */
+
+/* A buffer or a point of one process as bytes another process of the host opens: rig's header (what it
+ * names, the API, the exporting process, the range) around the API's own 64-byte handle (CUipcMemHandle,
+ * CUipcEventHandle, or HIP's). Plain bytes: send them over whatever the program uses (a UNIX socket, a
+ * pipe, MPI). Every import checks the header: bytes that are no rig handle (garbage, another version), a
+ * handle of the other kind (a point's where a buffer's is asked, or the reverse), of another API than the
+ * importing device's, or exported by the importing process itself answer RIG_INVALID_ARGUMENT saying which.
+ * What the header cannot see (an exporter that has since freed or closed what the handle names, or exited)
+ * the driver answers when the handle is opened: RIG_INVALID_ARGUMENT with the driver's words. */
+#define RIG_IPC_HANDLE_SIZE 128
+typedef struct rig_ipc_handle {
+  uint8_t bytes[RIG_IPC_HANDLE_SIZE];
+} rig_ipc_handle;
+
+/* Writes to *out a handle of the buffer's bytes (cuIpcGetMemHandle of its allocation, with the buffer's
+ * offset and length). Waits for nothing and orders nothing: send a point with it (rig_buffer_last_write
+ * exported with rig_point_export_ipc) for the importer to follow. The exporting process keeps the buffer's
+ * allocation (a buffer over it) until every use the importer makes of it is reached (its point sent back);
+ * exporting holds nothing, so there is nothing to close. RIG_UNSUPPORTED for memory the API cannot share (a
+ * device without RIG_INTEROP_IPC_MEMORY, pinned or mapped host memory, an empty buffer, memory itself
+ * imported from another process); RIG_LOST for a lost device. Holds no lock of rig's. */
+RIG_API rig_status rig_buffer_export_ipc(rig_buffer RIG_NONNULL buffer, rig_ipc_handle *RIG_NONNULL out);
+
+/* Writes to *out a new buffer of `device` over another process's exported bytes (cuIpcOpenMemHandle on
+ * `device`'s GPU, with peer access where the memory is another GPU's): a new allocation with stamps of its
+ * own, taking part in every rule from now on. rig closes the mapping (cuIpcCloseMemHandle) once the last
+ * buffer over it is released and every use of it is reached. rig does not see the exporter's work on the
+ * bytes: import its point (rig_point_import_ipc) and let the importer's first use follow it. Waits for
+ * nothing. RIG_INVALID_ARGUMENT for bad bytes (above) and the driver's refusal; RIG_UNSUPPORTED for a
+ * device without RIG_INTEROP_IPC_MEMORY; RIG_LOST for a lost or released device. */
+RIG_API rig_status rig_buffer_import_ipc(rig_device RIG_NONNULL device, const rig_ipc_handle *RIG_NONNULL handle,
+                                         rig_buffer *RIG_NONNULL out);
+
+/* Writes to *out a handle of `point` for another process: rig makes an interprocess event
+ * (CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING) recorded at the tail of the point's device's stream as
+ * of this call (so it completes no earlier than the point, possibly after later work of that device; never
+ * recorded, so complete, where the point is reached). The event is the exporting process's: it lives until
+ * rig_point_export_ipc_close(handle) in this process, or until the process exits; close it only once the
+ * importer's point that followed it is reached (CUDA leaves waits on an event destroyed in its exporter
+ * undefined). Never blocks; no lock held. RIG_INVALID_ARGUMENT for the point 0 or a value past its device's
+ * submitted; RIG_UNSUPPORTED for a device without RIG_INTEROP_IPC_EVENT; RIG_LOST where its device was lost
+ * short of it. */
+RIG_API rig_status rig_point_export_ipc(rig_point point, rig_ipc_handle *RIG_NONNULL out);
+
+/* Ends an export made by this process with rig_point_export_ipc: destroys its event. RIG_INVALID_ARGUMENT
+ * for bytes that are no rig handle, a buffer's handle (exporting memory holds nothing), or a handle another
+ * process exported (only the exporter closes); RIG_NOT_FOUND for an export closed already. Never blocks. */
+RIG_API rig_status rig_point_export_ipc_close(const rig_ipc_handle *RIG_NONNULL handle);
+
+/* Writes to *point a new point of `device` that follows the exported event's latest record as of this call
+ * (cuIpcOpenEventHandle, then cuStreamWaitEvent in `device`'s queue, holding its turn as a submit does; the
+ * opened event is destroyed before return, the queued wait keeping it). Never blocks the host. An exporter
+ * whose work never completes (its stream waits for ever, or it died holding the record) leaves the point
+ * unreached: rig_wait_point with a timeout answers RIG_TIMEOUT. RIG_INVALID_ARGUMENT for bad bytes (above),
+ * an export closed or of an exited process (the driver's refusal), with nothing assigned; RIG_UNSUPPORTED
+ * for a device without RIG_INTEROP_IPC_EVENT; RIG_LOST for a lost or released device. */
+RIG_API rig_status rig_point_import_ipc(rig_device RIG_NONNULL device, const rig_ipc_handle *RIG_NONNULL handle,
+                                        rig_point *RIG_NONNULL point);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* DLPack                                                                                               */

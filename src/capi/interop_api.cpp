@@ -119,4 +119,49 @@ rig_status rig_buffer_to_dlpack(rig_buffer buffer, uint8_t code, uint8_t bits, u
   });
 }
 
+rig_status rig_buffer_export_ipc(rig_buffer buffer, rig_ipc_handle *out) {
+  return entry("buffer_export_ipc", [&] {
+    auto b = pin_buffer(buffer, "buffer_export_ipc");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(out, "buffer_export_ipc");
+    return interop::export_memory_ipc(*b, out);
+  });
+}
+
+rig_status rig_buffer_import_ipc(rig_device device, const rig_ipc_handle *handle, rig_buffer *out) {
+  return entry("buffer_import_ipc", [&] {
+    auto d = pin_device(device, "buffer_import_ipc");
+    if (!d) return RIG_INVALID_HANDLE;
+    if (!handle) return fail(RIG_INVALID_ARGUMENT, "buffer_import_ipc: null handle");
+    RIG_REQUIRE_OUT(out, "buffer_import_ipc");
+    std::shared_ptr<Buffer> b;
+    if (rig_status s = interop::import_memory_ipc(*d, *handle, &b); s != RIG_OK) return s;
+    return give(Kind::buffer, std::move(b), out);
+  });
+}
+
+rig_status rig_point_export_ipc(rig_point point, rig_ipc_handle *out) {
+  return entry("point_export_ipc", [&] {
+    RIG_REQUIRE_OUT(out, "point_export_ipc");
+    return interop::export_point_ipc(point, out);
+  });
+}
+
+rig_status rig_point_export_ipc_close(const rig_ipc_handle *handle) {
+  return entry("point_export_ipc_close", [&] {
+    if (!handle) return fail(RIG_INVALID_ARGUMENT, "point_export_ipc_close: null handle");
+    return interop::close_point_ipc(*handle);
+  });
+}
+
+rig_status rig_point_import_ipc(rig_device device, const rig_ipc_handle *handle, rig_point *point) {
+  return entry("point_import_ipc", [&] {
+    auto d = pin_device(device, "point_import_ipc");
+    if (!d) return RIG_INVALID_HANDLE;
+    if (!handle) return fail(RIG_INVALID_ARGUMENT, "point_import_ipc: null handle");
+    RIG_REQUIRE_OUT(point, "point_import_ipc");
+    return interop::import_point_ipc(*d, *handle, point);
+  });
+}
+
 }  // extern "C"

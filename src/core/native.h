@@ -14,6 +14,11 @@
 
 namespace rig {
 
+// An interprocess handle of the API, as bytes (CUipcMemHandle and CUipcEventHandle are 64 opaque bytes).
+struct IpcBytes {
+  unsigned char bytes[64];
+};
+
 class NativeHandles {
  public:
   // The API's name ("CUDA", "HIP"): native handles of two devices mix only where it is the same.
@@ -43,6 +48,24 @@ class NativeHandles {
   // A new event that completes once this device's `value` (handed over) is reached; the caller owns it.
   // `reached`: the value is reached already (the event is then never recorded: complete).
   virtual rig_status export_event(uint64_t value, bool reached, void **event) = 0;
+
+  // Interprocess handles (stream/ipc.cpp): 64 bytes of the API's (CUipcMemHandle, CUipcEventHandle) that
+  // another process opens. Whether the library has the calls for memory, and for events (decided once).
+  virtual bool can_ipc_memory() const = 0;
+  virtual bool can_ipc_event() const = 0;
+  // The handle of `memory` (this driver's own device memory, the base of an allocation). RIG_UNSUPPORTED
+  // for memory the API cannot share (host memory, memory opened from another process).
+  virtual rig_status export_memory_ipc(const Memory &memory, IpcBytes *handle) = 0;
+  // Opens another process's handle on this device's GPU: `length` bytes at `offset` from the opened base,
+  // as a Memory that free() closes. The driver's refusal as RIG_INVALID_ARGUMENT with its words.
+  virtual rig_status import_memory_ipc(const IpcBytes &handle, size_t offset, size_t length, Memory *out) = 0;
+  // A new interprocess event that completes once `value` (handed over) is reached (never recorded where
+  // `reached`), and its handle. The caller ends it with destroy_event once no process waits on it.
+  virtual rig_status export_event_ipc(uint64_t value, bool reached, void **event, IpcBytes *handle) = 0;
+  virtual void destroy_event(void *event) = 0;
+  // As queue_wait_event, for another process's event: opens the handle, waits in queue for its latest
+  // record, closes the opened event (the queued wait keeps it, CUDA's rule).
+  virtual rig_status queue_wait_event_ipc(const IpcBytes &handle, uint64_t value) = 0;
 
  protected:
   ~NativeHandles() = default;

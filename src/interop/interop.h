@@ -7,6 +7,7 @@
 #include <rig_interop.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/buffer.h"
@@ -27,11 +28,32 @@ rig_status point_fd(uint64_t point, int *fd);
 // memory.cpp
 rig_status wrap_device(Device &device, uint64_t address, size_t length, rig_release_fn release, void *user,
                        std::shared_ptr<Buffer> *out);
+// A buffer of `device` over the whole of a new allocation (memory made elsewhere, or another process's).
+std::shared_ptr<Buffer> buffer_over(Device &device, std::shared_ptr<Allocation> allocation);
 rig_status device_address(const Buffer &buffer, uint64_t *address);
 rig_status stamp(const Buffer &buffer, uint64_t point, rig_access access);
 rig_status last_write(const Buffer &buffer, uint64_t *point);
 rig_status dlpack_device(const Buffer &buffer, int32_t *type, int32_t *id);
 rig_status to_dlpack(const Buffer &buffer, uint8_t code, uint8_t bits, uint16_t lanes, DLManagedTensor **out);
+
+// ipc.cpp
+rig_status export_memory_ipc(const Buffer &buffer, rig_ipc_handle *out);
+rig_status import_memory_ipc(Device &device, const rig_ipc_handle &handle, std::shared_ptr<Buffer> *out);
+rig_status export_point_ipc(uint64_t point, rig_ipc_handle *out);
+rig_status close_point_ipc(const rig_ipc_handle &handle);
+rig_status import_point_ipc(Device &device, const rig_ipc_handle &handle, uint64_t *point);
+
+// RIG_LOST (with the message) for a released or lost device, else RIG_OK.
+rig_status check_open(const Device &d, const char *what);
+// Takes `device`'s next value after its queue waits for work outside rig (`wait`, called with that value
+// holding the device's turn, as a submit holds it): the point of rig_stream_point and the imports.
+rig_status value_after(Device &device, const std::function<rig_status(uint64_t)> &wait, uint64_t *point);
+// The device of a point to export as a native event (`what` names the call), its native handles, and
+// whether the value is reached: the point committed, RIG_INVALID_ARGUMENT for the point 0, RIG_UNSUPPORTED
+// for a device with no native events, RIG_LOST where its device was lost short of it.
+rig_status exportable(uint64_t point, const char *what, Device **device, NativeHandles **native, bool *reached);
+// The device's native handles, or null with RIG_UNSUPPORTED's message (`what` names the call).
+NativeHandles *native_of(Device &d, const char *what);
 
 // A submitted point's device: RIG_NOT_FOUND for an index no device has, RIG_INVALID_ARGUMENT for a value
 // past its device's submitted (`what` names the call in the message). The point must not be 0.

@@ -42,16 +42,20 @@ rig_status wrap_device(Device &device, uint64_t address, size_t length, rig_rele
     return fail(RIG_UNSUPPORTED, "wrap_device: %s's work addresses memory by no pointer (%s)",
                 device.info().name.c_str(), device.info().framework.c_str());
   }
-  auto a = std::make_shared<Allocation>(device, m, length, false, false);
-  auto b = std::make_shared<Buffer>();
-  b->allocation = std::move(a);
-  b->device = &device;
-  b->memory = &b->allocation->base();
-  b->length = length;
-  if (!device.is_host()) b->use = b->allocation->stamps().use_word(device.index());
+  auto b = buffer_over(device, std::make_shared<Allocation>(device, m, length, false, false));
   b->allocation->on_release(release, user);  // last: a failure above never calls it
   *out = std::move(b);
   return RIG_OK;
+}
+
+std::shared_ptr<Buffer> buffer_over(Device &device, std::shared_ptr<Allocation> allocation) {
+  auto b = std::make_shared<Buffer>();
+  b->length = allocation->length();
+  b->allocation = std::move(allocation);
+  b->device = &device;
+  b->memory = &b->allocation->base();
+  if (!device.is_host()) b->use = b->allocation->stamps().use_word(device.index());
+  return b;
 }
 
 rig_status device_address(const Buffer &buffer, uint64_t *address) {

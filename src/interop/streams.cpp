@@ -1,5 +1,6 @@
 // Native streams and events: a native stream waits for rig's points, rig's queue waits for a native
 // stream's work (a point taken from it), points leave as events and events come in as points.
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -57,6 +58,8 @@ StreamWaits &stream_waits() {
   return w;
 }
 
+}  // namespace
+
 NativeHandles *native_of(Device &d, const char *what) {
   NativeHandles *n = d.driver().native();
   if (!n) fail(RIG_UNSUPPORTED, "%s: %s is not a CUDA or HIP device: it has no native streams or events", what,
@@ -70,10 +73,7 @@ rig_status check_open(const Device &d, const char *what) {
   return RIG_OK;
 }
 
-// Takes `device`'s next value after its queue waits for a native stream's work or a native event
-// (`wait`, called holding the device's turn, as a submit holds it).
-template <class Wait>
-rig_status value_after(Device &device, Wait &&wait, uint64_t *point) {
+rig_status value_after(Device &device, const std::function<rig_status(uint64_t)> &wait, uint64_t *point) {
   std::lock_guard turn(device.turn());
   if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
   uint64_t value = device.submitted() + 1;
@@ -90,8 +90,6 @@ rig_status value_after(Device &device, Wait &&wait, uint64_t *point) {
   *point = device.point(value);
   return RIG_OK;
 }
-
-}  // namespace
 
 rig_status resolve(uint64_t point, const char *what, Device **out) {
   Device *d = device_at(point_device(point));
@@ -124,6 +122,12 @@ rig_status supported(Device &device, Device *producer, rig_interop_kind kind, in
       return RIG_OK;
     case RIG_INTEROP_HOST_FD:
       *out = 1;
+      return RIG_OK;
+    case RIG_INTEROP_IPC_MEMORY:
+      *out = n && n->can_ipc_memory();
+      return RIG_OK;
+    case RIG_INTEROP_IPC_EVENT:
+      *out = n && n->can_ipc_event();
       return RIG_OK;
     default:
       return fail(RIG_INVALID_ARGUMENT, "interop_supported: unknown kind %d", static_cast<int>(kind));
@@ -173,17 +177,28 @@ rig_status import_event(Device &device, void *event, uint64_t *point) {
   return value_after(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
 }
 
-rig_status export_event(uint64_t point, void **event) {
-  if (!point) return fail(RIG_INVALID_ARGUMENT, "point_export_event: the point 0 names no device");
+rig_status exportable(uint64_t point, const char *what, Device **device, NativeHandles **native, bool *reached) {
+  if (!point) return fail(RIG_INVALID_ARGUMENT, "%s: the point 0 names no device", what);
   Device *p = nullptr;
-  if (rig_status s = resolve(point, "point_export_event", &p); s != RIG_OK) return s;
-  NativeHandles *n = native_of(*p, "point_export_event");
+  if (rig_status s = resolve(point, what, &p); s != RIG_OK) return s;
+  NativeHandles *n = native_of(*p, what);
   if (!n) return RIG_UNSUPPORTED;
   uint64_t value = point_value(point);
-  bool reached = p->reached(value);
-  if (!reached && p->lost()) return p->lost_status();
-  if (rig_status s = p->commit_through(value); s != RIG_OK && !reached) return s;
-  return n->export_event(value, reached, event);
+  bool done = p->reached(value);
+  if (!done && p->lost()) return p->lost_status();
+  if (rig_status s = p->commit_through(value); s != RIG_OK && !done) return s;
+  *device = p;
+  *native = n;
+  *reached = done;
+  return RIG_OK;
+}
+
+rig_status export_event(uint64_t point, void **event) {
+  Device *p = nullptr;
+  NativeHandles *n = nullptr;
+  bool reached = false;
+  if (rig_status s = exportable(point, "point_export_event", &p, &n, &reached); s != RIG_OK) return s;
+  return n->export_event(point_value(point), reached, event);
 }
 
 }  // namespace rig::interop

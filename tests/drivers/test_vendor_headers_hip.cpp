@@ -21,6 +21,7 @@ template <> struct to_vendor<stream::Stream> { using type = hipStream_t; };
 template <> struct to_vendor<stream::Event> { using type = hipEvent_t; };
 template <> struct to_vendor<stream::Module> { using type = hipModule_t; };
 template <> struct to_vendor<stream::Function> { using type = hipFunction_t; };
+template <> struct to_vendor<stream::IpcHandle> { using type = hipIpcMemHandle_t; };
 template <class T> struct to_vendor<T *> { using type = typename to_vendor<T>::type *; };
 template <class F> struct exact;
 template <class R, class... A> struct exact<R (*)(A...)> {
@@ -42,6 +43,7 @@ RIG_HIP_OPTIONAL_ENTRY_POINTS(CHECK_ENTRY)
   RIG_VENDOR_CHECK(decltype(stream::Calls::field), entry, exact_t<decltype(stream::Calls::field)>);
 #define CHECK_ADAPTED(field, entry)
 RIG_STREAM_CALLS(CHECK_CALL, _)
+RIG_STREAM_OPTIONAL_CALLS(CHECK_CALL, _)
 #undef CHECK_CALL
 #undef CHECK_SAME
 #undef CHECK_ADAPTED
@@ -51,6 +53,10 @@ static_assert(sizeof(hip::Error) == sizeof(hipError_t));
 static_assert(sizeof(hip::DevicePtr) == sizeof(hipDeviceptr_t));
 static_assert(sizeof(stream::Stream) == sizeof(hipStream_t) && sizeof(stream::Event) == sizeof(hipEvent_t));
 static_assert(sizeof(stream::Module) == sizeof(hipModule_t) && sizeof(stream::Function) == sizeof(hipFunction_t));
+static_assert(sizeof(stream::IpcHandle) == sizeof(hipIpcMemHandle_t) &&
+              sizeof(stream::IpcHandle) == sizeof(hipIpcEventHandle_t));
+static_assert(stream::EVENT_INTERPROCESS == hipEventInterprocess &&
+              hip::IPC_MEM_LAZY_ENABLE_PEER_ACCESS == hipIpcMemLazyEnablePeerAccess);
 // The stream device carries HIP's void * device addresses as integers.
 static_assert(sizeof(stream::DevicePtr) == sizeof(void *));
 

@@ -24,6 +24,9 @@ constexpr bool same_abi() {
     else return same_abi<UA, UB>();
   } else if constexpr ((std::is_integral_v<A> || std::is_enum_v<A>) && (std::is_integral_v<B> || std::is_enum_v<B>)) {
     return sizeof(A) == sizeof(B);
+  } else if constexpr (std::is_class_v<A> && std::is_class_v<B>) {
+    // A struct passed by value (the 64-byte IPC handles, chars only): its size and trivial copy are the ABI.
+    return sizeof(A) == sizeof(B) && std::is_trivially_copyable_v<A> && std::is_trivially_copyable_v<B>;
   } else {
     return false;
   }

@@ -38,6 +38,7 @@ void fill_family(Api &a) {
   f.formats_named = "PTX, cubin or fatbin modules";
   // From pageable memory cuMemcpyHtoD returns before the DMA lands (see stream/device_memory.cpp).
   f.copies_finish_on_legacy_stream = true;
+  f.ipc_lazy_peer_access = cu::IPC_MEM_LAZY_ENABLE_PEER_ACCESS;
 }
 
 void resolve_all(common::Resolver &entry, Api &api) {

@@ -20,6 +20,7 @@ struct Api {
   using Event = cu::Event;
   using Module = cu::Module;
   using Function = cu::Function;
+  using IpcHandle = cu::IpcHandle;
 
 #define RIG_CU_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(RIG_CU_MEMBER)

@@ -65,6 +65,17 @@ Error wait_value64(Stream stream, stream::DevicePtr a, uint64_t value, unsigned 
   return loaded().hipStreamWaitValue64(stream, pointer(a), value, flags, ~uint64_t{0});
 }
 
+Error ipc_get_memory(stream::IpcHandle *handle, stream::DevicePtr a) {
+  return loaded().hipIpcGetMemHandle(handle, pointer(a));
+}
+Error ipc_open_memory(stream::DevicePtr *a, stream::IpcHandle handle, unsigned flags) {
+  void *p = nullptr;
+  Error r = loaded().hipIpcOpenMemHandle(&p, handle, flags);
+  *a = address(p);
+  return r;
+}
+Error ipc_close_memory(stream::DevicePtr a) { return loaded().hipIpcCloseMemHandle(pointer(a)); }
+
 void fill_family(Api &a) {
   stream::Family &f = a.family;
   f.prefix = "hip";
@@ -83,6 +94,8 @@ void fill_family(Api &a) {
 #undef RIG_HIP_FILL_SAME
 #undef RIG_HIP_FILL_ADAPTED
   if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
+  if (!a.hipIpcGetMemHandle || !a.hipIpcOpenMemHandle || !a.hipIpcCloseMemHandle)
+    c.ipc_get_memory = nullptr, c.ipc_open_memory = nullptr, c.ipc_close_memory = nullptr;
   // hipHostRegisterReadOnly has no attribute (-1): the runtime answers the registration itself.
   f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
                   ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,
@@ -94,6 +107,7 @@ void fill_family(Api &a) {
   f.formats[0] = f.formats[1] = RIG_MODULE_HIP_CODE_OBJECT;
   f.formats_named = "HIP code objects (RIG_MODULE_HIP_CODE_OBJECT)";
   f.copies_finish_on_legacy_stream = false;
+  f.ipc_lazy_peer_access = IPC_MEM_LAZY_ENABLE_PEER_ACCESS;
 }
 
 void resolve_all(common::Resolver &entry, Api &api) {
@@ -109,6 +123,14 @@ void resolve_all(common::Resolver &entry, Api &api) {
 #undef RIG_HIP_RESOLVE
 #undef RIG_HIP_RESOLVE_SAME
 #undef RIG_HIP_RESOLVE_ADAPTED
+  // Optional calls of the table: the same, where the runtime has them (null, and unused, where not).
+#define RIG_HIP_RESOLVE_OPTIONAL(A, field, params, cu, cu_symbol, name, how) RIG_HIP_RESOLVE_OPTIONAL_##how(field, name)
+#define RIG_HIP_RESOLVE_OPTIONAL_SAME(field, name) entry.optional(#name, c.field);
+#define RIG_HIP_RESOLVE_OPTIONAL_ADAPTED(field, name)
+  RIG_STREAM_OPTIONAL_CALLS(RIG_HIP_RESOLVE_OPTIONAL, _)
+#undef RIG_HIP_RESOLVE_OPTIONAL
+#undef RIG_HIP_RESOLVE_OPTIONAL_SAME
+#undef RIG_HIP_RESOLVE_OPTIONAL_ADAPTED
   RIG_HIP_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
 }

@@ -31,6 +31,7 @@ enum : Error {
   ERROR_RUNTIME_MEMORY = 1052, ERROR_RUNTIME_OTHER = 1053,
 };
 constexpr int MEMCPY_DEFAULT = 4;  // hipMemcpyDefault: direction from unified addresses
+constexpr unsigned IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x0;  // hipIpcMemLazyEnablePeerAccess (CUDA's is 1)
 
 // hipDeviceAttribute_t values rig reads (positions in HIP's enum; the AMD-specific ones start at 10000).
 enum Attribute : int {
@@ -72,6 +73,10 @@ enum Attribute : int {
   X(hipStreamWriteValue64, "hipStreamWriteValue64", Error,                                                   \
     (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
   X(hipStreamWaitValue64, "hipStreamWaitValue64", Error,                                                     \
-    (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))
+    (Stream stream, void *ptr, uint64_t value, unsigned flags, uint64_t mask))                              \
+  /* interprocess memory: void * device addresses */                                                       \
+  X(hipIpcGetMemHandle, "hipIpcGetMemHandle", Error, (stream::IpcHandle * handle, void *ptr))               \
+  X(hipIpcOpenMemHandle, "hipIpcOpenMemHandle", Error, (void **ptr, stream::IpcHandle handle, unsigned flags)) \
+  X(hipIpcCloseMemHandle, "hipIpcCloseMemHandle", Error, (void *ptr))
 
 }  // namespace rig::hip

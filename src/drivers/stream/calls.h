@@ -24,6 +24,10 @@ using Stream = struct rig_stream_stream *;    // CUstream, hipStream_t
 using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
 using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
 using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
+// CUipcMemHandle, CUipcEventHandle, hipIpcMemHandle_t, hipIpcEventHandle_t: 64 opaque bytes, passed by value.
+struct IpcHandle {
+  char reserved[64];
+};
 }  // namespace types
 using namespace types;
 
@@ -49,6 +53,7 @@ enum : Result {
 // Flags (CUDA's name, HIP's name).
 constexpr unsigned STREAM_NON_BLOCKING = 0x1;     // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
 constexpr unsigned EVENT_DISABLE_TIMING = 0x2;    // CU_EVENT_DISABLE_TIMING, hipEventDisableTiming
+constexpr unsigned EVENT_INTERPROCESS = 0x4;      // CU_EVENT_INTERPROCESS, hipEventInterprocess
 constexpr unsigned HOST_ALLOC_PORTABLE = 0x1;     // CU_MEMHOSTALLOC_PORTABLE, hipHostMallocPortable
 constexpr unsigned HOST_ALLOC_MAPPED = 0x2;       // CU_MEMHOSTALLOC_DEVICEMAP, hipHostMallocMapped
 constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;  // CU_MEMHOSTREGISTER_PORTABLE, hipHostRegisterPortable
@@ -128,13 +133,24 @@ using namespace values;
      Stream stream, void **params, void **extra),                                                            \
     cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)
 
-// Optional calls (null where the library lacks them, and then the timeline keeps to events): 64-bit stream
-// memory operations (CUDA 11.7+ exports the _v2 names).
+// Optional calls (null where the library lacks them): 64-bit stream memory operations (CUDA 11.7+ exports
+// the _v2 names; without them the timeline keeps to events), and interprocess handles of memory and events
+// (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp).
 #define RIG_STREAM_OPTIONAL_CALLS(X, A)                                                                        \
   X(A, write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWriteValue64, \
     "cuStreamWriteValue64_v2", hipStreamWriteValue64, ADAPTED)                                               \
   X(A, wait_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWaitValue64, \
-    "cuStreamWaitValue64_v2", hipStreamWaitValue64, ADAPTED)
+    "cuStreamWaitValue64_v2", hipStreamWaitValue64, ADAPTED)                                                 \
+  X(A, ipc_get_memory, (IpcHandle * handle, DevicePtr address), cuIpcGetMemHandle, "cuIpcGetMemHandle",      \
+    hipIpcGetMemHandle, ADAPTED)                                                                             \
+  X(A, ipc_open_memory, (DevicePtr * address, IpcHandle handle, unsigned flags), cuIpcOpenMemHandle,         \
+    "cuIpcOpenMemHandle_v2", hipIpcOpenMemHandle, ADAPTED)                                                   \
+  X(A, ipc_close_memory, (DevicePtr address), cuIpcCloseMemHandle, "cuIpcCloseMemHandle", hipIpcCloseMemHandle, \
+    ADAPTED)                                                                                                 \
+  X(A, ipc_get_event, (IpcHandle * handle, Event event), cuIpcGetEventHandle, "cuIpcGetEventHandle",         \
+    hipIpcGetEventHandle, SAME)                                                                              \
+  X(A, ipc_open_event, (Event * event, IpcHandle handle), cuIpcOpenEventHandle, "cuIpcOpenEventHandle",      \
+    hipIpcOpenEventHandle, SAME)
 
 struct Calls {
 #define RIG_STREAM_FIELD(A, field, params, ...) Result(*field) params = nullptr;
@@ -201,6 +217,9 @@ struct Family {
   // A synchronous host-to-device copy returns before the DMA lands where this is true (CUDA from pageable
   // memory, on the legacy stream): the stream device then waits for the legacy (null) stream.
   bool copies_finish_on_legacy_stream;
+  // ipc_open_memory's flag that enables peer access for another GPU's memory: the families differ (CUDA's
+  // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS is 1, HIP's hipIpcMemLazyEnablePeerAccess 0).
+  unsigned ipc_lazy_peer_access;
 };
 
 // Fills a Family's hooks from the functions the family defines under the same names in its own namespace

@@ -34,6 +34,7 @@ enum class MemoryTag : uintptr_t {
   pinned = 2,       // host_alloc, host-addressable and device-mapped
   host_mapping = 3, // host memory registered with host_register (map_host)
   peer_mapping = 4, // another device's memory used in place (map_peer)
+  ipc_mapping = 5,  // another process's memory opened with ipc_open_memory (Memory::extra: the opened base)
 };
 
 class StreamDevice final : public DriverDevice, public HostRegistration, public NativeHandles {
@@ -72,6 +73,16 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   rig_status queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) override;
   rig_status queue_wait_event(void *event, uint64_t value) override;
   rig_status export_event(uint64_t value, bool reached, void **event) override;
+  // Interprocess handles (drivers/stream/ipc.cpp).
+  bool can_ipc_memory() const override {
+    return calls_.ipc_get_memory && calls_.ipc_open_memory && calls_.ipc_close_memory;
+  }
+  bool can_ipc_event() const override { return calls_.ipc_get_event && calls_.ipc_open_event; }
+  rig_status export_memory_ipc(const Memory &memory, IpcBytes *handle) override;
+  rig_status import_memory_ipc(const IpcBytes &handle, size_t offset, size_t length, Memory *out) override;
+  rig_status export_event_ipc(uint64_t value, bool reached, void **event, IpcBytes *handle) override;
+  void destroy_event(void *event) override;
+  rig_status queue_wait_event_ipc(const IpcBytes &handle, uint64_t value) override;
 
   // HostRegistration (mapped registration's view of this driver).
   // The raw attributes: -1 where the query failed (HIP counts a failed integrated query as integrated: the
@@ -135,6 +146,12 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // A failed call on a native handle of the program's: its words, as RIG_INVALID_ARGUMENT where the driver
   // refused the handle, RIG_LOST where the GPU's context is gone, else RIG_DRIVER. Loses nothing.
   [[gnu::cold]] rig_status native_failed(const char *call, const char *what, Result result) const;
+  // A new event (`flags`: EVENT_DISABLE_TIMING, with EVENT_INTERPROCESS for another process) recorded at
+  // the tail of this device's stream, or never recorded where `reached` (complete, as CUDA defines it).
+  rig_status tail_event(bool reached, unsigned flags, Event *out);
+  // The driver's refusal of another process's handle (ipc_open_memory, ipc_open_event): its words and
+  // what usually causes it (stream/ipc.cpp).
+  [[gnu::cold]] rig_status ipc_refused(const char *call, Result result) const;
 
   const Family &family_;
   const Calls &calls_;  // family_.calls, one load nearer on the submit path

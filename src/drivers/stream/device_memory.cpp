@@ -81,6 +81,9 @@ void StreamDevice::free(const Memory &memory) noexcept {
     case MemoryTag::pinned:
       calls_.host_free(memory.host);
       break;
+    case MemoryTag::ipc_mapping:  // the exporter's memory stays its own: only our mapping goes
+      calls_.ipc_close_memory(static_cast<DevicePtr>(memory.extra));
+      break;
     default:
       break;  // none; mappings go through unmap()
   }

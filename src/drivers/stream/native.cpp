@@ -85,14 +85,13 @@ rig_status StreamDevice::queue_wait_event(void *event, uint64_t value) {
   return r == SUCCESS ? RIG_OK : native_failed(family_.names.stream_wait_event, "the native event", r);
 }
 
-rig_status StreamDevice::export_event(uint64_t value, bool reached, void **event) {
-  (void)value;  // handed over: the stream's tail follows it
+rig_status StreamDevice::tail_event(bool reached, unsigned flags, Event *out) {
   Current current(gpu_);
   Event e = nullptr;
-  Result r = calls_.event_create(&e, EVENT_DISABLE_TIMING);
+  Result r = calls_.event_create(&e, flags);
   if (r != SUCCESS) return native_failed(family_.names.event_create, info_.name.c_str(), r);
   if (!reached) {
-    // The tail of our stream as of now: after `value`, perhaps after later work too. CUDA streams take
+    // The tail of our stream as of now: after the value, perhaps after later work too. CUDA streams take
     // records from any thread; hand_over's own records are unaffected (another event).
     r = calls_.event_record(e, stream_);
     if (r != SUCCESS) {
@@ -100,6 +99,14 @@ rig_status StreamDevice::export_event(uint64_t value, bool reached, void **event
       return native_failed(family_.names.event_record, info_.name.c_str(), r);
     }
   }
+  *out = e;
+  return RIG_OK;
+}
+
+rig_status StreamDevice::export_event(uint64_t value, bool reached, void **event) {
+  (void)value;  // handed over: the stream's tail follows it
+  Event e = nullptr;
+  if (rig_status s = tail_event(reached, EVENT_DISABLE_TIMING, &e); s != RIG_OK) return s;
   *event = e;
   return RIG_OK;
 }

@@ -34,6 +34,7 @@ struct Cuda {
   using Event = cu::Event;
   using Module = cu::Module;
   using Function = cu::Function;
+  using IpcHandle = cu::IpcHandle;
 #define SHIM_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(SHIM_MEMBER)
   RIG_CU_OPTIONAL_ENTRY_POINTS(SHIM_MEMBER)
