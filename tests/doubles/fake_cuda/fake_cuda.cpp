@@ -2,7 +2,8 @@
 // registration, modules) runs in CI with no GPU. It exports exactly the entry points rig's CUDA driver
 // loads (src/drivers/cuda/cu.h) plus fakecuda_control/fakecuda_query (fake_cuda.h).
 //
-// Model: each context is a GPU; device memory is host memory; each stream runs its queue of operations on
+// Model: each context is a GPU; device memory is host memory (shared memory, so that another process can
+// open it through an IPC handle: common/fake_ipc.h); each stream runs its queue of operations on
 // a worker thread, in order, so work really runs after the enqueueing call returns (a missing wait shows
 // as wrong bytes, especially with launch_delay_us/copy_delay_us). A failing launch sets the context's
 // sticky error: from then on nothing of that context runs and its calls answer that error, as on a GPU.
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "../common/fake_gpu.h"
+#include "../common/fake_ipc.h"
 #include "drivers/cuda/cu.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -56,7 +58,7 @@ struct Switches {
 struct Counters {
   std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
       wait_values{0}, write_values{0}, event_waits{0}, event_records{0}, event_queries{0}, event_syncs{0},
-      live_allocations{0}, live_streams{0}, live_modules{0};
+      live_allocations{0}, live_streams{0}, live_modules{0}, live_ipc_mappings{0};
 };
 
 // ----- objects ---------------------------------------------------------------------------------------------
@@ -72,7 +74,7 @@ struct Ctx {
   std::set<int> peers;  // ordinals whose memory this context may use in kernels
 };
 
-enum class Kind { device, host, registered, shadow };
+enum class Kind { device, host, registered, shadow, ipc };  // ipc: another process's memory, opened
 
 struct Region {
   uintptr_t begin = 0;
@@ -85,16 +87,33 @@ struct Region {
 
 // One cuEventRecord: done once the stream reaches it. Records of one event may complete out of order (the
 // event recorded on a slow stream, then on a fast one), and a wait or query concerns the record that was
-// the latest when it was made, as in CUDA; so each record is its own object.
+// the latest when it was made, as in CUDA; so each record is its own object. An interprocess event's
+// records are numbered in its shared page, where the other process sees them complete.
 struct FRecord {
   std::atomic<bool> done{false};
+  std::shared_ptr<fake_ipc::EventPage> page;  // interprocess: done once the page's completed reaches `number`
+  uint64_t number = 0;
+  bool ready() const {
+    if (page) return page->words()->completed.load(std::memory_order_acquire) >= number;
+    return done.load(std::memory_order_acquire);
+  }
 };
 
 struct FEvent {
   Ctx *ctx = nullptr;
   std::mutex lock;
   std::shared_ptr<FRecord> latest;  // null: never recorded (queries answer done, waits pass)
+  std::shared_ptr<fake_ipc::EventPage> ipc;  // made with CU_EVENT_INTERPROCESS, or opened from a handle
+  bool opened = false;                       // opened: the latest record is the page's, whoever recorded it
   std::shared_ptr<FRecord> current() {
+    if (ipc && opened) {
+      uint64_t n = ipc->words()->latest.load(std::memory_order_acquire);
+      if (n == 0) return nullptr;  // never recorded
+      auto r = std::make_shared<FRecord>();
+      r->page = ipc;
+      r->number = n;
+      return r;
+    }
     std::lock_guard g(lock);
     return latest;
   }
@@ -215,7 +234,9 @@ char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
   std::lock_guard g(s.lock);
   Region *r = find(p, n);
   bool ok = r != nullptr;
-  if (ok && r->kind == Kind::device && r->owner != ctx->ordinal && !ctx->peers.count(r->owner)) ok = false;
+  if (ok && (r->kind == Kind::device || r->kind == Kind::ipc) && r->owner != ctx->ordinal &&
+      !ctx->peers.count(r->owner))
+    ok = false;
   if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {
     ctx->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release);
@@ -285,7 +306,7 @@ EXPORT long long fakecuda_query(const char *name) {
   FAKE_COUNT(register_calls) FAKE_COUNT(registers) FAKE_COUNT(unregisters) FAKE_COUNT(last_register_flags) FAKE_COUNT(launches)
   FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
   FAKE_COUNT(event_records) FAKE_COUNT(event_queries) FAKE_COUNT(event_syncs)
-  FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules)
+  FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules) FAKE_COUNT(live_ipc_mappings)
 #undef FAKE_COUNT
   if (n == "sticky") return ctx_of(0)->sticky.load();
   if (n == "sticky1") return ctx_of(1)->sticky.load();
@@ -504,11 +525,15 @@ EXPORT Result cuStreamSynchronize(FStream *stream) {
 }
 
 EXPORT Result cuEventCreate(FEvent **event, unsigned flags) {
-  (void)flags;
   if (!event) return ERROR_INVALID_VALUE;
   if (!current) return ERROR_INVALID_CONTEXT;
   auto e = std::make_shared<FEvent>();
   e->ctx = current;
+  if (flags & EVENT_INTERPROCESS) {
+    if (!(flags & EVENT_DISABLE_TIMING)) return ERROR_INVALID_VALUE;  // CUDA's rule for interprocess events
+    e->ipc.reset(fake_ipc::EventPage::make());
+    if (!e->ipc) return ERROR_OUT_OF_MEMORY;
+  }
   auto &s = state();
   std::lock_guard g(s.lock);
   s.events[e.get()] = e;
@@ -530,11 +555,18 @@ EXPORT Result cuEventRecord(FEvent *event, FStream *stream) {
   if (int e = st->owner->sticky.load()) return e;
   ++state().count.event_records;
   auto rec = std::make_shared<FRecord>();
+  if (ev->ipc) {
+    rec->page = ev->ipc;
+    rec->number = ev->ipc->words()->latest.fetch_add(1, std::memory_order_acq_rel) + 1;
+  }
   {
     std::lock_guard g(ev->lock);
     ev->latest = rec;
   }
-  st->push([rec] { rec->done.store(true, std::memory_order_release); });
+  st->push([rec] {
+    rec->done.store(true, std::memory_order_release);
+    if (rec->page) fake_ipc::complete(rec->page->words(), rec->number);
+  });
   return SUCCESS;
 }
 
@@ -544,7 +576,7 @@ EXPORT Result cuEventQuery(FEvent *event) {
   ++state().count.event_queries;
   if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
   auto rec = ev->current();
-  return !rec || rec->done.load(std::memory_order_acquire) ? SUCCESS : ERROR_NOT_READY;
+  return !rec || rec->ready() ? SUCCESS : ERROR_NOT_READY;
 }
 
 EXPORT Result cuEventSynchronize(FEvent *event) {
@@ -552,7 +584,7 @@ EXPORT Result cuEventSynchronize(FEvent *event) {
   if (!ev) return ERROR_INVALID_HANDLE;
   ++state().count.event_syncs;
   auto rec = ev->current();
-  while (rec && !rec->done.load(std::memory_order_acquire)) {
+  while (rec && !rec->ready()) {
     if (int e = ev->ctx->sticky.load(std::memory_order_acquire)) return e;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -570,7 +602,7 @@ EXPORT Result cuStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   if (state().sw.ignore_waits) return SUCCESS;  // a broken driver: proves the tests see a missing wait
   FStream *raw = st.get();  // the worker runs this op, so the stream outlives it
   st->push([raw, rec] {
-    poll_until(raw, [&] { return !rec || rec->done.load(std::memory_order_acquire); });
+    poll_until(raw, [&] { return !rec || rec->ready(); });
   });
   return SUCCESS;
 }
@@ -615,6 +647,12 @@ EXPORT Result cuStreamWaitValue64_v2(FStream *stream, DevicePtr addr, uint64_t v
 
 // ----- memory --------------------------------------------------------------------------------------------
 
+// Device memory: shared memory, so that cuIpcGetMemHandle can name it to another process.
+fake_ipc::Arena &device_memory() {
+  static fake_ipc::Arena &a = *new fake_ipc::Arena;  // never destroyed: streams may touch memory at exit
+  return a;
+}
+
 static void add_region(const Region &r) {
   state().regions[r.begin] = r;
   ++state().count.live_allocations;
@@ -625,7 +663,7 @@ EXPORT Result cuMemAlloc_v2(DevicePtr *ptr, size_t bytes) {
   if (!current) return ERROR_INVALID_CONTEXT;
   if (int e = current->sticky.load()) return e;
   if (bytes > (size_t{64} << 30)) return ERROR_OUT_OF_MEMORY;
-  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  void *p = device_memory().allocate(bytes);
   if (!p) return ERROR_OUT_OF_MEMORY;
   std::memset(p, 0xCD, bytes);  // uninitialised device memory is not zero: tests must not rely on it
   std::lock_guard g(state().lock);
@@ -644,7 +682,10 @@ static Result free_region(uintptr_t p, Kind kind) {
     state().regions.erase(it);
     --state().count.live_allocations;
   }
-  std::free(reinterpret_cast<void *>(p));
+  if (kind == Kind::device)
+    device_memory().release(reinterpret_cast<void *>(p), r.length);
+  else
+    std::free(reinterpret_cast<void *>(p));
   return SUCCESS;
 }
 
@@ -822,6 +863,85 @@ EXPORT Result cuMemsetD8Async(DevicePtr dst, unsigned char value, size_t count, 
     if (!to) return ERROR_INVALID_VALUE;
   }
   st->push([to, value, count] { std::memset(to, value, count); });
+  return SUCCESS;
+}
+
+// ----- interprocess handles (common/fake_ipc.h) ----------------------------------------------------------
+
+// The driver's answer to a handle it cannot open: bytes that name nothing of the fake's are invalid values;
+// a handle of this process, a context's mistake; what an exited or closing exporter named, gone.
+static Result refused(fake_ipc::Refusal why) {
+  switch (why) {
+    case fake_ipc::Refusal::same_process: return ERROR_INVALID_CONTEXT;
+    case fake_ipc::Refusal::gone: return ERROR_INVALID_HANDLE;
+    default: return ERROR_INVALID_VALUE;
+  }
+}
+
+EXPORT Result cuIpcGetMemHandle(IpcHandle *handle, DevicePtr ptr) {
+  if (!handle) return ERROR_INVALID_VALUE;
+  std::lock_guard g(state().lock);
+  auto it = state().regions.find(ptr);  // the base of an allocation of cuMemAlloc's, as CUDA requires
+  if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
+  void *p = reinterpret_cast<void *>(ptr);
+  auto h = fake_ipc::describe("fake-ipc-memory", device_memory().fd(), device_memory().offset_of(p), it->second.length);
+  std::memcpy(handle, &h, sizeof h);
+  return SUCCESS;
+}
+
+EXPORT Result cuIpcOpenMemHandle_v2(DevicePtr *ptr, IpcHandle handle, unsigned flags) {
+  if (!ptr || flags > IPC_MEM_LAZY_ENABLE_PEER_ACCESS) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  if (int e = current->sticky.load()) return e;
+  fake_ipc::Handle h;
+  fake_ipc::Refusal why;
+  void *p = fake_ipc::open(&handle, "fake-ipc-memory", &h, &why);
+  if (!p) return refused(why);
+  std::lock_guard g(state().lock);
+  state().regions[reinterpret_cast<uintptr_t>(p)] = {reinterpret_cast<uintptr_t>(p), h.length, Kind::ipc,
+                                                     current->ordinal, 0, nullptr};
+  ++state().count.live_ipc_mappings;
+  *ptr = reinterpret_cast<uintptr_t>(p);
+  return SUCCESS;
+}
+
+EXPORT Result cuIpcCloseMemHandle(DevicePtr ptr) {
+  Region r;
+  {
+    std::lock_guard g(state().lock);
+    auto it = state().regions.find(ptr);
+    if (it == state().regions.end() || it->second.kind != Kind::ipc) return ERROR_INVALID_VALUE;
+    r = it->second;
+    state().regions.erase(it);
+    --state().count.live_ipc_mappings;
+  }
+  munmap(reinterpret_cast<void *>(ptr), fake_ipc::pages(r.length));
+  return SUCCESS;
+}
+
+EXPORT Result cuIpcGetEventHandle(IpcHandle *handle, FEvent *event) {
+  auto ev = get_event(event);
+  if (!ev || !handle) return ERROR_INVALID_HANDLE;
+  if (!ev->ipc || ev->opened) return ERROR_INVALID_VALUE;  // made without CU_EVENT_INTERPROCESS
+  auto h = fake_ipc::describe("fake-ipc-event", ev->ipc->fd(), 0, fake_ipc::kPage);
+  std::memcpy(handle, &h, sizeof h);
+  return SUCCESS;
+}
+
+EXPORT Result cuIpcOpenEventHandle(FEvent **event, IpcHandle handle) {
+  if (!event) return ERROR_INVALID_VALUE;
+  if (!current) return ERROR_INVALID_CONTEXT;
+  fake_ipc::Handle h;
+  fake_ipc::Refusal why;
+  void *p = fake_ipc::open(&handle, "fake-ipc-event", &h, &why);
+  if (!p) return refused(why);
+  auto e = std::make_shared<FEvent>();
+  e->ctx = current;
+  e->ipc.reset(fake_ipc::EventPage::adopt(p));
+  e->opened = true;
+  std::lock_guard g(state().lock);
+  state().events[e.get()] = e;
+  *event = e.get();
   return SUCCESS;
 }
 
