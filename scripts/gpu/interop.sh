@@ -5,13 +5,16 @@
 #      and giving points both ways (one GPU and, with two, across GPUs), events out and back, a point never
 #      signaled timing out, wrapped device memory and its DLPack tensor, host descriptors (the wrong-kind
 #      and loss cases are the fake's only: they skip, saying so).
+#   1b. across processes on cuda:0 (tests/interop/test_interop_ipc.c, tests/interop/ipc_pair.c): CUDA IPC
+#      memory and event handles exported, sent over a UNIX socket, imported by a second process; the same
+#      through HIP's driver over the shim.
 #   2. scripts/gpu/interop_torch.py through ctypes on BUILD_DIR/librig.so.0 (the machine's Python 3.12 cannot
 #      import the SWIG module built for 3.11): a PyTorch tensor wrapped as a rig buffer, written by rig
 #      kernels and read and written by torch on its own stream, ordered only by rig_stream_wait_point,
 #      rig_stream_point and rig_buffer_stamp, checked element by element over 1000 rounds with no host
 #      synchronisation; torch.from_dlpack and cupy.from_dlpack of rig buffers (same pointer, rig's bytes).
 #   3. bench/interop's edge benchmark where the build has it (ratios against the same CUDA calls by hand).
-# It should show: every step PASS in $OUT/interop/summary.txt, "0 mismatching elements" and "same pointer
+# It should show: every step PASS in $OUT/interop/summary.txt, "PASS" on interop-ipc-pair.log's last line, "0 mismatching elements" and "same pointer
 # True, every element rig's: True" in interop-torch.log. INTEROP_SH_FAKE=path/to/libfakecuda.so rehearses it
 # without a GPU (the torch part then only checks its ctypes layer).
 set -u
@@ -47,6 +50,13 @@ step interop-cuda-c-tests 180 "$build/tests/interop/test_interop_cuda"
 RIG_CUDA_TIMELINE=memops step interop-cuda-c-tests-memops 180 "$build/tests/interop/test_interop_cuda"
 # HIP's driver over the same GPU through the shim (tests/doubles/hip_shim), as scripts/gpu/hip.sh runs it.
 RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-c-tests 180 "$build/tests/interop/test_interop_hip"
+# Across processes on cuda:0 (CUDA IPC handles): bad handles, an exited exporter, an unreached point of
+# another process timing out; then the two-process example (every byte checked, the exporter's overwrite
+# ordered after the importer's copy), and the same tests through HIP's driver over the shim.
+step interop-cuda-ipc-tests 180 "$build/tests/interop/test_interop_ipc_cuda"
+step interop-ipc-pair 120 "$build/tests/interop/ipc_pair" cuda:0
+RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-ipc-tests 180 "$build/tests/interop/test_interop_ipc_hip"
+RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-ipc-pair 120 "$build/tests/interop/ipc_pair" hip:0
 step interop-torch 300 python3 scripts/gpu/interop_torch.py "$build" 1000
 # 3. bench/interop: an edge with a foreign stream through rig_interop.h against the same CUDA calls by hand
 #    and a host synchronisation (ratios in the log; built where the carried build has -Dbench=true).

@@ -300,7 +300,7 @@ static void handles_of_an_exited_exporter_are_refused(void **state) {
   OK(rig_device_release(d)); /* nothing was assigned: the device's timeline is whole */
 }
 
-/* An export closed before it was opened is refused; a point of another process whose work waits for ever
+/* An export closed before it was opened is refused (on the fake); a point of another process whose work waits for ever
  * leaves rig's wait at RIG_TIMEOUT until that work completes, then OK. */
 static void closed_export_refused_and_unreached_point_times_out(void **state) {
   (void)state;
@@ -315,8 +315,12 @@ static void closed_export_refused_and_unreached_point_times_out(void **state) {
   rig_ipc_handle h[2];
   assert_int_equal(recv_all(sock, h, sizeof h), 0);
   rig_point p = 0;
-  STATUS(RIG_INVALID_ARGUMENT, rig_point_import_ipc(d, &h[0], &p));
-  expect_message("closed");
+  if (gt_fake()) { /* CUDA leaves opening an event its exporter destroyed undefined; the fake refuses it */
+    STATUS(RIG_INVALID_ARGUMENT, rig_point_import_ipc(d, &h[0], &p));
+    expect_message("closed");
+  } else {
+    fprintf(stderr, "note: the closed export's refusal is checked on the fake only (undefined in CUDA)\n");
+  }
   OK(rig_point_import_ipc(d, &h[1], &p));
   STATUS(RIG_TIMEOUT, rig_wait_point(p, 50000000ull));
   send_byte(sock); /* the peer releases its stream */

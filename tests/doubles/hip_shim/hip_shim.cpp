@@ -288,6 +288,41 @@ EXPORT hip::Error hipMalloc(void **ptr, size_t bytes) {
   return r;
 }
 
+// Interprocess handles: CUDA's bytes are HIP's (64 of them). HIP's lazy peer access flag is 0, CUDA's 1.
+#define SHIM_IPC(call) \
+  if (!cuda().call) return hip::ERROR_NOT_SUPPORTED; \
+  BIND()
+
+EXPORT hip::Error hipIpcGetMemHandle(cu::IpcHandle *handle, void *ptr) {
+  SHIM_IPC(cuIpcGetMemHandle);
+  return cuda().cuIpcGetMemHandle(handle, dptr(ptr));
+}
+
+EXPORT hip::Error hipIpcOpenMemHandle(void **ptr, cu::IpcHandle handle, unsigned flags) {
+  SHIM_IPC(cuIpcOpenMemHandle);
+  if (flags != hip::IPC_MEM_LAZY_ENABLE_PEER_ACCESS) return hip::ERROR_INVALID_VALUE;
+  cu::DevicePtr p = 0;
+  cu::Result r = cuda().cuIpcOpenMemHandle(&p, handle, cu::IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  *ptr = reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+  return r;
+}
+
+EXPORT hip::Error hipIpcCloseMemHandle(void *ptr) {
+  SHIM_IPC(cuIpcCloseMemHandle);
+  return cuda().cuIpcCloseMemHandle(dptr(ptr));
+}
+
+EXPORT hip::Error hipIpcGetEventHandle(cu::IpcHandle *handle, hip::Event event) {
+  SHIM_IPC(cuIpcGetEventHandle);
+  return cuda().cuIpcGetEventHandle(handle, reinterpret_cast<cu::Event>(event));
+}
+
+EXPORT hip::Error hipIpcOpenEventHandle(hip::Event *event, cu::IpcHandle handle) {
+  SHIM_IPC(cuIpcOpenEventHandle);
+  return cuda().cuIpcOpenEventHandle(reinterpret_cast<cu::Event *>(event), handle);
+}
+#undef SHIM_IPC
+
 EXPORT hip::Error hipFree(void *ptr) {
   if (!ptr) return hip::SUCCESS;
   BIND();
