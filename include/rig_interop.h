@@ -46,6 +46,7 @@ typedef enum rig_interop_kind {
   RIG_INTEROP_DLPACK = 7,          /* buffers of `device` become DLPack tensors */
   RIG_INTEROP_IPC_MEMORY = 8,      /* buffers of `device` go to and come from other processes (CUDA IPC) */
   RIG_INTEROP_IPC_EVENT = 9,       /* points of `device` go to and come from other processes (IPC events) */
+  RIG_INTEROP_MEMORY_FD = 10,      /* buffers of `device` leave and come back as memory fds (Vulkan) */
   RIG_INTEROP_KIND_MAX_ENUM = 0x7fffffff
 } rig_interop_kind;
 
@@ -217,6 +218,31 @@ RIG_API rig_status rig_point_export_ipc_close(const rig_ipc_handle *RIG_NONNULL 
  * for a device without RIG_INTEROP_IPC_EVENT; RIG_LOST for a lost or released device. */
 RIG_API rig_status rig_point_import_ipc(rig_device RIG_NONNULL device, const rig_ipc_handle *RIG_NONNULL handle,
                                         rig_point *RIG_NONNULL point);
+
+/* Buffers as file descriptors (Vulkan: VK_KHR_external_memory_fd, opaque fds). A descriptor carries a whole
+ * allocation's device memory; send it over a UNIX socket with SCM_RIGHTS, or keep it across a fork. The
+ * importer needs the length too (an opaque fd does not say it) and a device of the same driver and GPU.
+ * Descriptors order nothing: the exporter sends after the write the importer must see is reached
+ * (rig_wait_point), and keeps nothing alive: the memory lives while either side's buffer does. */
+
+/* Writes to *fd a new descriptor of the buffer's memory (vkGetMemoryFdKHR), which the caller owns (closes,
+ * or sends), and to *length the buffer's length. Waits for nothing. RIG_UNSUPPORTED for a device without
+ * RIG_INTEROP_MEMORY_FD and for host-visible memory (RIG_MEMORY_PINNED, RIG_MEMORY_MAPPED: only
+ * RIG_MEMORY_DEVICE buffers are made exportable); RIG_INVALID_ARGUMENT for a view (export the whole buffer,
+ * make the view on the importing side); RIG_LOST for a lost device. Holds no lock of rig's. */
+RIG_API rig_status rig_buffer_export_fd(rig_buffer RIG_NONNULL buffer, int *RIG_NONNULL fd,
+                                        size_t *RIG_NONNULL length);
+
+/* Writes to *out a new buffer of `device` over the memory of descriptor `fd` (an export of
+ * rig_buffer_export_fd, in this process or another, of `length` bytes): a new allocation with stamps of its
+ * own; its memory is freed once the last buffer over it is released and every use reached. `fd` stays the
+ * caller's, to close whenever (rig imports a duplicate).
+ * RIG_INVALID_ARGUMENT for a descriptor not open in this process, a pipe or a socket, a length of 0, and the
+ * driver's refusal
+ * (VK_ERROR_INVALID_EXTERNAL_HANDLE: not an opaque memory fd of this driver); RIG_UNSUPPORTED for a device
+ * without RIG_INTEROP_MEMORY_FD; RIG_LOST for a lost or released device. Waits for nothing. */
+RIG_API rig_status rig_buffer_import_fd(rig_device RIG_NONNULL device, int fd, size_t length,
+                                        rig_buffer *RIG_NONNULL out);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* DLPack                                                                                               */

@@ -164,4 +164,25 @@ rig_status rig_point_import_ipc(rig_device device, const rig_ipc_handle *handle,
   });
 }
 
+rig_status rig_buffer_export_fd(rig_buffer buffer, int *fd, size_t *length) {
+  return entry("buffer_export_fd", [&] {
+    auto b = pin_buffer(buffer, "buffer_export_fd");
+    if (!b) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(fd, "buffer_export_fd");
+    RIG_REQUIRE_OUT(length, "buffer_export_fd");
+    return interop::export_memory_fd(*b, fd, length);
+  });
+}
+
+rig_status rig_buffer_import_fd(rig_device device, int fd, size_t length, rig_buffer *out) {
+  return entry("buffer_import_fd", [&] {
+    auto d = pin_device(device, "buffer_import_fd");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(out, "buffer_import_fd");
+    std::shared_ptr<Buffer> b;
+    if (rig_status s = interop::import_memory_fd(*d, fd, length, &b); s != RIG_OK) return s;
+    return give(Kind::buffer, std::move(b), out);
+  });
+}
+
 }  // extern "C"

@@ -18,6 +18,7 @@
 #include "core/driver_memory.h"
 #include "core/driver_work.h"
 #include "core/host_registration.h"
+#include "core/memory_fd.h"
 #include "core/native.h"
 
 namespace rig {
@@ -90,6 +91,8 @@ class DriverDevice : public DriverWork {
   virtual HostRegistration *host_registration() { return nullptr; }
   // Native streams and events of the device's API (core/native.h); null where the API has none.
   virtual NativeHandles *native() { return nullptr; }
+  // Memory as file descriptors (core/memory_fd.h); null where the API has none.
+  virtual MemoryFds *memory_fds() { return nullptr; }
 
   // Set by the engine when the device opens (before any work); drivers report faults through it.
   void set_loss_sink(LossSink *sink) { loss_sink_ = sink; }

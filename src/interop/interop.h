@@ -36,6 +36,10 @@ rig_status last_write(const Buffer &buffer, uint64_t *point);
 rig_status dlpack_device(const Buffer &buffer, int32_t *type, int32_t *id);
 rig_status to_dlpack(const Buffer &buffer, uint8_t code, uint8_t bits, uint16_t lanes, DLManagedTensor **out);
 
+// memory_fd.cpp
+rig_status export_memory_fd(const Buffer &buffer, int *fd, size_t *length);
+rig_status import_memory_fd(Device &device, int fd, size_t length, std::shared_ptr<Buffer> *out);
+
 // ipc.cpp
 rig_status export_memory_ipc(const Buffer &buffer, rig_ipc_handle *out);
 rig_status import_memory_ipc(Device &device, const rig_ipc_handle &handle, std::shared_ptr<Buffer> *out);

@@ -129,6 +129,11 @@ rig_status supported(Device &device, Device *producer, rig_interop_kind kind, in
     case RIG_INTEROP_IPC_EVENT:
       *out = n && n->can_ipc_event();
       return RIG_OK;
+    case RIG_INTEROP_MEMORY_FD: {
+      MemoryFds *m = device.driver().memory_fds();
+      *out = m && m->can_memory_fd();
+      return RIG_OK;
+    }
     default:
       return fail(RIG_INVALID_ARGUMENT, "interop_supported: unknown kind %d", static_cast<int>(kind));
   }

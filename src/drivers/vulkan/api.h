@@ -32,6 +32,7 @@ namespace rig::vulkan {
   X(vkGetPhysicalDeviceMemoryProperties)       \
   X(vkEnumerateDeviceExtensionProperties)      \
   X(vkCreateDevice)                            \
+  X(vkGetPhysicalDeviceExternalBufferProperties) \
   X(vkGetDeviceProcAddr)
 
 // Debug utils, present only when the instance enabled VK_EXT_debug_utils (RIG_VULKAN_VALIDATION=1).
@@ -92,6 +93,8 @@ namespace rig::vulkan {
 #define RIG_VK_HOST_IMPORT_FUNCTIONS(X) X(vkGetMemoryHostPointerPropertiesEXT)
 // VK_KHR_push_descriptor, loaded only where the device enabled it.
 #define RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)
+// VK_KHR_external_memory_fd, loaded only where the device enabled it.
+#define RIG_VK_MEMORY_FD_FUNCTIONS(X) X(vkGetMemoryFdKHR)
 
 #define RIG_VK_MEMBER(name) PFN_##name name = nullptr;
 
@@ -109,7 +112,12 @@ struct DeviceFunctions {
   RIG_VK_DEVICE_FUNCTIONS(RIG_VK_MEMBER)
   RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_MEMBER)
   RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_MEMBER)
+  RIG_VK_MEMORY_FD_FUNCTIONS(RIG_VK_MEMBER)
 };
+
+// The usage of every buffer rig makes: storage, copy source and destination.
+constexpr VkBufferUsageFlags kBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
 // Opens the library and its global functions. RIG_NOT_FOUND with the dlerror text where it cannot.
 rig_status load_library(Library *out);
@@ -117,7 +125,7 @@ rig_status load_library(Library *out);
 rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils);
 // Loads a device's functions (extension ones only where enabled). RIG_NOT_FOUND if one is missing.
 rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
-                                 DeviceFunctions *out);
+                                 bool memory_fd, DeviceFunctions *out);
 
 // "VK_ERROR_DEVICE_LOST" for a VkResult, for messages.
 const char *result_name(VkResult result);

@@ -31,6 +31,9 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   ctx->push_descriptors_ = physical.has_push_descriptor && physical.max_push_descriptors >= kMaxBindings &&
                            !env_flag("RIG_VULKAN_NO_PUSH_DESCRIPTORS");
   if (ctx->push_descriptors_) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  // Memory as opaque fds (rig_buffer_export_fd): device buffers are then made exportable.
+  ctx->memory_fd_ = physical.has_memory_fd;
+  if (ctx->memory_fd_) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
 
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
@@ -47,7 +50,8 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
                 "Vulkan: vkCreateDevice on %s (%s) failed: %s", physical.name.c_str(),
                 physical.properties.deviceName, result_name(r));
   }
-  if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, ctx->push_descriptors_, &ctx->fn_); s != RIG_OK)
+  if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, ctx->push_descriptors_,
+                                            ctx->memory_fd_, &ctx->fn_); s != RIG_OK)
     return s;
 
   for (uint32_t i = 0; i < physical.queue_count; ++i) {

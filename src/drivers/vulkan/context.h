@@ -52,6 +52,8 @@ class Context {
   bool host_import() const { return host_import_; }
   // Launch slots are bound with vkCmdPushDescriptorSetKHR (else with descriptor sets from pools).
   bool push_descriptors() const { return push_descriptors_; }
+  // VK_KHR_external_memory_fd enabled: device buffers are exportable as opaque fds.
+  bool memory_fd() const { return memory_fd_; }
   // Bytes pushed as constants at every launch (the device's limit, at most 4096, a multiple of 4).
   uint32_t push_bytes() const { return push_bytes_; }
   // The most bindings a launch may use on this device.
@@ -84,6 +86,7 @@ class Context {
   DeviceFunctions fn_;
   bool host_import_ = false;
   bool push_descriptors_ = false;
+  bool memory_fd_ = false;
   uint32_t push_bytes_ = 0;
   uint32_t max_bindings_ = 0;
   std::vector<std::unique_ptr<Queue>> queues_;

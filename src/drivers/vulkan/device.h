@@ -90,7 +90,7 @@ struct Batch {
   std::vector<Memory> scratch;  // temporary buffers (overlapping copies), freed when the batch is reused
 };
 
-class VulkanDevice final : public DriverDevice {
+class VulkanDevice final : public DriverDevice, public MemoryFds {
  public:
   static rig_status open(std::shared_ptr<Context> ctx, std::string name, std::unique_ptr<DriverDevice> *out);
   ~VulkanDevice() override;
@@ -100,6 +100,12 @@ class VulkanDevice final : public DriverDevice {
 
   // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
+
+  // MemoryFds (core/memory_fd.h): device memory as opaque fds (device_memory.cpp).
+  MemoryFds *memory_fds() override { return this; }
+  bool can_memory_fd() const override { return ctx_->memory_fd(); }
+  rig_status export_memory_fd(const Memory &memory, int *fd) override;
+  rig_status import_memory_fd(int fd, size_t length, Memory *out) override;
 
   bool can_wait_in_queue(const DriverDevice &producer) const override;
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;

@@ -86,4 +86,14 @@ rig_status VulkanDevice::copy_from_host(const Memory &memory, size_t offset, con
   return staging_.upload(*this, memory, offset, src, length);
 }
 
+rig_status VulkanDevice::export_memory_fd(const Memory &memory, int *fd) {
+  if (lost()) return lost_status();
+  return export_fd(*ctx_, memory, fd);
+}
+
+rig_status VulkanDevice::import_memory_fd(int fd, size_t length, Memory *out) {
+  if (lost()) return lost_status();
+  return import_fd(*ctx_, fd, length, out);
+}
+
 }  // namespace rig::vulkan

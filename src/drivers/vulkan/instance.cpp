@@ -236,6 +236,8 @@ rig_status Instance::discover() {
             pd.has_host_import = true;
           else if (std::strcmp(exts[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0)
             pd.has_push_descriptor = true;
+          else if (std::strcmp(exts[i].extensionName, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) == 0)
+            pd.has_memory_fd = true;
         }
       }
     }
@@ -244,6 +246,21 @@ rig_status Instance::discover() {
       hp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
       query_chained(lib_.vkGetPhysicalDeviceProperties2, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, h, hp);
       pd.host_import_alignment = hp.minImportedHostPointerAlignment;
+    }
+    if (pd.has_memory_fd) {
+      // Offered is not enough: rig's buffers (their usage) must both leave and come back as opaque fds.
+      VkPhysicalDeviceExternalBufferInfo bi{};
+      bi.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO;
+      bi.usage = kBufferUsage;
+      bi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+      VkExternalBufferProperties ep{};
+      ep.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES;
+      lib_.vkGetPhysicalDeviceExternalBufferProperties(h, &bi, &ep);
+      VkExternalMemoryFeatureFlags f = ep.externalMemoryProperties.externalMemoryFeatures;
+      constexpr VkExternalMemoryFeatureFlags both =
+          VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+      pd.has_memory_fd = (f & both) == both;
+      pd.memory_fd_dedicated = f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
     }
     if (pd.has_push_descriptor) {
       VkPhysicalDevicePushDescriptorPropertiesKHR pp{};

@@ -37,6 +37,10 @@ struct PhysicalDevice {
   uint32_t queue_count = 0;             // queues rig creates in that family (at most 8)
   bool has_host_import = false;         // VK_EXT_external_memory_host offered
   bool has_push_descriptor = false;     // VK_KHR_push_descriptor offered
+  // VK_KHR_external_memory_fd offered, and rig's buffers can be exported and imported as opaque fds
+  // (vkGetPhysicalDeviceExternalBufferProperties); dedicated: only with a dedicated allocation.
+  bool has_memory_fd = false;
+  bool memory_fd_dedicated = false;
   uint32_t max_push_descriptors = 0;
   VkDeviceSize host_import_alignment = 0;
   std::string name;                     // "vulkan:N"

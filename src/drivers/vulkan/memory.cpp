@@ -8,21 +8,18 @@ namespace rig::vulkan {
 
 namespace {
 
-constexpr VkBufferUsageFlags kUsage =
-    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-
 rig_status status_of(VkResult r) {
   return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? RIG_OUT_OF_MEMORY : RIG_DRIVER;
 }
 
-// Creates a buffer of `size` bytes for kUsage, `next` chained to its create info (an external-memory
+// Creates a buffer of `size` bytes for kBufferUsage, `next` chained to its create info (an external-memory
 // struct, or null), and says what memory it needs. Nothing to destroy on failure.
 VkResult create_buffer(Context &ctx, VkDeviceSize size, const void *next, VkBuffer *out, VkMemoryRequirements *req) {
   VkBufferCreateInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bi.pNext = next;
   bi.size = size;
-  bi.usage = kUsage;
+  bi.usage = kBufferUsage;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // every queue rig uses is of one family
   *out = VK_NULL_HANDLE;
   VkResult r = ctx.fn().vkCreateBuffer(ctx.device(), &bi, nullptr, out);
@@ -53,12 +50,58 @@ VkResult allocate_bound(Context &ctx, VkBuffer buffer, VkDeviceSize size, int ty
   return r;
 }
 
-// Allocates and binds memory of type `type` for `buffer`, mapping it when `map`. Destroys nothing.
-rig_status back(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, bool map, Memory *out) {
+// What an opaque fd's buffer and memory chain (VK_KHR_external_memory_fd): the handle type on the buffer,
+// and on the memory an export or an import, with a dedicated allocation where the device asks for one.
+struct FdChain {
+  VkExternalMemoryBufferCreateInfo buffer{};
+  VkExportMemoryAllocateInfo exported{};
+  VkImportMemoryFdInfoKHR imported{};
+  VkMemoryDedicatedAllocateInfo dedicated{};
+
+  explicit FdChain(const Context &ctx) {
+    constexpr auto type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    buffer.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    buffer.handleTypes = type;
+    exported.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
+    exported.handleTypes = type;
+    imported.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
+    imported.handleType = type;
+    dedicated.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO;
+    dedicated_only_ = ctx.physical().memory_fd_dedicated;
+  }
+  // The allocate info's chain for `buffer`: the export (or, with an fd, the import), then dedication.
+  const void *memory(VkBuffer b, int fd = -1) {
+    dedicated.buffer = b;
+    void *head = &exported;
+    if (fd >= 0) {
+      imported.fd = fd;
+      head = &imported;
+    }
+    static_cast<VkBaseOutStructure *>(head)->pNext =
+        dedicated_only_ ? reinterpret_cast<VkBaseOutStructure *>(&dedicated) : nullptr;
+    return head;
+  }
+
+ private:
+  bool dedicated_only_ = false;
+};
+
+// Device-local memory not visible to the host (the BAR is small on discrete GPUs), else any type.
+int device_type(Context &ctx, uint32_t bits) {
+  int type = ctx.memory_type(bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  return type >= 0 ? type : ctx.memory_type(bits, 0, 0, 0);
+}
+
+VkDeviceSize words(size_t length) { return length < 4 ? 4 : (length + 3) & ~static_cast<VkDeviceSize>(3); }
+
+// Allocates and binds memory of type `type` for `buffer` (`next` chained: an export, or null), mapping it
+// when `map`. Destroys nothing.
+rig_status back(Context &ctx, VkBuffer buffer, VkDeviceSize size, int type, bool map, const void *next,
+                Memory *out) {
   const DeviceFunctions &fn = ctx.fn();
   VkDeviceMemory memory = VK_NULL_HANDLE;
   const char *call = nullptr;
-  VkResult r = allocate_bound(ctx, buffer, size, type, nullptr, &memory, &call);
+  VkResult r = allocate_bound(ctx, buffer, size, type, next, &memory, &call);
   if (r != VK_SUCCESS)
     return fail(status_of(r), "Vulkan: %s of %llu bytes (type %d) failed: %s", call,
                 static_cast<unsigned long long>(size), type, result_name(r));
@@ -81,12 +124,15 @@ VkBuffer buffer_of(const Memory &memory) { return reinterpret_cast<VkBuffer>(mem
 
 rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out) {
   if (length > SIZE_MAX - 3) return fail(RIG_OUT_OF_MEMORY, "Vulkan: a buffer of %zu bytes cannot exist", length);
-  VkDeviceSize size = length < 4 ? 4 : (length + 3) & ~static_cast<VkDeviceSize>(3);
+  VkDeviceSize size = words(length);
   const DeviceFunctions &fn = ctx.fn();
+  // Device memory leaves as an opaque fd where the device can (rig_buffer_export_fd): it must be made so.
+  FdChain chain(ctx);
+  bool exportable = kind == BufferKind::device && ctx.memory_fd();
 
   VkBuffer buffer = VK_NULL_HANDLE;
   VkMemoryRequirements req{};
-  VkResult r = create_buffer(ctx, size, nullptr, &buffer, &req);
+  VkResult r = create_buffer(ctx, size, exportable ? &chain.buffer : nullptr, &buffer, &req);
   if (r != VK_SUCCESS)
     return fail(status_of(r), "Vulkan: vkCreateBuffer of %zu bytes failed: %s", length, result_name(r));
 
@@ -97,22 +143,20 @@ rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out
   m.length = length;
   rig_status s = RIG_OK;
   if (kind == BufferKind::device) {
-    // Plain device memory stays off the host-visible (BAR) types, which are small on discrete GPUs.
-    int type = ctx.memory_type(req.memoryTypeBits, local, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
-    if (type < 0) type = ctx.memory_type(req.memoryTypeBits, 0, 0, 0);
+    int type = device_type(ctx, req.memoryTypeBits);
     s = type < 0 ? fail(RIG_OUT_OF_MEMORY, "Vulkan: no memory type for a device buffer")
-                 : back(ctx, buffer, req.size, type, false, &m);
+                 : back(ctx, buffer, req.size, type, false, exportable ? chain.memory(buffer) : nullptr, &m);
   } else {
     s = RIG_OUT_OF_MEMORY;
     if (kind == BufferKind::device_host) {
       int type = ctx.memory_type(req.memoryTypeBits, local | visible, 0, 0);
       // Device-local host-visible heaps can be small (a 256 MiB BAR): fall back to host memory when full.
-      if (type >= 0) s = back(ctx, buffer, req.size, type, true, &m);
+      if (type >= 0) s = back(ctx, buffer, req.size, type, true, nullptr, &m);
     }
     if (s != RIG_OK) {
       int type = ctx.memory_type(req.memoryTypeBits, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, local);
       s = type < 0 ? fail(RIG_OUT_OF_MEMORY, "Vulkan: no host-visible coherent memory type")
-                   : back(ctx, buffer, req.size, type, true, &m);
+                   : back(ctx, buffer, req.size, type, true, nullptr, &m);
     }
   }
   if (s != RIG_OK) {
@@ -172,6 +216,49 @@ rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
   }
   Memory m;
   m.host = host;
+  m.handle = reinterpret_cast<uintptr_t>(buffer);
+  m.extra = reinterpret_cast<uintptr_t>(memory);
+  m.length = length;
+  *out = m;
+  return RIG_OK;
+}
+
+rig_status export_fd(Context &ctx, const Memory &memory, int *fd) {
+  if (memory.host)
+    return fail(RIG_UNSUPPORTED, "Vulkan: only device memory (RIG_MEMORY_DEVICE) leaves as a descriptor, not "
+                "host-visible memory");
+  VkMemoryGetFdInfoKHR gi{};
+  gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
+  gi.memory = reinterpret_cast<VkDeviceMemory>(memory.extra);
+  gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkResult r = ctx.fn().vkGetMemoryFdKHR(ctx.device(), &gi, fd);
+  if (r != VK_SUCCESS) return fail(status_of(r), "Vulkan: vkGetMemoryFdKHR failed: %s", result_name(r));
+  return RIG_OK;
+}
+
+rig_status import_fd(Context &ctx, int fd, size_t length, Memory *out) {
+  if (length > SIZE_MAX - 3) return fail(RIG_INVALID_ARGUMENT, "Vulkan: a buffer of %zu bytes cannot exist", length);
+  const DeviceFunctions &fn = ctx.fn();
+  FdChain chain(ctx);
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkMemoryRequirements req{};
+  VkResult r = create_buffer(ctx, words(length), &chain.buffer, &buffer, &req);
+  if (r != VK_SUCCESS)
+    return fail(status_of(r), "Vulkan: vkCreateBuffer for an imported descriptor failed: %s", result_name(r));
+  // The exporter's type and size, as the same driver chooses them for a buffer of the same length.
+  int type = device_type(ctx, req.memoryTypeBits);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  const char *call = nullptr;
+  r = type < 0 ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+               : allocate_bound(ctx, buffer, req.size, type, chain.memory(buffer, fd), &memory, &call);
+  if (r != VK_SUCCESS) {
+    fn.vkDestroyBuffer(ctx.device(), buffer, nullptr);
+    return fail(r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? RIG_INVALID_ARGUMENT : status_of(r),
+                "Vulkan: importing a descriptor as %zu bytes failed (%s): %s (not an opaque memory descriptor of "
+                "this device's driver, or of another length?)", length, call ? call : "no memory type",
+                result_name(r));
+  }
+  Memory m;
   m.handle = reinterpret_cast<uintptr_t>(buffer);
   m.extra = reinterpret_cast<uintptr_t>(memory);
   m.length = length;

@@ -26,6 +26,13 @@ void destroy_buffer(Context &ctx, const Memory &memory) noexcept;
 // `length` multiples of the device's import alignment. RIG_UNMAPPABLE with the reason otherwise.
 rig_status import_host(Context &ctx, void *host, size_t length, Memory *out);
 
+// Device memory as an opaque fd (VK_KHR_external_memory_fd, enabled: ctx.memory_fd()): a new descriptor
+// the caller owns. RIG_UNSUPPORTED for host-visible memory.
+rig_status export_fd(Context &ctx, const Memory &memory, int *fd);
+// A buffer over an opaque fd of `length` bytes exported by this driver: the memory owns `fd` on success,
+// the caller keeps it on failure (RIG_INVALID_ARGUMENT where the driver refuses the descriptor).
+rig_status import_fd(Context &ctx, int fd, size_t length, Memory *out);
+
 VkBuffer buffer_of(const Memory &memory);
 
 }  // namespace rig::vulkan
