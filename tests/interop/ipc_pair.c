@@ -1,12 +1,15 @@
-/* Two processes share a buffer and its points through rig (docs/interop.md, "Across processes"):
+/* Two processes share a buffer and its points through rig (docs/interop.md, "Across processes"), by CUDA or
+ * HIP IPC handles, or (Vulkan) by a memory descriptor:
  *   A makes a buffer and writes it with a rig submit, then sends the buffer's handle and the write's point
  *     over a UNIX socket to B;
  *   B imports both, copies the bytes out with a submit of its own (ordered after A's write by the imported
  *     point, stamped as the buffer's last write), checks every byte, and sends back its copy's point;
  *   A imports that point, stamps it as a read of its buffer, and overwrites the buffer: rig's rule 4 makes
  *     the overwrite wait, in A's queue, for B's copy. A checks the overwrite landed and closes its export.
- * CUDA IPC handles are bytes: they travel as they are (a descriptor would travel with SCM_RIGHTS).
- * Usage: ipc_pair [DEVICE] (default cuda:0). Exits 0 when every byte checked out, 77 where the device does
+ * CUDA IPC handles are bytes: they travel as they are. A Vulkan device's buffer travels as a memory
+ * descriptor with SCM_RIGHTS; its points cannot (rig has no semaphore descriptors yet), so each side waits
+ * on the host for its own work before it tells the other: A for its write, B for its copy.
+ * Usage: ipc_pair [DEVICE] (default cuda:0; vulkan:0 takes the descriptor way). Exits 0 when every byte checked out, 77 where the device does
  * not open or cannot share across processes (1 instead under RIG_REQUIRE naming its backend), 1 on failure.
  * B is A's child by fork(), before either uses rig: each process has a rig of its own. */
 #define _GNU_SOURCE
@@ -18,6 +21,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "scm_rights.h"
 
 #define LENGTH (1u << 20)
 #define FIRST 0x5a  /* A's write: the first half */
@@ -90,18 +95,33 @@ static size_t mismatches(rig_buffer b, uint8_t first, uint8_t second) {
   return bad;
 }
 
-static int process_b(const char *name, int sock) {
-  who = "B";
-  rig_device d;
-  CHECK(rig_device_open(name, &d));
+/* B's side of the buffer A shares: by IPC handles (the write's point with it), or by a descriptor (the
+ * write reached already). */
+static rig_buffer import_shared(rig_device d, int sock, int by_fd) {
+  rig_buffer shared;
+  if (by_fd) {
+    size_t length = 0;
+    int fd = scm_recv_fd(sock, &length);
+    if (fd < 0) die("receiving the descriptor", RIG_DRIVER);
+    CHECK(rig_buffer_import_fd(d, fd, length, &shared));
+    close(fd); /* rig imported a duplicate */
+    return shared;
+  }
   rig_ipc_handle h[2];
-  recv_all(sock, h, sizeof h);
-  rig_buffer shared, mine;
   rig_point written;
+  recv_all(sock, h, sizeof h);
   CHECK(rig_buffer_import_ipc(d, &h[0], &shared));
   CHECK(rig_point_import_ipc(d, &h[1], &written));
   /* A's write, as the imported buffer's last write: every later use of it in this process follows it */
   CHECK(rig_buffer_stamp(shared, written, RIG_ACCESS_WRITE));
+  return shared;
+}
+
+static int process_b(const char *name, int sock, int by_fd) {
+  who = "B";
+  rig_device d;
+  CHECK(rig_device_open(name, &d));
+  rig_buffer mine, shared = import_shared(d, sock, by_fd);
   CHECK(rig_buffer_create(d, LENGTH, RIG_MEMORY_DEVICE, &mine));
   rig_part copy = {sizeof copy};
   copy.kind = RIG_PART_COPY;
@@ -111,15 +131,17 @@ static int process_b(const char *name, int sock) {
   rig_buffer slots[2] = {shared, mine};
   rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
   rig_point copied = submit(d, &copy, 1, slots, access, 2);
-  size_t bad = mismatches(mine, FIRST, SECOND);
+  size_t bad = mismatches(mine, FIRST, SECOND); /* waits for the copy (rule 5), so its read is done */
   printf("ipc_pair B: imported %u bytes, %zu mismatching after the copy\n", LENGTH, bad);
   rig_ipc_handle back;
-  CHECK(rig_point_export_ipc(copied, &back));
-  send_all(sock, &back, sizeof back);
+  if (!by_fd) {
+    CHECK(rig_point_export_ipc(copied, &back));
+    send_all(sock, &back, sizeof back);
+  }
   send_all(sock, &bad, sizeof bad);
   char done;
-  recv_all(sock, &done, 1); /* A's overwrite, which followed our export, is reached */
-  CHECK(rig_point_export_ipc_close(&back));
+  recv_all(sock, &done, 1); /* A's overwrite, which followed our copy, is reached */
+  if (!by_fd) CHECK(rig_point_export_ipc_close(&back));
   CHECK(rig_buffer_release(shared));
   CHECK(rig_buffer_release(mine));
   CHECK(rig_device_release(d));
@@ -140,49 +162,61 @@ int main(int argc, char **argv) {
   if (pid < 0) die("fork", RIG_DRIVER);
   if (pid == 0) {
     close(sv[0]);
-    char ready;
-    recv_all(sv[1], &ready, 1); /* A checked the device can share: B goes on, else it just ends */
-    if (ready != 'y') _exit(0);
-    _exit(process_b(name, sv[1]));
+    char way;
+    recv_all(sv[1], &way, 1); /* A checked how the device shares: IPC handles, a descriptor, or not at all */
+    if (way != 'h' && way != 'f') _exit(0);
+    _exit(process_b(name, sv[1], way == 'f'));
   }
   close(sv[1]);
   int sock = sv[0];
   rig_device d;
   rig_status s = rig_device_open(name, &d);
-  int yes = 0, event = 0;
+  int yes = 0, event = 0, by_fd = 0;
   if (s == RIG_OK) {
     CHECK(rig_interop_supported(d, NULL, RIG_INTEROP_IPC_MEMORY, &yes));
     CHECK(rig_interop_supported(d, NULL, RIG_INTEROP_IPC_EVENT, &event));
+    CHECK(rig_interop_supported(d, NULL, RIG_INTEROP_MEMORY_FD, &by_fd));
   }
-  if (s != RIG_OK || !yes || !event) {
+  if (s != RIG_OK || !((yes && event) || by_fd)) {
     fprintf(stderr, "SKIP ipc_pair: %s %s\n", name,
             s != RIG_OK ? rig_last_error() : "cannot share buffers and points across processes");
     send_all(sock, "n", 1);
     waitpid(pid, NULL, 0);
     return required(name) ? 1 : 77;
   }
-  send_all(sock, "y", 1);
+  send_all(sock, by_fd && !(yes && event) ? "f" : "h", 1);
+  by_fd = by_fd && !(yes && event);
   rig_buffer b;
   CHECK(rig_buffer_create(d, LENGTH, RIG_MEMORY_DEVICE, &b));
   rig_part halves[2] = {fill(0, LENGTH / 2, FIRST), fill(LENGTH / 2, LENGTH / 2, SECOND)};
   rig_access w = RIG_ACCESS_WRITE;
   rig_point written = submit(d, halves, 2, &b, &w, 1);
-  rig_ipc_handle h[2];
-  CHECK(rig_buffer_export_ipc(b, &h[0]));
-  CHECK(rig_point_export_ipc(written, &h[1]));
-  send_all(sock, h, sizeof h);
-  rig_ipc_handle back;
+  rig_ipc_handle h[2], back;
   size_t bad_in_b = 0;
-  recv_all(sock, &back, sizeof back);
-  recv_all(sock, &bad_in_b, sizeof bad_in_b);
-  rig_point copied;
-  CHECK(rig_point_import_ipc(d, &back, &copied));
-  /* B's copy read the buffer: as a read in the stamps, rig's overwrite waits for it in A's queue */
-  CHECK(rig_buffer_stamp(b, copied, RIG_ACCESS_READ));
+  if (by_fd) {
+    CHECK(rig_wait_point(written, UINT64_MAX)); /* a descriptor orders nothing: B reads once it is reached */
+    int fd;
+    size_t length;
+    CHECK(rig_buffer_export_fd(b, &fd, &length));
+    if (scm_send_fd(sock, fd, length) != 0) die("sending the descriptor", RIG_DRIVER);
+    close(fd);
+  } else {
+    CHECK(rig_buffer_export_ipc(b, &h[0]));
+    CHECK(rig_point_export_ipc(written, &h[1]));
+    send_all(sock, h, sizeof h);
+    recv_all(sock, &back, sizeof back);
+  }
+  recv_all(sock, &bad_in_b, sizeof bad_in_b); /* B's copy is done (by_fd), or its point is in `back` */
+  if (!by_fd) {
+    rig_point copied;
+    CHECK(rig_point_import_ipc(d, &back, &copied));
+    /* B's copy read the buffer: as a read in the stamps, rig's overwrite waits for it in A's queue */
+    CHECK(rig_buffer_stamp(b, copied, RIG_ACCESS_READ));
+  }
   rig_part zero = fill(0, LENGTH, 0);
   rig_point overwritten = submit(d, &zero, 1, &b, &w, 1);
   CHECK(rig_wait_point(overwritten, UINT64_MAX));
-  CHECK(rig_point_export_ipc_close(&h[1])); /* B's point, which followed it, is reached */
+  if (!by_fd) CHECK(rig_point_export_ipc_close(&h[1])); /* B's point, which followed it, is reached */
   size_t bad_after = mismatches(b, 0, 0);
   send_all(sock, "d", 1);
   int status = 0;

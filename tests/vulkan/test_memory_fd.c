@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scm_rights.h"
 #include "vk_common.h"
 
 #define LENGTH 65536u
@@ -42,48 +43,11 @@ static size_t mismatches(rig_buffer b, uint8_t want) {
   return bad;
 }
 
-/* ----- SCM_RIGHTS ------------------------------------------------------------------------------------- */
-
-static void send_fd(int sock, int fd, size_t length) {
-  char control[CMSG_SPACE(sizeof(int))] = {0};
-  struct iovec iov = {&length, sizeof length};
-  struct msghdr msg = {0};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (sendmsg(sock, &msg, 0) != (ssize_t)sizeof length) {
-    perror("sendmsg");
-    exit(2);
-  }
-}
-
-static int recv_fd(int sock, size_t *length) {
-  char control[CMSG_SPACE(sizeof(int))] = {0};
-  struct iovec iov = {length, sizeof *length};
-  struct msghdr msg = {0};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof *length) return -1;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
-}
-
 /* The peer: imports the descriptor on its own vulkan:0, checks every byte is 0x3c, writes 0x99 over it and
  * says so once the write is reached. Exit status: 0 well, else what failed. */
 static int peer(int sock) {
   size_t length = 0;
-  int fd = recv_fd(sock, &length);
+  int fd = scm_recv_fd(sock, &length);
   if (fd < 0 || length != LENGTH) return 2;
   rig_device d;
   rig_buffer b;
@@ -155,7 +119,7 @@ static void memory_fd_across_a_fork_with_scm_rights(void **state) {
     _exit(127);
   }
   close(sv[1]);
-  send_fd(sv[0], fd, length);
+  assert_int_equal(scm_send_fd(sv[0], fd, length), 0);
   close(fd); /* ours: the peer has its own copy of the descriptor */
   char done = 0;
   ssize_t got = read(sv[0], &done, 1);

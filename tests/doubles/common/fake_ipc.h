@@ -150,12 +150,23 @@ struct EventWords {
   std::atomic<uint64_t> completed;
 };
 
-// The page of one interprocess event: made by the exporter (which keeps the memfd open while the event
-// lives: closing it is what makes later opens fail) or mapped by an importer.
+// A descriptor closed with its owner: the exporter's event holds its page's memfd while it lives (not the
+// page's mappings, which queued records keep), so that destroying the event makes later opens fail.
+struct OwnedFd {
+  int fd = -1;
+  OwnedFd() = default;
+  OwnedFd(const OwnedFd &) = delete;
+  OwnedFd &operator=(const OwnedFd &) = delete;
+  ~OwnedFd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// The page of one interprocess event, mapped: made by the exporter or opened by an importer.
 class EventPage {
  public:
-  // A new page of this process; null where the system refuses.
-  static EventPage *make() {
+  // A new page of this process and, in *fd, its memfd (the caller's to close); null where the system refuses.
+  static EventPage *make(int *fd_out) {
     int fd = memfd_create("fake-ipc-event", MFD_CLOEXEC);
     if (fd < 0) return nullptr;
     if (ftruncate(fd, kPage) != 0) {
@@ -167,21 +178,17 @@ class EventPage {
       close(fd);
       return nullptr;
     }
-    return new EventPage(p, fd);
+    *fd_out = fd;
+    return new EventPage(p);
   }
   // Another process's page (fake_ipc::open's mapping of it).
-  static EventPage *adopt(void *mapped) { return new EventPage(mapped, -1); }
-  ~EventPage() {
-    munmap(words_, kPage);
-    if (fd_ >= 0) close(fd_);
-  }
+  static EventPage *adopt(void *mapped) { return new EventPage(mapped); }
+  ~EventPage() { munmap(words_, kPage); }
   EventWords *words() const { return words_; }
-  int fd() const { return fd_; }
 
  private:
-  EventPage(void *p, int fd) : words_(static_cast<EventWords *>(p)), fd_(fd) {}
+  explicit EventPage(void *p) : words_(static_cast<EventWords *>(p)) {}
   EventWords *words_;
-  int fd_;
 };
 
 // Marks record `n` of the event complete: the highest number completed only grows.

@@ -104,6 +104,7 @@ struct FEvent {
   std::mutex lock;
   std::shared_ptr<FRecord> latest;  // null: never recorded (queries answer done, waits pass)
   std::shared_ptr<fake_ipc::EventPage> ipc;  // made with CU_EVENT_INTERPROCESS, or opened from a handle
+  fake_ipc::OwnedFd exported;                // made here: the page's memfd, closed with the event
   bool opened = false;                       // opened: the latest record is the page's, whoever recorded it
   std::shared_ptr<FRecord> current() {
     if (ipc && opened) {
@@ -531,7 +532,7 @@ EXPORT Result cuEventCreate(FEvent **event, unsigned flags) {
   e->ctx = current;
   if (flags & EVENT_INTERPROCESS) {
     if (!(flags & EVENT_DISABLE_TIMING)) return ERROR_INVALID_VALUE;  // CUDA's rule for interprocess events
-    e->ipc.reset(fake_ipc::EventPage::make());
+    e->ipc.reset(fake_ipc::EventPage::make(&e->exported.fd));
     if (!e->ipc) return ERROR_OUT_OF_MEMORY;
   }
   auto &s = state();
@@ -923,7 +924,7 @@ EXPORT Result cuIpcGetEventHandle(IpcHandle *handle, FEvent *event) {
   auto ev = get_event(event);
   if (!ev || !handle) return ERROR_INVALID_HANDLE;
   if (!ev->ipc || ev->opened) return ERROR_INVALID_VALUE;  // made without CU_EVENT_INTERPROCESS
-  auto h = fake_ipc::describe("fake-ipc-event", ev->ipc->fd(), 0, fake_ipc::kPage);
+  auto h = fake_ipc::describe("fake-ipc-event", ev->exported.fd, 0, fake_ipc::kPage);
   std::memcpy(handle, &h, sizeof h);
   return SUCCESS;
 }
