@@ -95,6 +95,16 @@ NativeHandles *native_for_ipc(Device &d, bool memory, const char *call) {
   return n;
 }
 
+// What an import starts with: the device's IPC calls, and the handle's header checked to be of `want`
+// and openable by `device`.
+rig_status open_wire(Device &device, const rig_ipc_handle &handle, What want, const char *call, NativeHandles **n,
+                     Wire *w) {
+  *n = native_for_ipc(device, want == What::memory, call);
+  if (!*n) return RIG_UNSUPPORTED;
+  if (rig_status s = read(handle, want, call, w); s != RIG_OK) return s;
+  return importable(*w, **n, device, call);
+}
+
 }  // namespace
 
 rig_status export_memory_ipc(const Buffer &buffer, rig_ipc_handle *out) {
@@ -113,11 +123,9 @@ rig_status export_memory_ipc(const Buffer &buffer, rig_ipc_handle *out) {
 
 rig_status import_memory_ipc(Device &device, const rig_ipc_handle &handle, std::shared_ptr<Buffer> *out) {
   const char *call = "buffer_import_ipc";
-  NativeHandles *n = native_for_ipc(device, true, call);
-  if (!n) return RIG_UNSUPPORTED;
+  NativeHandles *n = nullptr;
   Wire w;
-  if (rig_status s = read(handle, What::memory, call, &w); s != RIG_OK) return s;
-  if (rig_status s = importable(w, *n, device, call); s != RIG_OK) return s;
+  if (rig_status s = open_wire(device, handle, What::memory, call, &n, &w); s != RIG_OK) return s;
   if (w.offset + w.length < w.offset || w.length == 0)
     return fail(RIG_INVALID_ARGUMENT, "%s: the handle's range (%llu bytes at %llu) is empty or wraps (damaged bytes?)",
                 call, static_cast<unsigned long long>(w.length), static_cast<unsigned long long>(w.offset));
@@ -171,11 +179,9 @@ rig_status close_point_ipc(const rig_ipc_handle &handle) {
 
 rig_status import_point_ipc(Device &device, const rig_ipc_handle &handle, uint64_t *point) {
   const char *call = "point_import_ipc";
-  NativeHandles *n = native_for_ipc(device, false, call);
-  if (!n) return RIG_UNSUPPORTED;
+  NativeHandles *n = nullptr;
   Wire w;
-  if (rig_status s = read(handle, What::point, call, &w); s != RIG_OK) return s;
-  if (rig_status s = importable(w, *n, device, call); s != RIG_OK) return s;
+  if (rig_status s = open_wire(device, handle, What::point, call, &n, &w); s != RIG_OK) return s;
   return value_after(device, [&](uint64_t value) { return n->queue_wait_event_ipc(w.native, value); }, point);
 }
 

@@ -169,10 +169,13 @@ static int ipc_supported(rig_device d) {
   return memory;
 }
 
-/* Where the backend's library has no IPC calls: skips the cross-process case, saying so. */
-static int cross_process_or_skip(rig_device d) {
-  if (ipc_supported(d)) return 1;
+/* Opens the backend's first GPU for a cross-process case; where its library has no IPC calls, skips the
+ * case, saying so (0, nothing left open). */
+static int open_cross_process(rig_device *d) {
+  if (!gt_open(gt_name(0), d)) return 0;
+  if (ipc_supported(*d)) return 1;
   rt_skip("the backend's library has no interprocess calls (RIG_INTEROP_IPC_* say no)");
+  OK(rig_device_release(*d));
   return 0;
 }
 
@@ -221,11 +224,7 @@ static void capabilities_and_unsupported_devices(void **state) {
 static void bad_handles_answer_clear_errors(void **state) {
   (void)state;
   rig_device d;
-  if (!gt_open(gt_name(0), &d)) return;
-  if (!cross_process_or_skip(d)) {
-    OK(rig_device_release(d));
-    return;
-  }
+  if (!open_cross_process(&d)) return;
   rig_module m = gt_kernels(d);
   rig_buffer b = rt_create(d, N * 4);
   rig_point p = gt_fill_u32(d, m, b, N, 1);
@@ -278,11 +277,7 @@ static void bad_handles_answer_clear_errors(void **state) {
 static void handles_of_an_exited_exporter_are_refused(void **state) {
   (void)state;
   rig_device d;
-  if (!gt_open(gt_name(0), &d)) return;
-  if (!cross_process_or_skip(d)) {
-    OK(rig_device_release(d));
-    return;
-  }
+  if (!open_cross_process(&d)) return;
   int sock;
   pid_t pid = spawn("export-and-exit", &sock);
   rig_ipc_handle h[2];
@@ -305,11 +300,7 @@ static void handles_of_an_exited_exporter_are_refused(void **state) {
 static void closed_export_refused_and_unreached_point_times_out(void **state) {
   (void)state;
   rig_device d;
-  if (!gt_open(gt_name(0), &d)) return;
-  if (!cross_process_or_skip(d)) {
-    OK(rig_device_release(d));
-    return;
-  }
+  if (!open_cross_process(&d)) return;
   int sock;
   pid_t pid = spawn("closed-and-blocked", &sock);
   rig_ipc_handle h[2];
@@ -337,11 +328,7 @@ static void imported_mapping_closes_after_its_last_use(void **state) {
   (void)state;
   GT_FAKE_ONLY(); /* counts the fake's mappings */
   rig_device d;
-  if (!gt_open(gt_name(0), &d)) return;
-  if (!cross_process_or_skip(d)) {
-    OK(rig_device_release(d));
-    return;
-  }
+  if (!open_cross_process(&d)) return;
   int sock;
   pid_t pid = spawn("export-and-wait", &sock);
   rig_ipc_handle h;

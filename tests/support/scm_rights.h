@@ -7,17 +7,28 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+/* A message of one size_t (`iov`) with room for one descriptor (`control`, zeroed). */
+typedef struct scm_message {
+  struct msghdr msg;
+  struct iovec iov;
+  char control[CMSG_SPACE(sizeof(int))];
+} scm_message;
+
+static inline void scm_prepare(scm_message *m, size_t *value) {
+  memset(m, 0, sizeof *m);
+  m->iov.iov_base = value;
+  m->iov.iov_len = sizeof *value;
+  m->msg.msg_iov = &m->iov;
+  m->msg.msg_iovlen = 1;
+  m->msg.msg_control = m->control;
+  m->msg.msg_controllen = sizeof m->control;
+}
+
 /* Sends `fd` (the receiver gets its own descriptor of the same file) with `value`. 0, or -1 (errno set). */
 static inline int scm_send_fd(int sock, int fd, size_t value) {
-  char control[CMSG_SPACE(sizeof(int))];
-  memset(control, 0, sizeof control);
-  struct iovec iov = {&value, sizeof value};
-  struct msghdr msg;
-  memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  scm_message m;
+  scm_prepare(&m, &value);
+  struct msghdr msg = m.msg;
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -28,15 +39,9 @@ static inline int scm_send_fd(int sock, int fd, size_t value) {
 
 /* Receives what scm_send_fd sent: the new descriptor (close-on-exec), or -1. */
 static inline int scm_recv_fd(int sock, size_t *value) {
-  char control[CMSG_SPACE(sizeof(int))];
-  memset(control, 0, sizeof control);
-  struct iovec iov = {value, sizeof *value};
-  struct msghdr msg;
-  memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  scm_message m;
+  scm_prepare(&m, value);
+  struct msghdr msg = m.msg;
   if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof *value) return -1;
   struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
   if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
