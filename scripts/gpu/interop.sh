@@ -8,13 +8,16 @@
 #   1b. across processes on cuda:0 (tests/interop/test_interop_ipc.c, tests/interop/ipc_pair.c): CUDA IPC
 #      memory and event handles exported, sent over a UNIX socket, imported by a second process; the same
 #      through HIP's driver over the shim.
+#   1c. tests/interop/nccl_step.c: ncclAllReduce (NCCL loaded at run time, one rank on cuda:0) between two
+#      rig kernels, ordered only through rig_stream_wait_point and rig_stream_point, checked element by element.
 #   2. scripts/gpu/interop_torch.py through ctypes on BUILD_DIR/librig.so.0 (the machine's Python 3.12 cannot
 #      import the SWIG module built for 3.11): a PyTorch tensor wrapped as a rig buffer, written by rig
 #      kernels and read and written by torch on its own stream, ordered only by rig_stream_wait_point,
 #      rig_stream_point and rig_buffer_stamp, checked element by element over 1000 rounds with no host
 #      synchronisation; torch.from_dlpack and cupy.from_dlpack of rig buffers (same pointer, rig's bytes).
 #   3. bench/interop's edge benchmark where the build has it (ratios against the same CUDA calls by hand).
-# It should show: every step PASS in $OUT/interop/summary.txt, "PASS" on interop-ipc-pair.log's last line, "0 mismatching elements" and "same pointer
+# It should show: every step PASS in $OUT/interop/summary.txt, "PASS" on interop-ipc-pair.log's and
+# interop-nccl-step.log's last lines, "0 mismatching elements" and "same pointer
 # True, every element rig's: True" in interop-torch.log. INTEROP_SH_FAKE=path/to/libfakecuda.so rehearses it
 # without a GPU (the torch part then only checks its ctypes layer).
 set -u
@@ -57,6 +60,11 @@ step interop-cuda-ipc-tests 180 "$build/tests/interop/test_interop_ipc_cuda"
 step interop-ipc-pair 120 "$build/tests/interop/ipc_pair" cuda:0
 RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-ipc-tests 180 "$build/tests/interop/test_interop_ipc_hip"
 RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-ipc-pair 120 "$build/tests/interop/ipc_pair" hip:0
+# NCCL between rig kernels on cuda:0: a single-rank communicator (libnccl.so.2 by dlopen from the machine's
+# installation), ncclAllReduce ordered by rig_stream_wait_point/rig_stream_point, element by element over
+# 200 rounds; skipped with the reason where libnccl.so.2 is absent (a FAIL under RIG_REQUIRE=cuda).
+if [ -n "${INTEROP_SH_FAKE:-}" ]; then export RIG_NCCL_LIBRARY=$build/tests/interop/libfakenccl.so; fi
+step interop-nccl-step 300 "$build/tests/interop/nccl_step" 200
 step interop-torch 300 python3 scripts/gpu/interop_torch.py "$build" 1000
 # 3. bench/interop: an edge with a foreign stream through rig_interop.h against the same CUDA calls by hand
 #    and a host synchronisation (ratios in the log; built where the carried build has -Dbench=true).
