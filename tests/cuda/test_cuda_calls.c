@@ -160,14 +160,7 @@ static void test_a_lost_device_replays_no_recorded_run(void **state) {
   OK(rig_buffer_create(d, BYTES, RIG_MEMORY_DEVICE, &y));
   OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &w));
   rig_buffer wd = rt_borrow(d, w);
-  rig_part copy = rt_copy_part();
-  rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(d, &copy, 1, access, 2, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_run_set_buffer(run, 0, x));
-  OK(rig_run_set_buffer(run, 1, y));
+  rig_run run = rt_copy_run(d, x, y);
   rig_point p = 0;
   OK(rig_submit(run, NULL, 0, &p));
   OK(rig_wait_point(p, UINT64_MAX));
@@ -181,7 +174,6 @@ static void test_a_lost_device_replays_no_recorded_run(void **state) {
   STATUS(RIG_LOST, rig_submit(run, NULL, 0, &p));
   assert_int_equal(q("copies"), copies);
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   rig_buffer bufs[] = {wd, x, y, w};
   for (int i = 0; i < 4; ++i) OK(rig_buffer_release(bufs[i]));
   OK(rig_module_release(ma));

@@ -199,14 +199,7 @@ static void test_a_run_submitted_after_a_buffer_is_set_again_uses_the_new_buffer
   OK(rig_buffer_write_from(x, 0, a, n));
   OK(rig_buffer_write_from(w, 0, c, n));
   OK(rig_buffer_write_from(z, 0, c, n));
-  rig_part copy = rt_copy_part();
-  rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(d, &copy, 1, access, 2, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_run_set_buffer(run, 0, x));
-  OK(rig_run_set_buffer(run, 1, y));
+  rig_run run = rt_copy_run(d, x, y);
   rig_point p = 0;
   OK(rig_submit(run, NULL, 0, &p));
   OK(rig_submit(run, NULL, 0, &p)); /* the same run again: y = x */
@@ -222,7 +215,6 @@ static void test_a_run_submitted_after_a_buffer_is_set_again_uses_the_new_buffer
   OK(rig_buffer_read_into(z, 0, got, n));
   assert_memory_equal(got, c, n);
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   rig_buffer bufs[] = {x, w, y, z};
   for (int i = 0; i < 4; ++i) OK(rig_buffer_release(bufs[i]));
   OK(rig_device_release(d));
@@ -239,23 +231,9 @@ static void test_a_launch_submitted_after_its_scalars_are_set_again_sees_the_new
   rig_module m = gt_kernels(d);
   const uint32_t n = 1024;
   rig_buffer out = rt_create(d, n * 4);
-  rig_part part;
-  memset(&part, 0, sizeof part);
-  part.size = sizeof part;
-  part.kind = RIG_PART_LAUNCH;
-  part.module = m;
-  part.function = "rig_fill_u32";
-  part.grid[0] = n / 256, part.grid[1] = part.grid[2] = 1;
-  part.block[0] = 256, part.block[1] = part.block[2] = 1;
-  uint32_t slots[1] = {0};
-  part.slots = slots;
-  part.slot_count = 1;
   rig_access access[1] = {RIG_ACCESS_WRITE};
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(d, &part, 1, access, 1, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_run_set_buffer(run, 0, out));
+  uint32_t slots[1] = {0};
+  rig_run run = gt_launch_run(d, m, "rig_fill_u32", &out, access, 1, slots, 1, n / 256);
   /* {n, k}; the kernel reads the first 8 bytes of the block (a struct parameter). */
   uint32_t scalars[3][4] = {{n, 11, 0, 0}, {n, 22, 0, 0}, {n, 33, 0, 0}};
   size_t lengths[3] = {8, 16, 16};
@@ -272,7 +250,6 @@ static void test_a_launch_submitted_after_its_scalars_are_set_again_sees_the_new
         fail_msg("round %d: element %u is %u, the scalars say %u", round, i, got[i], scalars[round][1]);
   }
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   OK(rig_buffer_release(out));
   OK(rig_module_release(m));
   OK(rig_device_release(d));
