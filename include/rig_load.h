@@ -238,9 +238,16 @@ typedef struct rig_load_stats {
   double seconds;              /* rig_load_start to the last submit (and verification) */
   double first_tensor_seconds; /* rig_load_start to the first tensor handed over */
   size_t staging_bytes;        /* pinned staging used (pools made by the load and given to it) */
+  /* Where the load's threads spent their time, in seconds summed over its threads (so with 16 readers
+   * up to 16 per second of load): for telling a slow disk from a slow link or a busy allocator. */
+  double read_seconds;         /* reading the file into staging (pread or O_DIRECT); 0 off the staged path */
+  double staging_wait_seconds; /* waiting for a staging chunk (free, and its last copy out reached) */
+  double alloc_seconds;        /* making the tensors' device buffers */
+  double submit_seconds;       /* submitting the copies (device buffers not included) */
 } rig_load_stats;
 
-/* Fills `stats` (stats->size set by the caller) for a load that ended; RIG_BUSY while it runs. Pure
+/* Fills `stats` (stats->size set by the caller; a size that ends at staging_bytes, from before the
+ * phases were added, gets the fields up to there) for a load that ended; RIG_BUSY while it runs. Pure
  * read under the load's lock, which no wait holds; waits for nothing. */
 RIG_API rig_status rig_load_get_stats(rig_load RIG_NONNULL load, rig_load_stats *RIG_NONNULL stats);
 

@@ -78,6 +78,9 @@ void drop_mapping(void *user) { static_cast<Mapping *>(user)->drop(); }
 
 }  // namespace
 
+Load::Timed::Timed(std::atomic<uint64_t> &to) : to(to), t0(now_ns()) {}
+Load::Timed::~Timed() { to.fetch_add(now_ns() - t0, std::memory_order_relaxed); }
+
 rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_t count,
                        const rig_load_placement &placement, const rig_load_options &options,
                        std::vector<std::shared_ptr<StagingPool>> pools, std::unique_ptr<Load> *out) {
@@ -310,7 +313,10 @@ rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_bu
   if (!s) s = rig_run_take(copiers_[device], &run);
   if (!s) s = rig_run_set_buffer(run, 0, from);
   if (!s) s = rig_run_set_buffer(run, 1, to);
-  if (!s) s = rig_submit(run, nullptr, 0, nullptr);
+  if (!s) {
+    Timed timed(phase_ns_[SUBMIT]);
+    s = rig_submit(run, nullptr, 0, nullptr);
+  }
   std::string why = s ? rig_last_error() : "";  // the releases below clear the thread's message
   if (run) rig_run_release(run);
   if (to) rig_buffer_release(to);
@@ -323,6 +329,7 @@ rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_bu
 rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
+  Timed timed(phase_ns_[ALLOC]);
   rig_status s = rig_buffer_create(devices_[position], t.length, RIG_MEMORY_DEVICE, &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
@@ -410,12 +417,19 @@ void Load::stage_worker() {
     if (i >= chunks_.size()) break;
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    size_t slot = pool.acquire();
+    size_t slot;
     void *host = nullptr;
-    // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
-    s = rig_buffer_export(pool.buffer(slot), &host);
+    {
+      Timed timed(phase_ns_[STAGING_WAIT]);
+      slot = pool.acquire();
+      // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
+      s = rig_buffer_export(pool.buffer(slot), &host);
+    }
     if (s) s = fail(s, "staging chunk: %s", rig_last_error());
-    if (!s) s = read_chunk(c, host, reader ? &*reader : nullptr);
+    if (!s) {
+      Timed timed(phase_ns_[READ]);
+      s = read_chunk(c, host, reader ? &*reader : nullptr);
+    }
     if (!s) s = file_->unchanged();
     if (!s) s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(host));
     if (s) fail_with(s);
@@ -569,9 +583,12 @@ rig_status Load::wait() {
   return RIG_OK;
 }
 
-rig_status Load::stats(rig_load_stats *out) {
+rig_status Load::stats(rig_load_stats *caller) {
   std::lock_guard lock(mutex_);
   if (!done_) return fail(RIG_BUSY, "the load is still running");
+  rig_load_stats all{};
+  rig_load_stats *out = &all;
+  out->size = caller->size;
   out->path = path_;
   out->why = why_.c_str();
   out->direct_io = direct_fd_ >= 0;
@@ -581,6 +598,11 @@ rig_status Load::stats(rig_load_stats *out) {
   out->seconds = seconds_;
   out->first_tensor_seconds = first_tensor_s_ < 0 ? 0 : first_tensor_s_;
   out->staging_bytes = staging_used_;
+  out->read_seconds = double(phase_ns_[READ]) * 1e-9;
+  out->staging_wait_seconds = double(phase_ns_[STAGING_WAIT]) * 1e-9;
+  out->alloc_seconds = double(phase_ns_[ALLOC]) * 1e-9;
+  out->submit_seconds = double(phase_ns_[SUBMIT]) * 1e-9;
+  memcpy(caller, &all, std::min(caller->size, sizeof all));
   return RIG_OK;
 }
 
