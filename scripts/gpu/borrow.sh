@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13's host-borrow and overlap checks on the H200. Usage: scripts/gpu/borrow.sh BUILD_DIR (from the
 # repository root; builds nothing). Runs tests/core/test_one_program (the README's program, malloc'd and
-# stack memory of any alignment borrowed, numpy memory through scripts/gpu/borrow_numpy.py, wraps sharing a page, a wrap reaching past a registered page,
+# stack memory of any alignment borrowed, numpy's through scripts/gpu/borrow_numpy.py, wraps sharing a page,
+# a wrap reaching past a registered page,
 # overlapping copies refused) over CUDA kinds with RIG_REQUIRE=cuda on both timelines, then over HIP kinds
 # through the shim over the CUDA driver with RIG_REQUIRE=hip, and the CUDA driver suite. Logs: $OUT/borrow/.
 set -u

@@ -30,19 +30,22 @@ def bind(rig):
         f.restype = C.c_int
 
 
-def copy_run(rig, device):
+def copier(rig, device):
     p = Part(size=C.sizeof(Part), kind=RIG_PART_COPY, src_slot=0, dst_slot=1, length=WHOLE)
     acc = (C.c_int * 2)(READ, WRITE)
-    sub = rig.out("submission_make", device, C.byref(p), 1, acc, 2)
+    return rig.out("submission_make", device, C.byref(p), 1, acc, 2)
+
+
+def copy(rig, sub, src, dst):
+    """A copy by a run of its own: a run keeps its buffers (and so the wraps' memory) until released, and
+    the numpy arrays are freed between the checks."""
     run = rig.out("run_take", sub)
-    rig.submission_release(sub)
-    return run
-
-
-def copy(rig, run, src, dst):
-    rig.run_set_buffer(run, 0, src)
-    rig.run_set_buffer(run, 1, dst)
-    return rig.out("submit", run, None, 0, kind=C.c_uint64)
+    try:
+        rig.run_set_buffer(run, 0, src)
+        rig.run_set_buffer(run, 1, dst)
+        return rig.out("submit", run, None, 0, kind=C.c_uint64)
+    finally:
+        rig.run_release(run)
 
 
 def borrowed(rig, device, array, offset, length, access):
@@ -63,7 +66,7 @@ def main():
     except RuntimeError as e:
         print("no CUDA device: %s" % e)
         return 1 if "cuda" in os.environ.get("RIG_REQUIRE", "") else 2
-    run = copy_run(rig, gpu)
+    sub = copier(rig, gpu)
     failures = 0
     rng = np.random.default_rng(13)
     src = rng.integers(0, 256, size=(8 << 20) + 4096, dtype=np.uint8)
@@ -73,8 +76,8 @@ def main():
         dev = rig.out("buffer_create", gpu, length, 0)
         ws, bs = borrowed(rig, gpu, src, offset, length, READ)
         wd, bd = borrowed(rig, gpu, dst, offset, length, WRITE)
-        copy(rig, run, bs, dev)
-        p = copy(rig, run, dev, bd)
+        copy(rig, sub, bs, dev)
+        p = copy(rig, sub, dev, bd)
         rig.wait_point(p, FOREVER)
         ok = np.array_equal(dst[offset:offset + length], src[offset:offset + length]) and not dst[:offset].any() \
             and not dst[offset + length:].any()
@@ -93,8 +96,8 @@ def main():
         dev = rig.out("buffer_create", gpu, 1100, 0)
         va = rig.out("buffer_view", dev, 0, 100)
         vb = rig.out("buffer_view", dev, 100, 1000)
-        copy(rig, run, a[1], va)
-        rig.wait_point(copy(rig, run, b[1], vb), FOREVER)
+        copy(rig, sub, a[1], va)
+        rig.wait_point(copy(rig, sub, b[1], vb), FOREVER)
         out = (C.c_uint8 * 1100)()
         rig.buffer_read_into(dev, 0, out, 1100)
         got = np.frombuffer(out, dtype=np.uint8)
@@ -110,7 +113,7 @@ def main():
     v1 = rig.out("buffer_view", dev, 0, 65536)
     v2 = rig.out("buffer_view", dev, 256, 65536)
     try:
-        copy(rig, run, v1, v2)
+        copy(rig, sub, v1, v2)
         print("overlapping copy: accepted (WRONG: rig.h says RIG_INVALID_ARGUMENT)")
         failures += 1
     except RuntimeError as e:
@@ -119,7 +122,7 @@ def main():
         failures += not ok
     for h in (v1, v2, dev):
         rig.buffer_release(h)
-    rig.run_release(run)
+    rig.submission_release(sub)
     rig.device_release(gpu)
     print("failures: %d" % failures)
     return 1 if failures else 0
