@@ -186,10 +186,13 @@ typedef struct rig_load_options {
   size_t pool_count;
 } rig_load_options;
 
-/* A pool of `bytes` of pinned staging (rig_buffer_create(device, chunk, RIG_MEMORY_PINNED) chunks of
- * chunk_bytes, 0: 8 MiB, rounded up to 64 KiB) for `device`, kept across loads: making pinned memory is
- * slow (2.4 GB/s on an H200), so a process that loads more than once keeps one. Used by one load at a
- * time (RIG_BUSY otherwise). Waits for the driver's allocations; holds no lock of rig's while it does. */
+/* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: 8 MiB, rounded up to 64 KiB) for
+ * `device`, kept across loads. Where the device borrows host memory (CUDA, HIP, memory devices) the pool
+ * is ordinary memory registered with the driver once, as a whole; elsewhere (Vulkan) each chunk is a
+ * rig_buffer_create(device, chunk, RIG_MEMORY_PINNED). Making pinned memory still costs (registering runs
+ * near the link's rate, the driver's own pinned allocation at 2.4 GB/s on an H200), so a process that
+ * loads more than once keeps one. Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's
+ * registration or allocations; holds no lock of rig's but the range table's while it does. */
 RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
                                         rig_load_pool *RIG_NONNULL out);
 /* Releases the pool (its memory returns once the copies reading it are reached: rule 6, no wait here).

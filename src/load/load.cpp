@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "load/direct_read.h"
+#include "load/mapping.h"
 #include "load/path.h"
 
 namespace rig::load {
@@ -60,21 +61,6 @@ double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length
   munmap(map, size);
   return fraction;
 }
-
-// A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it: unmapped by
-// the last window's release callback, which rig calls once no work uses that window any more.
-struct Mapping {
-  void *base = nullptr;
-  size_t length = 0;
-  std::atomic<long> refs{1};
-  void drop() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      munmap(base, length);
-      delete this;
-    }
-  }
-};
-void drop_mapping(void *user) { static_cast<Mapping *>(user)->drop(); }
 
 }  // namespace
 
@@ -463,6 +449,7 @@ void Load::run_kept() {
 
 void Load::run_windows() {
   if (kept_) return run_kept();
+  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
   auto *m = new Mapping();
   m->length = file_->size;
   m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;

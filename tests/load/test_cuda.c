@@ -74,14 +74,20 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
+  long long registers = query("registers"), unregisters = query("unregisters");
   assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_AUTO, 1), f, &load), RIG_OK);
   rig_load_stats st;
   memset(&st, 0, sizeof st);
   st.size = sizeof st;
   rig_load_get_stats(load, &st);
   assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
+  /* the staging is ordinary memory registered once as a whole (src/load/pool.cpp), not once a chunk,
+   * and unregistered once the load is done with it */
+  assert_true(st.staging_bytes >= 2 * (128 << 10));
+  assert_int_equal(query("registers"), registers + 1);
   assert_true(all_equal(load, f, 0));
   rig_load_release(load);
+  assert_int_equal(query("unregisters"), unregisters + 1);
   rig_load_file_release(f);
 }
 
