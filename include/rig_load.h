@@ -246,7 +246,8 @@ typedef struct rig_load_stats {
   double read_seconds;         /* reading the file into staging (pread or O_DIRECT); 0 off the staged path */
   double staging_wait_seconds; /* waiting for a staging chunk (free, and its last copy out reached) */
   double alloc_seconds;        /* making the tensors' device buffers */
-  double submit_seconds;       /* submitting the copies (device buffers not included) */
+  double submit_seconds;       /* submitting the copies: their views, runs and rig_submit (device
+                                  buffers not included) */
 } rig_load_stats;
 
 /* Fills `stats` (stats->size set by the caller; a size that ends at staging_bytes, from before the
