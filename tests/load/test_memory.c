@@ -157,6 +157,20 @@ static void every_tensor_equals_the_file_on_every_path(void **state) {
     assert_int_equal(st.bytes_total, total);
     assert_int_equal(st.bytes_copied, total);
     assert_true(st.bytes_read >= total);
+    /* the phases: buffers were made and copies submitted on every path; only staging reads the file */
+    assert_true(st.alloc_seconds > 0 && st.submit_seconds > 0);
+    assert_true((st.path == RIG_LOAD_PATH_STAGED) == (st.read_seconds > 0));
+    /* a caller built before the phases were appended passes the shorter size and gets only its fields */
+    rig_load_stats old;
+    memset(&old, 0x5a, sizeof old);
+    old.size = offsetof(rig_load_stats, read_seconds);
+    assert_int_equal(rig_load_get_stats(load, &old), RIG_OK);
+    assert_int_equal(old.bytes_total, total);
+    unsigned char untouched[sizeof(double)];
+    memset(untouched, 0x5a, sizeof untouched);
+    assert_memory_equal(&old.read_seconds, untouched, sizeof untouched);
+    old.size = offsetof(rig_load_stats, staging_bytes);
+    assert_int_equal(rig_load_get_stats(load, &old), RIG_INVALID_ARGUMENT);
     assert_int_equal(rig_load_release(load), RIG_OK);
     assert_int_equal(rig_load_release(load), RIG_INVALID_HANDLE);
   }

@@ -34,6 +34,7 @@ class Path(enum.IntEnum):
     STAGED = _rig.RIG_LOAD_PATH_STAGED
     REGISTERED = _rig.RIG_LOAD_PATH_REGISTERED
     DIRECT = _rig.RIG_LOAD_PATH_DIRECT
+    MIXED = _rig.RIG_LOAD_PATH_MIXED
 
 
 class IO(enum.IntEnum):
@@ -186,7 +187,8 @@ class Load(Owned):
     @property
     def stats(self):
         """A dict of what the finished load measured: path, why, direct_io, bytes_total, bytes_read,
-        bytes_copied, seconds, first_tensor_seconds, staging_bytes (Busy while it runs)."""
+        bytes_copied, seconds, first_tensor_seconds, staging_bytes, and the threads' phases read_seconds,
+        staging_wait_seconds, alloc_seconds, submit_seconds (Busy while it runs)."""
         return _rig.rig_py_load_stats(self._raw)
 
 
@@ -196,7 +198,7 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device or a list) and returns the running Load at once. ``rule`` places tensors on
     several devices ("each", "by_layer", "masks" with one bit mask per tensor); ``path`` is "auto",
-    "staged", "registered" or "direct"; sizes of 0 take rig's defaults (256 MiB of staging, 8 MiB
+    "staged", "registered", "direct" or "mixed"; sizes of 0 take rig's defaults (256 MiB of staging, 8 MiB
     chunks, 256 MiB windows, min(16, cores) threads). ``progress(bytes_done, bytes_total)`` is called from
     the load's threads."""
     devices = [devices] if isinstance(devices, Device) else list(devices)
