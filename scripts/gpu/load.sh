@@ -69,7 +69,7 @@ step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 -
 # LOAD_STAGED=1: the staged path over reader threads and chunk sizes, three loads each through one pool,
 # with the threads' phases (read, staging wait, buffer making, submit) in each load's JSON
 if [ "${LOAD_STAGED:-0}" = 1 ]; then
-  for t in 4 8 16; do for c in 2M 4M 8M 16M; do
+  for t in 8 16; do for c in 4M 8M; do
     step "staged-t$t-c$c" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --json --repeat 3
   done; done
 fi

@@ -45,7 +45,10 @@ static rig_status load_on(rig_device *devices, size_t n, rig_load_options o, rig
   p.devices = devices;
   p.device_count = n;
   rig_status s = rig_load_start(f, NULL, 0, &p, &o, out);
-  if (s != RIG_OK) return s;
+  if (s != RIG_OK) {
+    snprintf(last_why, sizeof last_why, "%s", rig_last_error());
+    return s;
+  }
   s = rig_load_wait(*out);
   if (s != RIG_OK) {
     snprintf(last_why, sizeof last_why, "%s", rig_last_error());
