@@ -26,24 +26,14 @@ static const size_t lengths[] = {100000, 300000, 4096, 700000};
 #define COUNT 4
 
 static rig_load_options options(rig_load_path p, int verify) {
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.path = p;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 128 << 10;
+  rig_load_options o = tw_options(p, 128 << 10, 2);
   o.window_bytes = 256 << 10;
-  o.threads = 2;
   o.verify = verify;
   return o;
 }
 
 static rig_status load_on(rig_device *devices, size_t n, rig_load_options o, rig_load_file f, rig_load *out) {
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = devices;
-  p.device_count = n;
+  rig_load_placement p = tw_placement(devices, n, RIG_LOAD_RULE_EACH, NULL);
   rig_status s = rig_load_start(f, NULL, 0, &p, &o, out);
   if (s != RIG_OK) {
     snprintf(last_why, sizeof last_why, "%s", rig_last_error());
