@@ -151,11 +151,6 @@ typedef enum rig_load_path {
                                    device's static verdict and cached probe say Usable */
   RIG_LOAD_PATH_DIRECT = 3,     /* the device reads the mapping itself (verdict Not_needed: memory devices,
                                    GPUs that read pageable memory through the host's page tables) */
-  RIG_LOAD_PATH_MIXED = 4,      /* staged chunks from the front of the file and registered windows from
-                                   its back at once, meeting in the middle: staging moves each byte through
-                                   host memory three times, a registered window once, so together they pass
-                                   either alone where host memory bandwidth is the bound. Only where every
-                                   device's verdict is Usable (as REGISTERED) */
   RIG_LOAD_PATH_MAX_ENUM = 0x7fffffff
 } rig_load_path;
 

@@ -57,7 +57,7 @@ static void usage(FILE *out) {
         "  why, GB/s end to end (until the devices finished the copies), time to the first tensor and host\n"
         "  memory used.\n"
         "  --device NAME[,NAME...]   names from `rig devices` (cuda:0, hip:0, vulkan:0, memory:NAME)\n"
-        "  --path auto|staged|registered|direct|mixed   default auto (docs/load.md says how each works)\n"
+        "  --path auto|staged|registered|direct   default auto (docs/load.md says how each works)\n"
         "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
         "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
         "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
@@ -111,7 +111,7 @@ static int parse(int argc, char **argv, struct args *a) {
       {"chunk", required_argument, NULL, CHUNK}, {"staging", required_argument, NULL, STAGING},
       {"window", required_argument, NULL, WINDOW}, {"repeat", required_argument, NULL, REPEAT},
       {"keep-registered", no_argument, NULL, KEEP}, {NULL, 0, NULL, 0}};
-  static const char *const paths[] = {"auto", "staged", "registered", "direct", "mixed"};
+  static const char *const paths[] = {"auto", "staged", "registered", "direct"};
   static const char *const ios[] = {"auto", "buffered", "direct"};
   static const char *const rules[] = {"each", "layer"};
   optind = 0; /* GNU getopt: start over, this may not be the process's first parse */
@@ -126,7 +126,7 @@ static int parse(int argc, char **argv, struct args *a) {
       case VERIFY: a->o.verify = 1; break;
       case KEEP: a->keep = 1; break;
       case PATH:
-        if ((k = pick("path", optarg, paths, 5)) < 0) return RIG_EXIT_USAGE;
+        if ((k = pick("path", optarg, paths, 4)) < 0) return RIG_EXIT_USAGE;
         a->o.path = (rig_load_path)k;
         break;
       case IO:

@@ -472,8 +472,6 @@ int main(int argc, char **argv) {
   print_row(first);
   // A pool kept across loads, made outside the timing (what a process that loads more than once does).
   Row kept{"rig staged, pool kept (later loads)", 0, 0, link_gbps, ""};
-  Row mixed_kept{"rig mixed, pool kept (later loads)", 0, 0, link_gbps, ""};
-  auto mixed = options(RIG_LOAD_PATH_MIXED, RIG_LOAD_IO_AUTO, threads, chunk);
   {
     rig_load_pool pool = nullptr;
     size_t c = chunk ? chunk : 8 * MiB;
@@ -487,21 +485,12 @@ int main(int argc, char **argv) {
       kept = best_of(kept.name, repeat, tensor_bytes, link_gbps,
                      [&](std::string *n) { return rig_row(file, one, RIG_LOAD_RULE_EACH, o, n); });
       kept.note += "; pool of 256 MiB made in " + std::to_string(int(make_s * 1e3)) + " ms";
-      o = mixed;
-      o.pools = &pool;
-      o.pool_count = 1;
-      mixed_kept = best_of(mixed_kept.name, repeat, tensor_bytes, link_gbps,
-                           [&](std::string *n) { return rig_row(file, one, RIG_LOAD_RULE_EACH, o, n); });
       rig_load_pool_release(pool);
     } else {
       kept.note = std::string("pool: ") + rig_status_name(s) + ": " + rig_last_error();
     }
   }
   print_row(kept);
-  // Staged readers on the front and registered windows on the back at once (the pool made inside).
-  print_row(best_of("rig mixed, first load (pool made inside)", repeat, tensor_bytes, link_gbps,
-                    [&](std::string *n) { return rig_row(file, one, RIG_LOAD_RULE_EACH, mixed, n); }));
-  print_row(mixed_kept);
   auto registered = options(RIG_LOAD_PATH_REGISTERED, RIG_LOAD_IO_AUTO, threads, chunk);
   print_row(best_of("rig registered (windows, re-registered)", repeat, tensor_bytes, link_gbps,
                     [&](std::string *n) { return rig_row(file, one, RIG_LOAD_RULE_EACH, registered, n); }));

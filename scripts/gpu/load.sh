@@ -8,7 +8,7 @@
 # figures that matter in $OUT/load/summary.txt. Every step has a timeout; a failing step does not stop the
 # others; the summary says which failed. LOAD_GIB (default 8) sets the file's size. LOAD_QUICK=1 runs only
 # the warm bench, the kept-registration reloads and the probe (about two minutes on an H200); LOAD_STAGED=1
-# adds the staged path's threads-by-chunk matrix and the mixed path's threads-by-window one.
+# adds the staged path's threads-by-chunk matrix.
 set -u
 B=$(cd "${1:?usage: scripts/gpu/load.sh BUILD_DIR}" && pwd)
 L=${OUT:-/tmp/out}/load
@@ -71,9 +71,6 @@ step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 -
 if [ "${LOAD_STAGED:-0}" = 1 ]; then
   for t in 8 16; do for c in 4M 8M; do
     step "staged-t$t-c$c" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --json --repeat 3
-  done; done
-  for t in 8 15 16; do for w in 64M 256M; do
-    step "mixed-t$t-w$w" 60 "$rig" load "$F" --device cuda:0 --path mixed --threads "$t" --window "$w" --json --repeat 3
   done; done
 fi
 # the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)

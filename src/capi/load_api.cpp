@@ -236,7 +236,6 @@ RIG_API const char *rig_load_path_name(rig_load_path path) {
     case RIG_LOAD_PATH_STAGED: return "staged";
     case RIG_LOAD_PATH_REGISTERED: return "registered";
     case RIG_LOAD_PATH_DIRECT: return "direct";
-    case RIG_LOAD_PATH_MIXED: return "mixed";
     default: return "unknown";
   }
 }

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <functional>
 #include <optional>
 
 #include "core/error.h"
@@ -91,7 +90,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   if (placement.rule != RIG_LOAD_RULE_EACH && placement.rule != RIG_LOAD_RULE_BY_LAYER && placement.rule != RIG_LOAD_RULE_MASKS)
     return fail(RIG_INVALID_ARGUMENT, "unknown placement rule %d", int(placement.rule));
   if (placement.rule == RIG_LOAD_RULE_MASKS && !placement.masks) return fail(RIG_INVALID_ARGUMENT, "RULE_MASKS without masks");
-  if (o.path < RIG_LOAD_PATH_AUTO || o.path > RIG_LOAD_PATH_MIXED) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(o.path));
+  if (o.path < RIG_LOAD_PATH_AUTO || o.path > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(o.path));
   if (o.io < RIG_LOAD_IO_AUTO || o.io > RIG_LOAD_IO_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown io %d", int(o.io));
 
   // The selection and its placement.
@@ -147,8 +146,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   std::string verdicts;
   for (size_t d = 0; d < l->devices_.size() && !l->kept_; ++d) {
     Allowed a;
-    bool registers = o.path == RIG_LOAD_PATH_REGISTERED || o.path == RIG_LOAD_PATH_MIXED;
-    if (rig_status s = allowed_on(l->devices_[d], *file, registers, &a)) return s;
+    if (rig_status s = allowed_on(l->devices_[d], *file, o.path == RIG_LOAD_PATH_REGISTERED, &a)) return s;
     all_direct &= a.direct;
     all_registered &= a.registered;
     verdicts += (d ? "; " : "") + a.verdict;
@@ -166,12 +164,6 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       l->path_ = RIG_LOAD_PATH_REGISTERED;
       l->why_ = "asked for: " + verdicts;
       break;
-    case RIG_LOAD_PATH_MIXED:
-      if (!all_registered)
-        return fail(RIG_UNSUPPORTED, "the mixed path needs a Usable verdict on every device: %s", verdicts.c_str());
-      l->path_ = RIG_LOAD_PATH_MIXED;
-      l->why_ = "asked for: " + verdicts;
-      break;
     case RIG_LOAD_PATH_DIRECT:
       if (!all_direct) return fail(RIG_UNSUPPORTED, "the direct path needs a Not_needed verdict on every device: %s", verdicts.c_str());
       l->path_ = RIG_LOAD_PATH_DIRECT;
@@ -182,8 +174,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       l->why_ = "asked for";
   }
 
-  // Chunks (staged, mixed) or windows (registered, direct).
-  l->window_bytes_ = round_up(o.window_bytes ? o.window_bytes : 256 * MiB, 64 * KiB);
+  // Chunks (staged) or windows (registered, direct).
   uint64_t chunk = round_up(o.chunk_bytes ? o.chunk_bytes : 8 * MiB, 64 * KiB);
   std::vector<PlanTensor> plan;
   uint64_t lo = UINT64_MAX, hi = 0;
@@ -191,12 +182,9 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     plan.push_back(PlanTensor{t->offset, t->length, t->devices[0]});
     if (t->length) lo = std::min(lo, t->offset), hi = std::max(hi, t->offset + t->length);
   }
-  if (l->path_ == RIG_LOAD_PATH_STAGED || l->path_ == RIG_LOAD_PATH_MIXED) {
-    // Mixed: chunks start on 64 KiB so that the registered windows over them start on pages and two
-    // windows never share one (the range table refuses a range only partly inside an entry).
-    if (l->path_ == RIG_LOAD_PATH_MIXED) l->align_ = 64 * KiB;
-    bool direct_io = l->path_ == RIG_LOAD_PATH_STAGED && (o.io == RIG_LOAD_IO_DIRECT ||
-                     (o.io == RIG_LOAD_IO_AUTO && hi > lo && resident_fraction(file->fd, file->size, lo, hi - lo) < 0.5));
+  if (l->path_ == RIG_LOAD_PATH_STAGED) {
+    bool direct_io = o.io == RIG_LOAD_IO_DIRECT ||
+                     (o.io == RIG_LOAD_IO_AUTO && hi > lo && resident_fraction(file->fd, file->size, lo, hi - lo) < 0.5);
     if (direct_io) {
       l->direct_fd_ = ::open(file->path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
       if (l->direct_fd_ >= 0) {
@@ -213,7 +201,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     for (const auto &pool : l->given_pools_)
       for (size_t d = 0; d < l->devices_.size(); ++d)
         if (pool && pool->device() == l->devices_[d]) given[d] = pool.get();
-    uint64_t slack = l->direct_fd_ >= 0 ? l->align_ : 0;  // O_DIRECT reads whole blocks past a chunk's end
+    uint64_t slack = l->align_ > 1 ? l->align_ : 0;
     for (auto *p : given)
       if (p) chunk = std::min<uint64_t>(chunk, p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB);
     l->chunks_ = make_plan(plan, chunk, l->align_);
@@ -238,7 +226,8 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       l->own_pools_.push_back(std::move(pool));
     }
   } else {
-    l->chunks_ = make_plan(plan, l->window_bytes_, 64 * KiB);
+    uint64_t window = round_up(o.window_bytes ? o.window_bytes : 256 * MiB, 64 * KiB);
+    l->chunks_ = make_plan(plan, window, 64 * KiB);
   }
 
   // One copying submission per device: slot 0 (read) to slot 1 (write), whole views chosen per copy.
@@ -408,8 +397,8 @@ void Load::stage_worker() {
   if (direct_fd_ >= 0) reader.emplace(direct_fd_);
   for (;;) {
     if (stopping(&s)) break;
-    size_t i, same;
-    if (!claim_front(&i, &same)) break;
+    size_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= chunks_.size()) break;
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
     size_t slot;
@@ -456,29 +445,7 @@ void Load::run_kept() {
   if (s) fail_with(s);
 }
 
-bool Load::claim_front(size_t *first, size_t *last) {
-  std::lock_guard lock(claim_mutex_);
-  if (front_ >= back_) return false;
-  *first = *last = front_++;
-  return true;
-}
-
-bool Load::claim_back(uint64_t window_bytes, size_t *first, size_t *last) {
-  std::lock_guard lock(claim_mutex_);
-  if (front_ >= back_) return false;
-  *last = *first = back_ - 1;
-  const Chunk &end = chunks_[*last];
-  while (*first > front_ && chunks_[*first - 1].device == end.device && end.end - chunks_[*first - 1].start <= window_bytes)
-    --*first;
-  back_ = *first;
-  return true;
-}
-
-// Windows of the file's mapping, each over chunks [first, last] that `claim` hands out: wrapped, borrowed
-// by the chunks' device (registering them, or mapping them for a device that reads them directly), copied
-// from, and released behind. The registered and direct paths claim one window-sized chunk at a time from
-// the front; the mixed path claims runs of staged chunks from the back while reader threads stage the front.
-void Load::run_windows(const std::function<bool(size_t *, size_t *)> &claim) {
+void Load::run_windows() {
   if (kept_) return run_kept();
   // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
   auto *m = new Mapping();
@@ -498,13 +465,12 @@ void Load::run_windows(const std::function<bool(size_t *, size_t *)> &claim) {
     for (rig_buffer &b : behind)
       if (b) rig_buffer_release(b), b = nullptr;
   };
-  size_t first, last;
-  while (!stopping(&s) && claim(&first, &last)) {
-    uint64_t start = chunks_[first].start;
-    uint64_t length = std::min(round_up(chunks_[last].end, page), round_up(file_->size, page)) - start;
+  for (const Chunk &c : chunks_) {
+    if (stopping(&s)) break;
+    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
     rig_buffer window = nullptr, borrowed = nullptr;
     m->refs.fetch_add(1, std::memory_order_relaxed);
-    s = rig_buffer_wrap(static_cast<char *>(m->base) + start, length, RIG_ACCESS_READ, drop_mapping, m, &window);
+    s = rig_buffer_wrap(static_cast<char *>(m->base) + c.start, length, RIG_ACCESS_READ, drop_mapping, m, &window);
     if (s) {
       m->drop();
       s = fail(s, "wrapping a window of the mapping: %s", rig_last_error());
@@ -512,17 +478,9 @@ void Load::run_windows(const std::function<bool(size_t *, size_t *)> &claim) {
     }
     // Registers the window with the device's driver (or maps it, for a device that reads it directly);
     // the copies of the window before it are already on the device's queue, so this overlaps them.
-    s = rig_buffer_borrow(devices_[chunks_[first].device], window, &borrowed);
+    s = rig_buffer_borrow(devices_[c.device], window, &borrowed);
     if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, rig_last_error());
-    for (size_t i = first; !s && i <= last; ++i) {
-      const Chunk &c = chunks_[i];
-      rig_buffer from = nullptr;  // the chunk's bytes start its view: pieces are placed from the chunk's start
-      s = rig_buffer_view(borrowed, c.start - start, length - (c.start - start), &from);
-      if (!s) s = copy_chunk(c, from, nullptr);
-      if (s) fail_with(s);  // before the release below clears the thread's message
-      if (from) rig_buffer_release(from);  // not the last handle: waits for nothing
-      if (!s) progress(c.end - c.start);
-    }
+    if (!s) s = copy_chunk(c, borrowed, nullptr);
     if (!s) s = file_->unchanged();
     if (s) fail_with(s);  // before the releases below clear the thread's message
     release_behind();
@@ -530,6 +488,7 @@ void Load::run_windows(const std::function<bool(size_t *, size_t *)> &claim) {
     behind[1] = window;  // unregistered and unmapped once the copies that read it are reached
     if (s) break;
     bytes_read_ += length;
+    progress(c.end - c.start);
   }
   release_behind();
   m->drop();
@@ -544,30 +503,17 @@ void Load::run() {
       if (!s) s = finish_tensor(*t);
     }
   if (s) fail_with(s);
-  back_ = chunks_.size();
-  if (!s && (path_ == RIG_LOAD_PATH_STAGED || path_ == RIG_LOAD_PATH_MIXED)) {
+  if (!s && path_ == RIG_LOAD_PATH_STAGED) {
     // Up to 16 readers: on an H200 (16 cores) an 8 GiB warm load went from 20-22 GB/s with 8 to 27-29 GB/s
     // with 16 (bench/README.md, 2026-12-01); the copies into pinned chunks are what the threads spend.
     uint32_t n = options_.threads ? options_.threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
     n = uint32_t(std::min<size_t>(n, chunks_.size()));
     std::vector<std::thread> workers;
     for (uint32_t i = 1; i < n; ++i) workers.emplace_back([this] { stage_worker(); });
-    // Mixed: one more thread registers windows of staged chunks from the back while the readers take the
-    // front. Its first window is claimed here, before any reader runs, so the back always gets one.
-    size_t first0, last0;
-    if (path_ == RIG_LOAD_PATH_MIXED && claim_back(window_bytes_, &first0, &last0))
-      workers.emplace_back([this, first0, last0, claimed = true]() mutable {
-        run_windows([&](size_t *first, size_t *last) {
-          if (!claimed) return claim_back(window_bytes_, first, last);
-          claimed = false;
-          *first = first0, *last = last0;
-          return true;
-        });
-      });
     if (n) stage_worker();
     for (auto &w : workers) w.join();
   } else if (!s) {
-    run_windows([this](size_t *first, size_t *last) { return claim_front(first, last); });
+    run_windows();
   }
   if (stopping(&s) && s == RIG_INTERRUPTED) fail_with(s);
   if (!s) {

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,11 +45,7 @@ class Load {
   Load() = default;
   void run();
   void stage_worker();
-  void run_windows(const std::function<bool(size_t *first, size_t *last)> &claim);
-  // Hand out chunks: one from the front (readers; the registered and direct paths' windows), or a run of
-  // up to window_bytes from the back (the mixed path's windows). False once the two ends met.
-  bool claim_front(size_t *first, size_t *last);
-  bool claim_back(uint64_t window_bytes, size_t *first, size_t *last);
+  void run_windows();
   void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
   rig_status copy_chunk(const Chunk &chunk, rig_buffer src, const unsigned char *host_bytes);
@@ -80,9 +75,7 @@ class Load {
   std::vector<std::unique_ptr<StagingPool>> own_pools_;
   std::vector<StagingPool *> pools_;      // per device (staged path)
   std::vector<std::shared_ptr<StagingPool>> given_pools_;  // the caller's, kept alive while the load runs
-  std::mutex claim_mutex_;  // guards front_ and back_
-  size_t front_ = 0, back_ = 0;  // chunks [front_, back_) are not yet claimed
-  uint64_t window_bytes_ = 0;
+  std::atomic<size_t> next_chunk_{0};
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> bytes_read_{0}, bytes_copied_{0};
   uint64_t bytes_total_ = 0;

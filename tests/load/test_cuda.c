@@ -26,24 +26,14 @@ static const size_t lengths[] = {100000, 300000, 4096, 700000};
 #define COUNT 4
 
 static rig_load_options options(rig_load_path p, int verify) {
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.path = p;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 128 << 10;
+  rig_load_options o = tw_options(p, 128 << 10, 2);
   o.window_bytes = 256 << 10;
-  o.threads = 2;
   o.verify = verify;
   return o;
 }
 
 static rig_status load_on(rig_device *devices, size_t n, rig_load_options o, rig_load_file f, rig_load *out) {
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = devices;
-  p.device_count = n;
+  rig_load_placement p = tw_placement(devices, n, RIG_LOAD_RULE_EACH, NULL);
   rig_status s = rig_load_start(f, NULL, 0, &p, &o, out);
   if (s != RIG_OK) {
     snprintf(last_why, sizeof last_why, "%s", rig_last_error());
@@ -201,46 +191,6 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   rig_load_file_release(f);
 }
 
-/* The mixed path: readers stage the front while a thread registers windows of the back; every byte is the
- * file's, verified; with wrong bytes served by registrations the verification catches the registered
- * part. Where a verdict is not Usable (a memory device) the path is refused. */
-static void mixed_path_stages_the_front_and_registers_the_back(void **state) {
-  (void)state;
-  rig_load_file f;
-  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  rig_load load;
-  long long registers = query("registers"), unregisters = query("unregisters");
-  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_MIXED, 1), f, &load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  assert_int_equal(rig_load_get_stats(load, &st), RIG_OK);
-  assert_int_equal(st.path, RIG_LOAD_PATH_MIXED);
-  assert_string_equal(rig_load_path_name(st.path), "mixed");
-  assert_true(st.bytes_read >= st.bytes_total);
-  assert_int_equal(st.bytes_copied, st.bytes_total);
-  assert_true(query("registers") > registers); /* the staging pool, and the back's windows */
-  assert_true(all_equal(load, f, 0));
-  rig_load_release(load);
-  assert_int_equal(query("registers") - registers, query("unregisters") - unregisters);
-  /* One window holds the whole file: the back's first claim, made before any reader runs, takes every
-   * chunk; wrong bytes served by that registration are caught by the verification. */
-  control("register_wrong_bytes", 1);
-  rig_load_options o = options(RIG_LOAD_PATH_MIXED, 1);
-  o.window_bytes = 4 << 20;
-  rig_status s = load_on(gpu, 1, o, f, &load);
-  control("register_wrong_bytes", 0);
-  assert_int_equal(s, RIG_DRIVER);
-  assert_non_null(strstr(last_why, "verify"));
-  /* a device whose verdict is not Usable */
-  rig_device memory;
-  assert_int_equal(rig_memory_device("M", &memory), RIG_OK);
-  assert_int_equal(load_on(&memory, 1, options(RIG_LOAD_PATH_MIXED, 0), f, &load), RIG_UNSUPPORTED);
-  assert_non_null(strstr(last_why, "mixed path needs a Usable verdict"));
-  rig_device_release(memory);
-  rig_load_file_release(f);
-}
-
 int main(void) {
   const char *lib = getenv("RIG_CUDA_LIBRARY");
   void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
@@ -267,7 +217,6 @@ int main(void) {
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
-      cmocka_unit_test(mixed_path_stages_the_front_and_registers_the_back),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   rig_device_release(gpu[0]);

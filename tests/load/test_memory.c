@@ -51,27 +51,10 @@ static const size_t lengths[] = {1, 70000, 300000, 0, 5000, (1 << 20) + 3, 4096}
 #define COUNT (sizeof lengths / sizeof lengths[0])
 
 static rig_load_options options(rig_load_path path) {
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.path = path;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 64 << 10; /* tensors span several chunks */
-  o.window_bytes = 64 << 10;
-  o.threads = 3;
-  return o;
+  return tw_options(path, 64 << 10, 3); /* tensors span several chunks */
 }
 
-static rig_load_placement placement(rig_device *devices, size_t n, rig_load_rule rule, const uint64_t *masks) {
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = devices;
-  p.device_count = n;
-  p.rule = rule;
-  p.masks = masks;
-  return p;
-}
+#define placement tw_placement
 
 static rig_load_file open_file(const char *path) {
   rig_load_file f;

@@ -21,20 +21,10 @@ static const size_t lengths[] = {100000, 300000, 4096, 700000, 1};
 #define COUNT 5
 
 static void every_tensor_equals_the_file(rig_load_file f, const char *path, const rig_load_pool *pool) {
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.path = RIG_LOAD_PATH_STAGED;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 128 << 10;
-  o.threads = 2;
+  rig_load_options o = tw_options(RIG_LOAD_PATH_STAGED, 128 << 10, 2);
   o.pools = pool;
   o.pool_count = pool ? 1 : 0;
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = &gpu;
-  p.device_count = 1;
+  rig_load_placement p = tw_placement(&gpu, 1, RIG_LOAD_RULE_EACH, NULL);
   rig_load load;
   assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
   assert_int_equal(rig_load_wait(load), RIG_OK);

@@ -34,7 +34,6 @@ class Path(enum.IntEnum):
     STAGED = _rig.RIG_LOAD_PATH_STAGED
     REGISTERED = _rig.RIG_LOAD_PATH_REGISTERED
     DIRECT = _rig.RIG_LOAD_PATH_DIRECT
-    MIXED = _rig.RIG_LOAD_PATH_MIXED
 
 
 class IO(enum.IntEnum):
@@ -198,7 +197,7 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device or a list) and returns the running Load at once. ``rule`` places tensors on
     several devices ("each", "by_layer", "masks" with one bit mask per tensor); ``path`` is "auto",
-    "staged", "registered", "direct" or "mixed"; sizes of 0 take rig's defaults (256 MiB of staging, 8 MiB
+    "staged", "registered" or "direct"; sizes of 0 take rig's defaults (256 MiB of staging, 8 MiB
     chunks, 256 MiB windows, min(16, cores) threads). ``progress(bytes_done, bytes_total)`` is called from
     the load's threads."""
     devices = [devices] if isinstance(devices, Device) else list(devices)
