@@ -186,10 +186,13 @@ typedef struct rig_load_options {
   size_t pool_count;
 } rig_load_options;
 
-/* A pool of `bytes` of pinned staging (rig_buffer_create(device, chunk, RIG_MEMORY_PINNED) chunks of
- * chunk_bytes, 0: 8 MiB, rounded up to 64 KiB) for `device`, kept across loads: making pinned memory is
- * slow (2.4 GB/s on an H200), so a process that loads more than once keeps one. Used by one load at a
- * time (RIG_BUSY otherwise). Waits for the driver's allocations; holds no lock of rig's while it does. */
+/* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: 8 MiB, rounded up to 64 KiB) for
+ * `device`, kept across loads. Where the device borrows host memory (CUDA, HIP, memory devices) the pool
+ * is ordinary memory registered with the driver once, as a whole; elsewhere (Vulkan) each chunk is a
+ * rig_buffer_create(device, chunk, RIG_MEMORY_PINNED). Making pinned memory still costs (registering runs
+ * near the link's rate, the driver's own pinned allocation at 2.4 GB/s on an H200), so a process that
+ * loads more than once keeps one. Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's
+ * registration or allocations; holds no lock of rig's but the range table's while it does. */
 RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
                                         rig_load_pool *RIG_NONNULL out);
 /* Releases the pool (its memory returns once the copies reading it are reached: rule 6, no wait here).
@@ -238,9 +241,17 @@ typedef struct rig_load_stats {
   double seconds;              /* rig_load_start to the last submit (and verification) */
   double first_tensor_seconds; /* rig_load_start to the first tensor handed over */
   size_t staging_bytes;        /* pinned staging used (pools made by the load and given to it) */
+  /* Where the load's threads spent their time, in seconds summed over its threads (so with 16 readers
+   * up to 16 per second of load): for telling a slow disk from a slow link or a busy allocator. */
+  double read_seconds;         /* reading the file into staging (pread or O_DIRECT); 0 off the staged path */
+  double staging_wait_seconds; /* waiting for a staging chunk (free, and its last copy out reached) */
+  double alloc_seconds;        /* making the tensors' device buffers */
+  double submit_seconds;       /* submitting the copies: their views, runs and rig_submit (device
+                                  buffers not included) */
 } rig_load_stats;
 
-/* Fills `stats` (stats->size set by the caller) for a load that ended; RIG_BUSY while it runs. Pure
+/* Fills `stats` (stats->size set by the caller; a size that ends at staging_bytes, from before the
+ * phases were added, gets the fields up to there) for a load that ended; RIG_BUSY while it runs. Pure
  * read under the load's lock, which no wait holds; waits for nothing. */
 RIG_API rig_status rig_load_get_stats(rig_load RIG_NONNULL load, rig_load_stats *RIG_NONNULL stats);
 

@@ -209,10 +209,12 @@ static void print_load(const struct args *a, const rig_load_stats *st, double se
     rig_tool_json_string(stdout, st->why);
     printf(", \"direct_io\": %s, \"bytes\": %llu, \"bytes_read\": %llu, \"bytes_copied\": %llu, \"seconds\": %.6f, "
            "\"gb_per_s\": %.3f, \"first_tensor_seconds\": %.6f, \"staging_bytes\": %llu, \"rss_growth_bytes\": %lld, "
-           "\"verified\": %s}",
+           "\"verified\": %s, \"phases\": {\"read_seconds\": %.6f, \"staging_wait_seconds\": %.6f, "
+           "\"alloc_seconds\": %.6f, \"submit_seconds\": %.6f}}",
            st->direct_io ? "true" : "false", (unsigned long long)st->bytes_total, (unsigned long long)st->bytes_read,
            (unsigned long long)st->bytes_copied, seconds, gbs, st->first_tensor_seconds,
-           (unsigned long long)st->staging_bytes, rss_growth, a->o.verify ? "true" : "false");
+           (unsigned long long)st->staging_bytes, rss_growth, a->o.verify ? "true" : "false", st->read_seconds,
+           st->staging_wait_seconds, st->alloc_seconds, st->submit_seconds);
     return;
   }
   printf("%s: %zu tensors, %.3f GB onto %zu device(s)%s\n", a->path, tensors, (double)st->bytes_total / 1e9, devices,
@@ -223,6 +225,8 @@ static void print_load(const struct args *a, const rig_load_stats *st, double se
   printf("first       tensor handed out after %.4f s\n", st->first_tensor_seconds);
   printf("host memory %.1f MiB pinned staging, resident set grew %.1f MiB\n", (double)st->staging_bytes / 1048576.0,
          (double)rss_growth / 1048576.0);
+  printf("threads     %.3f s reading, %.3f s waiting for staging, %.3f s making buffers, %.3f s submitting "
+         "(summed over threads)\n", st->read_seconds, st->staging_wait_seconds, st->alloc_seconds, st->submit_seconds);
 }
 
 int rig_load_command(int argc, char **argv) {

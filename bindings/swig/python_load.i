@@ -289,12 +289,13 @@ static PyObject *rig_py_load_stats(rig_load load) {
     rig_py_raise(status);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:s,s:O,s:K,s:K,s:K,s:d,s:d,s:n}", "path", rig_load_path_name(s.path), "why",
+  return Py_BuildValue("{s:s,s:s,s:O,s:K,s:K,s:K,s:d,s:d,s:n,s:d,s:d,s:d,s:d}", "path", rig_load_path_name(s.path), "why",
                        s.why ? s.why : "", "direct_io", s.direct_io ? Py_True : Py_False, "bytes_total",
                        (unsigned long long)s.bytes_total, "bytes_read", (unsigned long long)s.bytes_read,
                        "bytes_copied", (unsigned long long)s.bytes_copied, "seconds", s.seconds,
                        "first_tensor_seconds", s.first_tensor_seconds, "staging_bytes",
-                       (Py_ssize_t)s.staging_bytes);
+                       (Py_ssize_t)s.staging_bytes, "read_seconds", s.read_seconds, "staging_wait_seconds",
+                       s.staging_wait_seconds, "alloc_seconds", s.alloc_seconds, "submit_seconds", s.submit_seconds);
 }
 %}
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13's host-borrow and overlap checks on the H200. Usage: scripts/gpu/borrow.sh BUILD_DIR (from the
 # repository root; builds nothing). Runs tests/core/test_one_program (the README's program, malloc'd and
-# stack memory of any alignment borrowed, wraps sharing a page, a wrap reaching past a registered page,
+# stack memory of any alignment borrowed, numpy's through scripts/gpu/borrow_numpy.py, wraps sharing a page,
+# a wrap reaching past a registered page,
 # overlapping copies refused) over CUDA kinds with RIG_REQUIRE=cuda on both timelines, then over HIP kinds
 # through the shim over the CUDA driver with RIG_REQUIRE=hip, and the CUDA driver suite. Logs: $OUT/borrow/.
 set -u
@@ -33,6 +34,9 @@ for timeline in events memops; do
   done
 done
 step cuda-driver env RIG_REQUIRE=cuda "$build/tests/drivers/test_driver_suite_cuda"
+# numpy memory of any alignment borrowed onto cuda:0 (ctypes on librig.so.0: the machine's Python is not the
+# SWIG module's), two wraps on one page, the overlap rule.
+step numpy-borrow env RIG_REQUIRE=cuda python3 scripts/gpu/borrow_numpy.py "$build"
 shim=$build/tests/hip/libhipshim.so
 if [ -f "$shim" ]; then
   for kinds in hip memory+hip; do

@@ -7,7 +7,8 @@
 # Writes one log per step under $OUT/load/ (NAME.log), all of them in order in $OUT/load/all.log, and the
 # figures that matter in $OUT/load/summary.txt. Every step has a timeout; a failing step does not stop the
 # others; the summary says which failed. LOAD_GIB (default 8) sets the file's size. LOAD_QUICK=1 runs only
-# the warm bench, the kept-registration reloads and the probe (about two minutes on an H200).
+# the warm bench, the kept-registration reloads and the probe (about two minutes on an H200); LOAD_STAGED=1
+# adds the staged path's threads-by-chunk matrix.
 set -u
 B=$(cd "${1:?usage: scripts/gpu/load.sh BUILD_DIR}" && pwd)
 L=${OUT:-/tmp/out}/load
@@ -65,6 +66,13 @@ done
 # a registration kept across loads (rig_load_file_keep_registered): the first load pays for it, the later
 # ones copy from it
 step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 --keep-registered
+# LOAD_STAGED=1: the staged path over reader threads and chunk sizes, three loads each through one pool,
+# with the threads' phases (read, staging wait, buffer making, submit) in each load's JSON
+if [ "${LOAD_STAGED:-0}" = 1 ]; then
+  for t in 8 16; do for c in 4M 8M; do
+    step "staged-t$t-c$c" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --json --repeat 3
+  done; done
+fi
 # the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)
 step probe-64m 60 "$rig" probe --device cuda:0 --length 64M --verbose "$SMALL"
 [ "$quick" != 1 ] && [ "$devices" != cuda:0 ] && step rig-load-pair-json 240 "$rig" load "$F" --device "$devices" --rule layer --json --repeat 3

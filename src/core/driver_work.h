@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -53,6 +54,17 @@ struct QueueWait {  // no member initializers: submit keeps an array of these on
   uint64_t value;
 };
 
+// The hand-over of one run's work, prepared ahead by the driver that runs it (DriverWork::record): what the
+// driver would otherwise work out from the same Work on every hand-over (device addresses, parameter blocks).
+// Opaque to the engine, which keeps it with the run and drops it before the run's bindings or scalars change.
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  // DriverWork::hand_over of the work this was recorded from, with the same contract: called holding the
+  // device's turn, after `waits`; a failure loses the device. Never called on a lost device.
+  virtual rig_status hand_over(uint64_t value, std::span<const QueueWait> waits) = 0;
+};
+
 // The work a device runs and its timeline. All calls come from the engine, which guarantees:
 //  - hand_over and commit are called holding the device's turn (one caller at a time);
 //  - every other call may come from any thread at any time (drivers make them safe);
@@ -74,6 +86,12 @@ class DriverWork {
   // Takes the work of timeline value `value` (= previous + 1), to run after `waits` and after value-1.
   // A failure here loses the device. May block (a full queue) while the engine holds the turn.
   virtual rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) = 0;
+  // Prepares the hand-over of `work` (a ready run's: every slot bound and checked by check_work) for
+  // repeated hand-overs, or null where the driver prepares nothing (the engine then calls hand_over). The
+  // record may keep pointers into `work`'s bindings and scalars: the engine drops it before they change.
+  // Called when a run's buffers or scalars are set, never on the submit path; may allocate; a driver that
+  // cannot record (out of memory) returns null.
+  virtual std::unique_ptr<RecordedWork> record(const Work &) { return nullptr; }
   // Makes every value handed over so far eligible to run. A failure loses the device.
   virtual rig_status commit() = 0;
   // The last value the device's timeline shows reached. A pure read: commits nothing, never blocks

@@ -125,6 +125,7 @@ rig_status Run::set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer) {
                 buffer->device->info().name.c_str(), s.device->info().name.c_str(), s.device->info().name.c_str());
   if (writes(s.access[slot]) && buffer->allocation->read_only())
     return fail(RIG_INVALID_ARGUMENT, "run: slot %u is written but the buffer wraps read-only memory", slot);
+  recorded_.reset();  // before the binding it was made from changes (resolve makes the next one)
   bindings_[slot] = buffer->binding(s.access[slot]);
   stamping_[slot] = {&buffer->allocation->stamps(), buffer->use, s.access[slot]};
   buffers_[slot] = std::move(buffer);
@@ -136,11 +137,18 @@ rig_status Run::set_scalars(const void *bytes, size_t length) {
   if (length > kMaxScalars) return fail(RIG_INVALID_ARGUMENT, "run: %zu scalar bytes (at most %zu)", length, kMaxScalars);
   if (length && !bytes) return fail(RIG_INVALID_ARGUMENT, "run: null scalars");
   auto *b = static_cast<const std::byte *>(bytes);
+  recorded_.reset();  // before the bytes it may point into move
   scalars_.assign(b, b + length);
+  record();
   return RIG_OK;
 }
 
+void Run::record() {
+  if (not_ready_.empty() && !inline_copy_.dst) recorded_ = device_->driver().record(work());
+}
+
 void Run::resolve() {
+  recorded_.reset();  // first: it may point into what changes
   not_ready_.clear();
   inline_copy_ = {};
   for (size_t i = 0; i < buffers_.size(); ++i)
@@ -188,6 +196,7 @@ void Run::resolve() {
     if (src && dst)
       inline_copy_ = {static_cast<char *>(dst) + p.dst_offset, static_cast<const char *>(src) + p.src_offset, p.length};
   }
+  record();
 }
 
 // One rule on every device: a copy whose source and destination share bytes of one allocation is refused.

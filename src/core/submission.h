@@ -63,10 +63,16 @@ class Run {
   };
   // The run's inline copy, or null where the driver hands the work over.
   const InlineCopy *inline_copy() const { return inline_copy_.dst ? &inline_copy_ : nullptr; }
+  // The driver's hand-over of this run prepared ahead (DriverWork::record), or null where the driver made
+  // none (the engine then hands over work()). Made once the run is ready, dropped before its bindings or
+  // scalars change: a record points into them. Valid once ready.
+  RecordedWork *recorded() const { return recorded_.get(); }
 
  private:
   [[gnu::cold]] rig_status not_ready() const;
   void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
+  // Asks the driver for the recorded hand-over of a ready run (no inline copy); none while not ready.
+  void record();
   // Whether copy part `p` of `length` bytes reads and writes shared bytes of one allocation.
   bool copy_overlaps(const Part &p, size_t length) const;
 
@@ -79,6 +85,8 @@ class Run {
   std::vector<std::byte> scalars_;
   std::string not_ready_;  // empty when ready
   InlineCopy inline_copy_{};  // dst null: none (see inline_copy)
+  // Last: destroyed first, before the bindings and scalars it points into.
+  std::unique_ptr<RecordedWork> recorded_;
 };
 
 // The submit algorithm (core/submit.cpp): docs/ordering-model.md, "What a submit does".

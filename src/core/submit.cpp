@@ -125,6 +125,14 @@ class Collected {
   return RIG_OK;
 }
 
+// The driver's hand-over: the run's recorded one where the driver made it when the run's buffers were set
+// (what it could decide ahead is decided), else the work itself. Called holding the turn, the device not lost.
+inline rig_status hand_over(const Run &run, DriverDevice &driver, uint64_t value, std::span<const QueueWait> waits) {
+  if (RecordedWork *recorded = run.recorded()) [[likely]]
+    return recorded->hand_over(value, waits);
+  return driver.hand_over(run.work(), value, waits);
+}
+
 }  // namespace
 
 // Hot, with its failure paths cold (fail() is): on a GPU every submit runs between driver calls whose own
@@ -196,7 +204,7 @@ class Collected {
     // run refused it when its buffers were set), but memmove is what the driver's hand_over runs.
     std::memmove(copy->dst, copy->src, copy->length);
     self.signal_inline(value);
-  } else if (rig_status s = driver.hand_over(run.work(), value, queue_waits); s != RIG_OK) {
+  } else if (rig_status s = hand_over(run, driver, value, queue_waits); s != RIG_OK) {
     self.lose_now(last_error());
     return self.lost_status();
   }

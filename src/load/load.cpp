@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "load/direct_read.h"
+#include "load/mapping.h"
 #include "load/path.h"
 
 namespace rig::load {
@@ -61,22 +62,10 @@ double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length
   return fraction;
 }
 
-// A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it: unmapped by
-// the last window's release callback, which rig calls once no work uses that window any more.
-struct Mapping {
-  void *base = nullptr;
-  size_t length = 0;
-  std::atomic<long> refs{1};
-  void drop() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      munmap(base, length);
-      delete this;
-    }
-  }
-};
-void drop_mapping(void *user) { static_cast<Mapping *>(user)->drop(); }
-
 }  // namespace
+
+Load::Timed::Timed(std::atomic<uint64_t> &to) : to(to), t0(now_ns()) {}
+Load::Timed::~Timed() { to.fetch_add(now_ns() - t0, std::memory_order_relaxed); }
 
 rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_t count,
                        const rig_load_placement &placement, const rig_load_options &options,
@@ -303,6 +292,7 @@ void Load::progress(uint64_t bytes) {
 rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_buffer dst, uint64_t dst_offset,
                       uint64_t length) {
   if (length == 0) return RIG_OK;
+  Timed timed(phase_ns_[SUBMIT]);  // views, run and submit: what a copy costs the thread
   rig_buffer from = nullptr, to = nullptr;
   rig_run run = nullptr;
   rig_status s = rig_buffer_view(src, src_offset, length, &from);
@@ -323,6 +313,7 @@ rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_bu
 rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
+  Timed timed(phase_ns_[ALLOC]);
   rig_status s = rig_buffer_create(devices_[position], t.length, RIG_MEMORY_DEVICE, &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
@@ -410,12 +401,19 @@ void Load::stage_worker() {
     if (i >= chunks_.size()) break;
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    size_t slot = pool.acquire();
+    size_t slot;
     void *host = nullptr;
-    // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
-    s = rig_buffer_export(pool.buffer(slot), &host);
+    {
+      Timed timed(phase_ns_[STAGING_WAIT]);
+      slot = pool.acquire();
+      // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
+      s = rig_buffer_export(pool.buffer(slot), &host);
+    }
     if (s) s = fail(s, "staging chunk: %s", rig_last_error());
-    if (!s) s = read_chunk(c, host, reader ? &*reader : nullptr);
+    if (!s) {
+      Timed timed(phase_ns_[READ]);
+      s = read_chunk(c, host, reader ? &*reader : nullptr);
+    }
     if (!s) s = file_->unchanged();
     if (!s) s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(host));
     if (s) fail_with(s);
@@ -449,6 +447,7 @@ void Load::run_kept() {
 
 void Load::run_windows() {
   if (kept_) return run_kept();
+  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
   auto *m = new Mapping();
   m->length = file_->size;
   m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;
@@ -569,9 +568,12 @@ rig_status Load::wait() {
   return RIG_OK;
 }
 
-rig_status Load::stats(rig_load_stats *out) {
+rig_status Load::stats(rig_load_stats *caller) {
   std::lock_guard lock(mutex_);
   if (!done_) return fail(RIG_BUSY, "the load is still running");
+  rig_load_stats all{};
+  rig_load_stats *out = &all;
+  out->size = caller->size;
   out->path = path_;
   out->why = why_.c_str();
   out->direct_io = direct_fd_ >= 0;
@@ -581,6 +583,11 @@ rig_status Load::stats(rig_load_stats *out) {
   out->seconds = seconds_;
   out->first_tensor_seconds = first_tensor_s_ < 0 ? 0 : first_tensor_s_;
   out->staging_bytes = staging_used_;
+  out->read_seconds = double(phase_ns_[READ]) * 1e-9;
+  out->staging_wait_seconds = double(phase_ns_[STAGING_WAIT]) * 1e-9;
+  out->alloc_seconds = double(phase_ns_[ALLOC]) * 1e-9;
+  out->submit_seconds = double(phase_ns_[SUBMIT]) * 1e-9;
+  memcpy(caller, &all, std::min(caller->size, sizeof all));
   return RIG_OK;
 }
 

@@ -82,6 +82,16 @@ class Load {
   uint64_t t0_ns_ = 0;
   double first_tensor_s_ = -1, seconds_ = 0;
   size_t staging_used_ = 0;
+  // Where the threads' time goes (rig_load_stats' phases), nanoseconds summed over threads.
+  enum Phase { READ, STAGING_WAIT, ALLOC, SUBMIT, PHASES };
+  std::atomic<uint64_t> phase_ns_[PHASES] = {};
+  // Adds the time from its making to its end to one phase.
+  struct Timed {
+    explicit Timed(std::atomic<uint64_t> &to);
+    ~Timed();
+    std::atomic<uint64_t> &to;
+    uint64_t t0;
+  };
 
   std::mutex mutex_;  // guards status_, message_, done_, ready flags
   std::condition_variable cv_;

@@ -1,5 +1,7 @@
 // Pinned staging chunks of one device, handed to a load's reader threads one at a time. Made once and kept
 // (by a caller's rig_load_pool, or for one load): pinned allocation is slow, reuse is what reaches the link.
+// Where the device borrows host memory (CUDA, HIP, memory devices) the chunks are ordinary memory
+// registered once (pool.cpp says why); elsewhere they are the device's RIG_MEMORY_PINNED buffers.
 #pragma once
 
 #include <rig.h>
@@ -34,6 +36,11 @@ class StagingPool {
  private:
   rig_device device_ = nullptr;
   size_t chunk_bytes_ = 0;
+  // Registered chunks: the region's own borrow (its one registration) and every chunk's wrap and borrow.
+  rig_status make_registered(size_t count);
+  struct Mapping *region_ = nullptr;
+  rig_buffer region_borrow_ = nullptr;
+  std::vector<rig_buffer> wraps_;
   std::vector<rig_buffer> slots_;
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;

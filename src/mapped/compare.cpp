@@ -4,16 +4,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 
+#include "mapped/parallel.h"
+
 namespace rig::mapped {
 
-size_t first_difference(const void *a, const void *b, size_t n) {
-  auto *p = static_cast<const unsigned char *>(a);
-  auto *q = static_cast<const unsigned char *>(b);
-  // memcmp per 4 KiB block first: it is vectorised; the byte loop only runs inside the differing block.
+namespace {
+
+// The first difference in [0, n), by 4 KiB blocks: memcmp per block is vectorised; the byte loop only runs
+// inside the differing block.
+size_t first_difference_in(const unsigned char *p, const unsigned char *q, size_t n) {
   size_t off = 0;
   while (off < n) {
     size_t len = n - off < 4096 ? n - off : 4096;
@@ -24,6 +28,23 @@ size_t first_difference(const void *a, const void *b, size_t n) {
     off += len;
   }
   return n;
+}
+
+}  // namespace
+
+size_t first_difference(const void *a, const void *b, size_t n) {
+  auto *p = static_cast<const unsigned char *>(a);
+  auto *q = static_cast<const unsigned char *>(b);
+  // Pieces on several threads (mapped/parallel.h); the earliest piece's difference is the answer.
+  std::atomic<size_t> first{n};
+  split_pass(n, 4096, [&](size_t off, size_t len) {
+    size_t d = first_difference_in(p + off, q + off, len);
+    if (d == len) return;
+    size_t at = off + d, seen = first.load(std::memory_order_relaxed);
+    while (at < seen && !first.compare_exchange_weak(seen, at, std::memory_order_relaxed)) {
+    }
+  });
+  return first.load(std::memory_order_relaxed);
 }
 
 namespace {

@@ -144,12 +144,52 @@ static void test_an_old_point_is_asked_about_once_then_never_waited_on(void **st
   OK(rig_device_release(a));
 }
 
+/* A run recorded while its device was well (its copy's call prepared when its buffers were set) enqueues
+ * nothing once the device is lost. The loss comes from another GPU: cuda:1's launch faults, and cuda:0 is
+ * lost because its queue waited for that launch; cuda:0's own context stays usable (the fake would take a
+ * copy), so only rig's loss checks keep the recorded copy off its stream. */
+static void test_a_lost_device_replays_no_recorded_run(void **state) {
+  (void)state;
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
+  rig_device d, a;
+  if (!gt_open("cuda:0", &d) || !gt_open("cuda:1", &a)) return;
+  rig_module ma = gt_kernels(a);
+  rig_buffer x, y, w;
+  OK(rig_buffer_create(d, BYTES, RIG_MEMORY_DEVICE, &x));
+  OK(rig_buffer_create(d, BYTES, RIG_MEMORY_DEVICE, &y));
+  OK(rig_buffer_create(a, BYTES, RIG_MEMORY_DEVICE, &w));
+  rig_buffer wd = rt_borrow(d, w);
+  rig_run run = rt_copy_run(d, x, y);
+  rig_point p = 0;
+  OK(rig_submit(run, NULL, 0, &p));
+  OK(rig_wait_point(p, UINT64_MAX));
+  /* cuda:1's next launch faults on its stream, late enough that its submit returns first. */
+  gt_set("fail_launch_at", 1);
+  gt_set("launch_delay_us", 20000);
+  gt_fill_u32(a, ma, w, BYTES / 4, 1);
+  STATUS(RIG_LOST, rig_wait_point(rt_copy(d, wd, x), UINT64_MAX)); /* cuda:0's queue waited for it */
+  long long copies = q("copies");
+  STATUS(RIG_LOST, rig_submit(run, NULL, 0, &p));
+  STATUS(RIG_LOST, rig_submit(run, NULL, 0, &p));
+  assert_int_equal(q("copies"), copies);
+  OK(rig_run_release(run));
+  rig_buffer bufs[] = {wd, x, y, w};
+  for (int i = 0; i < 4; ++i) OK(rig_buffer_release(bufs[i]));
+  OK(rig_module_release(ma));
+  OK(rig_device_release(a));
+  OK(rig_device_release(d));
+  gt_set("reset", 0);
+}
+
 int main(void) {
   if (!gt_available()) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_chain_on_one_gpu_costs_the_hand_written_calls),
       cmocka_unit_test(test_a_chain_across_two_gpus_costs_the_hand_written_calls),
       cmocka_unit_test(test_an_old_point_is_asked_about_once_then_never_waited_on),
+      /* last: it loses the devices it opens */
+      cmocka_unit_test(test_a_lost_device_replays_no_recorded_run),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -93,9 +93,9 @@ rig_module gt_kernels(rig_device d) {
   return m;
 }
 
-static rig_point submit_launch(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
-                               const rig_access *access, uint32_t slot_count, const uint32_t *slots,
-                               uint32_t launch_slots, const void *scalars, size_t scalar_length, uint32_t grid) {
+rig_run gt_launch_run(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                      const rig_access *access, uint32_t slot_count, const uint32_t *slots, uint32_t launch_slots,
+                      uint32_t grid) {
   rig_part part;
   memset(&part, 0, sizeof part);
   part.size = sizeof part;
@@ -110,14 +110,21 @@ static rig_point submit_launch(rig_device d, rig_module m, const char *function,
   part.slot_count = launch_slots;
   rig_submission sub = NULL;
   rig_run run = NULL;
-  rig_point p = 0;
   OK(rig_submission_make(d, &part, 1, access, slot_count, &sub));
   OK(rig_run_take(sub, &run));
+  OK(rig_submission_release(sub));
   for (uint32_t i = 0; i < slot_count; ++i) OK(rig_run_set_buffer(run, i, buffers[i]));
+  return run;
+}
+
+static rig_point submit_launch(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                               const rig_access *access, uint32_t slot_count, const uint32_t *slots,
+                               uint32_t launch_slots, const void *scalars, size_t scalar_length, uint32_t grid) {
+  rig_run run = gt_launch_run(d, m, function, buffers, access, slot_count, slots, launch_slots, grid);
+  rig_point p = 0;
   OK(rig_run_set_scalars(run, scalars, scalar_length));
   OK(rig_submit(run, NULL, 0, &p));
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   return p;
 }
 

@@ -59,6 +59,12 @@ void *gt_symbol(const char *name);
 
 /* The module of kernels.ptx on d. */
 rig_module gt_kernels(rig_device d);
+/* A run of one launch of `function` on d (module m) over `slot_count` slots of the given accesses, bound to
+ * `buffers`, with `launch_slots` arguments naming `slots`, 256 threads a block and `grid` blocks (0: 1); no
+ * scalars set. It keeps its submission. */
+rig_run gt_launch_run(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                      const rig_access *access, uint32_t slot_count, const uint32_t *slots, uint32_t launch_slots,
+                      uint32_t grid);
 /* Submits `function`(in, out, {n, k}) on d over n uint32 elements (one block of 256 per 256 elements);
  * in == out is one READ_WRITE slot. Returns the point. */
 rig_point gt_step(rig_device d, rig_module m, const char *function, rig_buffer in, rig_buffer out, uint32_t n,

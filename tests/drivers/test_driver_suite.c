@@ -185,6 +185,76 @@ static void test_copies_and_fills_alternating_devices_keep_order(void **state) {
   release_all(all, 2);
 }
 
+/* A run made once and submitted again after a buffer is set again goes to the new buffer: the hand-over the
+ * stream device recorded for the old one (its device addresses) is dropped with it, never replayed. */
+static void test_a_run_submitted_after_a_buffer_is_set_again_uses_the_new_buffer(void **state) {
+  (void)state;
+  reset_fake();
+  rig_device d;
+  if (!gt_open(gt_name(0), &d)) return;
+  const size_t n = 4096;
+  rig_buffer x = rt_create(d, n), w = rt_create(d, n), y = rt_create(d, n), z = rt_create(d, n);
+  unsigned char a[4096], b[4096], c[4096], got[4096];
+  memset(a, 0xa1, n), memset(b, 0xb2, n), memset(c, 0xc3, n);
+  OK(rig_buffer_write_from(x, 0, a, n));
+  OK(rig_buffer_write_from(w, 0, c, n));
+  OK(rig_buffer_write_from(z, 0, c, n));
+  rig_run run = rt_copy_run(d, x, y);
+  rig_point p = 0;
+  OK(rig_submit(run, NULL, 0, &p));
+  OK(rig_submit(run, NULL, 0, &p)); /* the same run again: y = x */
+  OK(rig_buffer_write_from(x, 0, b, n));
+  OK(rig_run_set_buffer(run, 1, z)); /* destination changed: z = x (b), y keeps a */
+  OK(rig_submit(run, NULL, 0, &p));
+  OK(rig_buffer_read_into(y, 0, got, n));
+  assert_memory_equal(got, a, n);
+  OK(rig_buffer_read_into(z, 0, got, n));
+  assert_memory_equal(got, b, n);
+  OK(rig_run_set_buffer(run, 0, w)); /* source changed: z = w (c) */
+  OK(rig_submit(run, NULL, 0, &p));
+  OK(rig_buffer_read_into(z, 0, got, n));
+  assert_memory_equal(got, c, n);
+  OK(rig_run_release(run));
+  rig_buffer bufs[] = {x, w, y, z};
+  for (int i = 0; i < 4; ++i) OK(rig_buffer_release(bufs[i]));
+  OK(rig_device_release(d));
+}
+
+/* A launch run submitted again after its scalars are set again sees the new scalars, whether the new block
+ * is longer (the run's storage moves: a parameter block recorded into the old one would read freed memory)
+ * or the same length. */
+static void test_a_launch_submitted_after_its_scalars_are_set_again_sees_the_new_ones(void **state) {
+  (void)state;
+  reset_fake();
+  rig_device d;
+  if (!gt_open(gt_name(0), &d)) return;
+  rig_module m = gt_kernels(d);
+  const uint32_t n = 1024;
+  rig_buffer out = rt_create(d, n * 4);
+  rig_access access[1] = {RIG_ACCESS_WRITE};
+  uint32_t slots[1] = {0};
+  rig_run run = gt_launch_run(d, m, "rig_fill_u32", &out, access, 1, slots, 1, n / 256);
+  /* {n, k}; the kernel reads the first 8 bytes of the block (a struct parameter). */
+  uint32_t scalars[3][4] = {{n, 11, 0, 0}, {n, 22, 0, 0}, {n, 33, 0, 0}};
+  size_t lengths[3] = {8, 16, 16};
+  uint32_t got[1024];
+  for (int round = 0; round < 3; ++round) {
+    OK(rig_run_set_scalars(run, scalars[round], lengths[round]));
+    rig_point p = 0;
+    OK(rig_submit(run, NULL, 0, &p));
+    OK(rig_submit(run, NULL, 0, &p));
+    OK(rig_wait_point(p, UINT64_MAX));
+    OK(rig_buffer_read_into(out, 0, got, sizeof got));
+    for (uint32_t i = 0; i < n; ++i)
+      if (got[i] != scalars[round][1])
+        fail_msg("round %d: element %u is %u, the scalars say %u", round, i, got[i], scalars[round][1]);
+  }
+  OK(rig_run_release(run));
+  OK(rig_buffer_release(out));
+  OK(rig_module_release(m));
+  OK(rig_device_release(d));
+}
+
 static uint32_t chain_step(uint32_t v, uint32_t k, uint32_t i) { return v * 31u + k + i; }
 
 /* The order test: a chain of kernels alternating between two devices, each reading the previous result,
@@ -669,6 +739,8 @@ int main(void) {
       cmocka_unit_test(test_two_opens_of_one_gpu_are_independent_devices),
       cmocka_unit_test(test_device_pinned_and_mapped_memory_round_trip),
       cmocka_unit_test(test_copies_and_fills_alternating_devices_keep_order),
+      cmocka_unit_test(test_a_run_submitted_after_a_buffer_is_set_again_uses_the_new_buffer),
+      cmocka_unit_test(test_a_launch_submitted_after_its_scalars_are_set_again_sees_the_new_ones),
       cmocka_unit_test(test_kernel_chain_across_two_devices_follows_order),
       cmocka_unit_test(test_a_consumer_waits_for_a_producer_in_its_queue),
       cmocka_unit_test(test_borrow_of_page_aligned_host_memory_registers_it),

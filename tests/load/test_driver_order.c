@@ -31,23 +31,14 @@ static void a_consumer_of_tensor_0_runs_while_later_chunks_are_held(void **state
   tdrv_set_hold(t, 1); /* T's copies are handed over and held until something commits and steps them */
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 64 << 10;
-  o.threads = 1;
+  rig_load_options o = tw_options(RIG_LOAD_PATH_AUTO, 64 << 10, 1);
   /* A kept pool with a chunk for each chunk of the file: no staging reuse and no release of staging at the
    * end of the load, so the load waits for nothing of T (releasing memory waits for its uses, rule 6). */
   rig_load_pool pool;
   assert_int_equal(rig_load_pool_create(t, 16 << 20, 64 << 10, &pool), RIG_OK);
   o.pools = &pool;
   o.pool_count = 1;
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = &t;
-  p.device_count = 1;
+  rig_load_placement p = tw_placement(&t, 1, RIG_LOAD_RULE_EACH, NULL);
   tdrv_log_clear();
   rig_load load;
   assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
@@ -126,12 +117,8 @@ static void a_device_refused_registration_gets_staged_and_direct_is_refused(void
   rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f);
   rig_load_options o;
   memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = &t;
-  p.device_count = 1;
+  o.size = sizeof o; /* every option rig's default */
+  rig_load_placement p = tw_placement(&t, 1, RIG_LOAD_RULE_EACH, NULL);
   rig_load load;
   assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK); /* auto: staged */
   assert_int_equal(rig_load_wait(load), RIG_OK);

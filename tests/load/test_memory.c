@@ -51,27 +51,10 @@ static const size_t lengths[] = {1, 70000, 300000, 0, 5000, (1 << 20) + 3, 4096}
 #define COUNT (sizeof lengths / sizeof lengths[0])
 
 static rig_load_options options(rig_load_path path) {
-  rig_load_options o;
-  memset(&o, 0, sizeof o);
-  o.size = sizeof o;
-  o.path = path;
-  o.io = RIG_LOAD_IO_BUFFERED;
-  o.chunk_bytes = 64 << 10; /* tensors span several chunks */
-  o.window_bytes = 64 << 10;
-  o.threads = 3;
-  return o;
+  return tw_options(path, 64 << 10, 3); /* tensors span several chunks */
 }
 
-static rig_load_placement placement(rig_device *devices, size_t n, rig_load_rule rule, const uint64_t *masks) {
-  rig_load_placement p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.devices = devices;
-  p.device_count = n;
-  p.rule = rule;
-  p.masks = masks;
-  return p;
-}
+#define placement tw_placement
 
 static rig_load_file open_file(const char *path) {
   rig_load_file f;
@@ -157,6 +140,20 @@ static void every_tensor_equals_the_file_on_every_path(void **state) {
     assert_int_equal(st.bytes_total, total);
     assert_int_equal(st.bytes_copied, total);
     assert_true(st.bytes_read >= total);
+    /* the phases: buffers were made and copies submitted on every path; only staging reads the file */
+    assert_true(st.alloc_seconds > 0 && st.submit_seconds > 0);
+    assert_true((st.path == RIG_LOAD_PATH_STAGED) == (st.read_seconds > 0));
+    /* a caller built before the phases were appended passes the shorter size and gets only its fields */
+    rig_load_stats old;
+    memset(&old, 0x5a, sizeof old);
+    old.size = offsetof(rig_load_stats, read_seconds);
+    assert_int_equal(rig_load_get_stats(load, &old), RIG_OK);
+    assert_int_equal(old.bytes_total, total);
+    unsigned char untouched[sizeof(double)];
+    memset(untouched, 0x5a, sizeof untouched);
+    assert_memory_equal(&old.read_seconds, untouched, sizeof untouched);
+    old.size = offsetof(rig_load_stats, staging_bytes);
+    assert_int_equal(rig_load_get_stats(load, &old), RIG_INVALID_ARGUMENT);
     assert_int_equal(rig_load_release(load), RIG_OK);
     assert_int_equal(rig_load_release(load), RIG_INVALID_HANDLE);
   }

@@ -105,3 +105,26 @@ void tw_write(const char *path, const tw_bytes *b) {
   write_all(f, b->data, b->length);
   fclose(f);
 }
+
+rig_load_options tw_options(rig_load_path path, size_t chunk, uint32_t threads) {
+  rig_load_options o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.path = path;
+  o.io = RIG_LOAD_IO_BUFFERED;
+  o.chunk_bytes = chunk;
+  o.window_bytes = chunk;
+  o.threads = threads;
+  return o;
+}
+
+rig_load_placement tw_placement(rig_device *devices, size_t n, rig_load_rule rule, const uint64_t *masks) {
+  rig_load_placement p;
+  memset(&p, 0, sizeof p);
+  p.size = sizeof p;
+  p.devices = devices;
+  p.device_count = n;
+  p.rule = rule;
+  p.masks = masks;
+  return p;
+}

@@ -18,6 +18,11 @@ void tw_safetensors_u8(const char *path, const size_t *lengths, size_t count);
 uint8_t tw_byte(uint64_t at);
 /* 1 if buffer bytes [0, length) equal the file's bytes [offset, offset+length) (read with the host). */
 int tw_same_as_file(rig_buffer buffer, const char *path, uint64_t offset, uint64_t length);
+/* Load options with the size set: `path`, buffered reads, `chunk` bytes for chunks and windows, `threads`;
+ * everything else rig's default. */
+rig_load_options tw_options(rig_load_path path, size_t chunk, uint32_t threads);
+/* A placement of every selected tensor by `rule` over devices[0, n) (masks for RIG_LOAD_RULE_MASKS). */
+rig_load_placement tw_placement(rig_device *devices, size_t n, rig_load_rule rule, const uint64_t *masks);
 /* Appends raw bytes to a file. */
 void tw_append(const char *path, const void *bytes, size_t n);
 

@@ -52,6 +52,19 @@ rig_part rt_copy_part(void) {
   return p;
 }
 
+rig_run rt_copy_run(rig_device d, rig_buffer src, rig_buffer dst) {
+  rig_part p = rt_copy_part();
+  rig_access a[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+  rig_submission sub;
+  rig_run run;
+  OK(rig_submission_make(d, &p, 1, a, 2, &sub));
+  OK(rig_run_take(sub, &run));
+  OK(rig_submission_release(sub));
+  OK(rig_run_set_buffer(run, 0, src));
+  OK(rig_run_set_buffer(run, 1, dst));
+  return run;
+}
+
 rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_point *waits, size_t wc,
                        rig_point *point) {
   rig_part p = rt_copy_part();

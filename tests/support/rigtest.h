@@ -24,6 +24,8 @@ void rt_status(rig_status want, rig_status got, const char *call, const char *fi
 
 /* A copy of the whole of slot 0 into slot 1 (the part rt_copy submits), for tests that make their own runs. */
 rig_part rt_copy_part(void);
+/* A run of rt_copy_part on d from src into dst, to submit repeatedly (it keeps its submission). */
+rig_run rt_copy_run(rig_device d, rig_buffer src, rig_buffer dst);
 /* Submits one part on d over the given buffers (each slot's access given), returning the point. */
 rig_point rt_copy(rig_device d, rig_buffer src, rig_buffer dst);
 rig_point rt_fill(rig_device d, rig_buffer dst, uint8_t byte);

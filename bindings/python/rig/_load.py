@@ -186,7 +186,8 @@ class Load(Owned):
     @property
     def stats(self):
         """A dict of what the finished load measured: path, why, direct_io, bytes_total, bytes_read,
-        bytes_copied, seconds, first_tensor_seconds, staging_bytes (Busy while it runs)."""
+        bytes_copied, seconds, first_tensor_seconds, staging_bytes, and the threads' phases read_seconds,
+        staging_wait_seconds, alloc_seconds, submit_seconds (Busy while it runs)."""
         return _rig.rig_py_load_stats(self._raw)
 
 

@@ -4,6 +4,8 @@ import json
 import os
 import struct
 
+import threading
+
 import pytest
 
 import rig
@@ -118,9 +120,17 @@ def test_a_progress_callback_that_raises_cancels_the_load(weights, device):
 
 def test_cancel_stops_a_load(weights, device):
     path, _ = weights
+    started = threading.Event()
+    holder = []
+
+    def cancel(done, total):  # on the load's thread, which may call it before start_load returns
+        started.wait()
+        holder[0].cancel()
+
     with rig.WeightsFile(path) as f:
-        running = rig.start_load(f, device, chunk_bytes=64 << 10, threads=1,
-                                 progress=lambda done, total: running.cancel())
+        running = rig.start_load(f, device, chunk_bytes=64 << 10, threads=1, progress=cancel)
+        holder.append(running)
+        started.set()
         with pytest.raises(rig.Interrupted):
             running.wait()
         running.close()

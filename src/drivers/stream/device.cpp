@@ -68,8 +68,6 @@ rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std:
       }
     };
   }
-  d->launch_addresses_.reserve(16);
-  d->launch_params_.reserve(17);
   d->queued_.reserve(2 * kPruneAt);
   *out = std::move(d);
   return RIG_OK;
@@ -172,55 +170,6 @@ bool StreamDevice::can_wait_in_queue(const DriverDevice &producer) const {
   return !p->timeline_->memory_operations() || timeline_->memory_operations();
 }
 
-Result StreamDevice::enqueue_part(const Part &part, const Work &work) {
-  switch (part.kind) {
-    case RIG_PART_COPY: {
-      const Binding &src = work.slots[part.src_slot];
-      const Binding &dst = work.slots[part.dst_slot];
-      size_t length = part.length == RIG_WHOLE ? src.length - part.src_offset : part.length;
-      if (length == 0) return SUCCESS;
-      return calls_.copy_async(dst.memory->address + dst.offset + part.dst_offset,
-                                src.memory->address + src.offset + part.src_offset, length, stream_);
-    }
-    case RIG_PART_FILL: {
-      const Binding &dst = work.slots[part.dst_slot];
-      size_t length = part.length == RIG_WHOLE ? dst.length - part.dst_offset : part.length;
-      if (length == 0) return SUCCESS;
-      return calls_.fill_async(dst.memory->address + dst.offset + part.dst_offset, part.byte, length,
-                                  stream_);
-    }
-    case RIG_PART_LAUNCH:
-      return enqueue_launch(part, work);
-    default:
-      return ERROR_NOT_SUPPORTED;  // check_part refused it; never reached
-  }
-}
-
-Result StreamDevice::enqueue_launch(const Part &part, const Work &work) {
-  // Parameters: each slot's device address, then the run's scalars as one block (a struct parameter).
-  size_t n = part.slots.size();
-  launch_addresses_.resize(n);
-  launch_params_.resize(n + (work.scalars.empty() ? 0 : 1));
-  for (size_t i = 0; i < n; ++i) {
-    const Binding &b = work.slots[part.slots[i]];
-    launch_addresses_[i] = b.memory ? b.memory->address + b.offset : 0;
-    launch_params_[i] = &launch_addresses_[i];
-  }
-  if (!work.scalars.empty()) launch_params_[n] = const_cast<std::byte *>(work.scalars.data());
-  return calls_.launch(reinterpret_cast<Function>(part.function), part.grid[0], part.grid[1], part.grid[2],
-                             part.block[0], part.block[1], part.block[2], part.shared_bytes, stream_,
-                             launch_params_.empty() ? nullptr : launch_params_.data(), nullptr);
-}
-
-static const char *call_of(const CallNames &names, rig_part_kind kind) {
-  switch (kind) {
-    case RIG_PART_COPY: return names.copy_async;
-    case RIG_PART_FILL: return names.fill_async;
-    case RIG_PART_LAUNCH: return names.launch;
-    default: return "a part this device cannot run";
-  }
-}
-
 void StreamDevice::prune_queued() {
   // Waits our timeline has passed whose producer was not lost short of them are settled. Pruned in
   // batches that grow with what is left, against what is known reached without asking the driver
@@ -237,6 +186,11 @@ void StreamDevice::prune_queued() {
 }
 
 rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
+  prepared_.prepare(work);
+  return hand_over_prepared(prepared_, value, waits);
+}
+
+rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
   Current current(gpu_);
   if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
@@ -276,9 +230,9 @@ rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<c
     queued_.push_back({ps, w.value, value});
     queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
-  for (const Part &part : work.parts) {
-    Result r = enqueue_part(part, work);
-    if (r != SUCCESS) return fault(call_of(family_.names, part.kind), r, true);
+  for (const PreparedCall &call : calls.calls()) {
+    Result r = enqueue(calls_, stream_, call);
+    if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);
   }
   Result r = timeline_->mark(value);
   if (r != SUCCESS)

@@ -22,6 +22,7 @@
 #include "core/driver.h"
 #include "drivers/stream/calls.h"
 #include "drivers/stream/gpu.h"
+#include "drivers/stream/prepared.h"
 #include "drivers/stream/timeline.h"
 
 namespace rig::stream {
@@ -52,7 +53,15 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   rig_status check_part(const Part &part) override;
 
   [[gnu::hot]] bool can_wait_in_queue(const DriverDevice &producer) const override;
-  [[gnu::hot]] rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  // The general hand-over: the work's calls prepared into storage kept across hand-overs, then enqueued as a
+  // recorded hand-over's are (hand_over_prepared).
+  rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  // A ready run's calls prepared once (drivers/stream/recorded.cpp); null where memory for them is short.
+  std::unique_ptr<RecordedWork> record(const Work &work) override;
+  // Enqueues value `value`: the in-queue `waits`, then `calls` (prepared from this device's work), then the
+  // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
+  // device enqueues nothing.
+  [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
   rig_status commit() override;
   uint64_t signaled() const override { return timeline_->signaled(); }
   bool reached(uint64_t value) const override { return timeline_->reached(value); }
@@ -135,9 +144,6 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
-  // The submit path is hot, its rare branches cold and out of line (see core/submit.cpp's submit).
-  [[gnu::hot]] Result enqueue_part(const Part &part, const Work &work);
-  [[gnu::hot]] Result enqueue_launch(const Part &part, const Work &work);
   // Drops in-queue waits the timeline has passed (see hand_over).
   [[gnu::cold]] void prune_queued();
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
@@ -164,10 +170,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   Event edge_event_ = nullptr;
   int limits_[8] = {};  // block x/y/z, grid x/y/z, threads per block, shared bytes
 
-  // Launch argument storage reused by every hand-over (called holding the turn): no allocation per submit
-  // once it has grown to the largest launch.
-  std::vector<DevicePtr> launch_addresses_;
-  std::vector<void *> launch_params_;
+  // The general hand-over's calls, reused by every hand-over (called holding the turn): no allocation per
+  // submit once it has grown to the largest work.
+  Prepared prepared_;
 
   // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
   // value that waits). Pruned as our timeline passes them.

@@ -1,0 +1,67 @@
+// A run's parts as the stream calls that enqueue them, every address resolved from the run's bindings: what
+// a hand-over would work out from the Work each time. A recorded hand-over (drivers/stream/recorded.cpp)
+// keeps one made when the run's buffers were set; the general hand-over prepares one into storage the
+// device reuses. Both enqueue through StreamDevice::hand_over_prepared, so there is one enqueue path.
+#pragma once
+
+#include <rig.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/driver_work.h"
+#include "drivers/stream/calls.h"
+
+namespace rig::stream {
+
+// One part's call: cuMemcpyAsync, cuMemsetD8Async or cuLaunchKernel with its arguments but the stream.
+struct PreparedCall {
+  rig_part_kind kind;
+  DevicePtr dst, src;  // copy: both; fill: dst
+  size_t length;       // copy, fill
+  unsigned char byte;  // fill
+  Function function;   // launch
+  unsigned grid[3], block[3], shared_bytes;
+  void **params;  // launch: its parameter block (Prepared's storage), or null with no parameters
+};
+
+// Enqueues `call` on `stream`: the family's result.
+[[gnu::hot]] inline Result enqueue(const Calls &calls, Stream stream, const PreparedCall &call) {
+  switch (call.kind) {
+    case RIG_PART_COPY:
+      return calls.copy_async(call.dst, call.src, call.length, stream);
+    case RIG_PART_FILL:
+      return calls.fill_async(call.dst, call.byte, call.length, stream);
+    case RIG_PART_LAUNCH:
+      return calls.launch(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0], call.block[1],
+                          call.block[2], call.shared_bytes, stream, call.params, nullptr);
+    default:
+      return ERROR_NOT_SUPPORTED;  // check_part refused it; never reached
+  }
+}
+
+// The vendor's name of `call`'s entry point, for the message of a failed enqueue.
+const char *call_name(const CallNames &names, const PreparedCall &call);
+
+class Prepared {
+ public:
+  // Makes the calls of `work`'s parts (their kinds checked by check_part, their ranges by the engine): a
+  // copy or fill of 0 bytes makes none. A launch's parameter block holds each launch slot's device address,
+  // then a pointer to the work's scalars as one block (a struct parameter): the calls point into this
+  // object's storage and into the work's scalars, so they are valid while both are. Storage grows to the
+  // largest work and is reused after (no allocation once grown); throws std::bad_alloc where it cannot grow.
+  void prepare(const Work &work);
+  std::span<const PreparedCall> calls() const { return calls_; }
+
+ private:
+  struct ParamBlock {
+    std::vector<DevicePtr> addresses;
+    std::vector<void *> params;
+  };
+  std::vector<PreparedCall> calls_;
+  std::vector<ParamBlock> blocks_;  // one per launch, in order; never shrunk
+};
+
+}  // namespace rig::stream

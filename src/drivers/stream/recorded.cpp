@@ -1,0 +1,38 @@
+// Recorded hand-overs on a stream device: a ready run's calls prepared once, when its buffers or scalars
+// are set (device addresses, launch parameter blocks pointing into the record and the run's scalars), so a
+// repeated submit enqueues its waits, the prepared calls and the mark, and works nothing out again. The run
+// drops the record before its bindings or scalars change (core/submission.h); a lost device replays nothing
+// (hand_over_prepared checks, as the engine does under the turn).
+#include <new>
+
+#include "drivers/stream/device.h"
+
+namespace rig::stream {
+namespace {
+
+class StreamRecord final : public RecordedWork {
+ public:
+  explicit StreamRecord(StreamDevice &device) : device_(device) {}
+  void prepare(const Work &work) { calls_.prepare(work); }
+  rig_status hand_over(uint64_t value, std::span<const QueueWait> waits) override {
+    return device_.hand_over_prepared(calls_, value, waits);
+  }
+
+ private:
+  StreamDevice &device_;  // never freed before the process exits (core/device.h), so it outlives the run
+  Prepared calls_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordedWork> StreamDevice::record(const Work &work) {
+  try {
+    auto r = std::make_unique<StreamRecord>(*this);
+    r->prepare(work);
+    return r;
+  } catch (const std::bad_alloc &) {
+    return nullptr;  // the general hand-over prepares the same calls at each submit
+  }
+}
+
+}  // namespace rig::stream

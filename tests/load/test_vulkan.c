@@ -1,0 +1,83 @@
+/* The loader onto a Vulkan device (lavapipe in CI): Vulkan borrows no host memory by default, so the staged
+ * path stages through the device's own pinned buffers (RIG_MEMORY_PINNED) instead of ordinary memory
+ * registered once (src/load/pool.cpp's fallback); every tensor's bytes equal the file's, with a pool made
+ * by the load and with a pool kept across two loads. Skipped (77, with the reason) without a Vulkan device;
+ * fails instead when RIG_REQUIRE names vulkan. */
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rigtest.h"
+#include "weights.h"
+
+static rig_device gpu;
+static const size_t lengths[] = {100000, 300000, 4096, 700000, 1};
+#define COUNT 5
+
+static void every_tensor_equals_the_file(rig_load_file f, const char *path, const rig_load_pool *pool) {
+  rig_load_options o = tw_options(RIG_LOAD_PATH_STAGED, 128 << 10, 2);
+  o.pools = pool;
+  o.pool_count = pool ? 1 : 0;
+  rig_load_placement p = tw_placement(&gpu, 1, RIG_LOAD_RULE_EACH, NULL);
+  rig_load load;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+  assert_int_equal(rig_load_wait(load), RIG_OK);
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  assert_int_equal(rig_load_get_stats(load, &st), RIG_OK);
+  assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
+  assert_true(st.staging_bytes >= 128 << 10);
+  for (size_t i = 0; i < COUNT; ++i) {
+    rig_load_tensor t;
+    memset(&t, 0, sizeof t);
+    t.size = sizeof t;
+    assert_int_equal(rig_load_tensor_get(f, i, &t), RIG_OK);
+    rig_buffer b;
+    assert_int_equal(rig_load_buffer(load, i, 0, &b), RIG_OK);
+    assert_true(tw_same_as_file(b, path, t.offset, t.length));
+    rig_buffer_release(b);
+  }
+  assert_int_equal(rig_load_release(load), RIG_OK);
+}
+
+static void staged_through_the_devices_pinned_buffers(void **state) {
+  (void)state;
+  /* the premise: this device borrows no host memory (RIG_VULKAN_HOST_IMPORT unset), so pools fall back */
+  static char host[4096];
+  rig_buffer wrap, borrowed;
+  assert_int_equal(rig_buffer_wrap(host, sizeof host, RIG_ACCESS_READ_WRITE, NULL, NULL, &wrap), RIG_OK);
+  rig_status refused = rig_buffer_borrow(gpu, wrap, &borrowed);
+  assert_true(refused == RIG_UNSUPPORTED || refused == RIG_UNMAPPABLE);
+  rig_buffer_release(wrap);
+  const char *path = tw_path("weights-vulkan");
+  tw_safetensors_u8(path, lengths, COUNT);
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  every_tensor_equals_the_file(f, path, NULL);
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(gpu, 1 << 20, 128 << 10, &pool), RIG_OK);
+  every_tensor_equals_the_file(f, path, &pool);
+  every_tensor_equals_the_file(f, path, &pool);
+  assert_int_equal(rig_load_pool_release(pool), RIG_OK);
+  assert_int_equal(rig_load_file_release(f), RIG_OK);
+  unlink(path);
+}
+
+int main(void) {
+  unsetenv("RIG_VULKAN_HOST_IMPORT");
+  if (rig_device_open("vulkan:0", &gpu) != RIG_OK) {
+    fprintf(stderr, "no Vulkan device (%s)%s\n", rig_last_error(), rt_required("vulkan") ? ": RIG_REQUIRE=vulkan" : ": skipped");
+    return rt_required("vulkan") ? 1 : 77;
+  }
+  const struct CMUnitTest tests[] = {cmocka_unit_test(staged_through_the_devices_pinned_buffers)};
+  int failures = cmocka_run_group_tests_name("load on Vulkan", tests, NULL, NULL);
+  rig_device_release(gpu);
+  return failures;
+}
