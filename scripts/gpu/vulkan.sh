@@ -130,6 +130,11 @@ if [ -x "$t/test_vulkan_device" ]; then
   for n in commit rules compute; do step "vulkan-$n" 300 "$t/test_vulkan_$n"; done
   step vulkan-compute-descriptor-pools 300 env RIG_VULKAN_NO_PUSH_DESCRIPTORS=1 "$t/test_vulkan_compute"
   step vulkan-import 180 env RIG_VULKAN_HOST_IMPORT=1 "$t/test_vulkan_import"
+  # Buffers as memory descriptors (VK_KHR_external_memory_fd): within a process, across a fork with
+  # SCM_RIGHTS, the driver's refusal of a file that is no memory; then the two-process example on vulkan:0.
+  step vulkan-memory-fd 180 "$t/test_vulkan_memory_fd"
+  step vulkan-memory-fd-refusal 120 "$t/test_vulkan_memory_fd" refusal
+  step vulkan-ipc-pair 120 "$build/tests/interop/ipc_pair" vulkan:0
   [ -f "$t/libvklose.so" ] && step vulkan-loss 180 env RIG_VULKAN_LIBRARY="$t/libvklose.so" \
     RIG_VKSHIM_REAL="${RIG_VULKAN_LIBRARY:-libvulkan.so.1}" "$t/test_vulkan_loss"
   if [ -n "$validation" ]; then
@@ -137,6 +142,7 @@ if [ -x "$t/test_vulkan_device" ]; then
       step "validated-vulkan-$n" 300 env RIG_VULKAN_VALIDATION=1 "$t/test_vulkan_$n"
     done
     step validated-vulkan-import 180 env RIG_VULKAN_VALIDATION=1 RIG_VULKAN_HOST_IMPORT=1 "$t/test_vulkan_import"
+    step validated-vulkan-memory-fd 180 env RIG_VULKAN_VALIDATION=1 "$t/test_vulkan_memory_fd"
     grep -h "Vulkan validation\|validation not checked" "$logs"/validated-*.log | sort | uniq -c | tee -a "$summary"
   fi
 else
