@@ -273,7 +273,9 @@ static void bad_handles_answer_clear_errors(void **state) {
   OK(rig_device_release(d));
 }
 
-/* The exporter exited: its memory and its event are gone, and the driver's refusal says so. */
+/* The exporter exited: its memory is gone, and the driver's refusal says so (the H200's driver and the
+ * fake); its event likewise on the fake, while CUDA leaves opening an exited exporter's event undefined
+ * (the H200's driver opened one, 2026-12-01). */
 static void handles_of_an_exited_exporter_are_refused(void **state) {
   (void)state;
   rig_device d;
@@ -288,10 +290,14 @@ static void handles_of_an_exited_exporter_are_refused(void **state) {
   rig_point p = 0;
   STATUS(RIG_INVALID_ARGUMENT, rig_buffer_import_ipc(d, &h[0], &b));
   expect_message("exited");
-  STATUS(RIG_INVALID_ARGUMENT, rig_point_import_ipc(d, &h[1], &p));
-  expect_message("exited");
   assert_null(b);
-  assert_int_equal(p, 0);
+  if (gt_fake()) {
+    STATUS(RIG_INVALID_ARGUMENT, rig_point_import_ipc(d, &h[1], &p));
+    expect_message("exited");
+    assert_int_equal(p, 0);
+  } else {
+    fprintf(stderr, "note: the exited exporter's event is checked on the fake only (undefined in CUDA)\n");
+  }
   OK(rig_device_release(d)); /* nothing was assigned: the device's timeline is whole */
 }
 

@@ -197,8 +197,11 @@ static int driver_refusal(void) {
   rig_buffer got = NULL;
   rig_status s = rig_buffer_import_fd(a, f, LENGTH, &got);
   const char *why = rig_last_error();
-  int ok = s == RIG_INVALID_ARGUMENT && strstr(why, "VK_ERROR_INVALID_EXTERNAL_HANDLE") && !got &&
-           fcntl(f, F_GETFD) >= 0;
+  /* lavapipe answers VK_ERROR_INVALID_EXTERNAL_HANDLE; NVIDIA's driver VK_ERROR_OUT_OF_DEVICE_MEMORY
+   * (2026-12-01, H200): either way a refusal with the driver's words, nothing assigned, the fd the caller's */
+  int ok = ((s == RIG_INVALID_ARGUMENT && strstr(why, "VK_ERROR_INVALID_EXTERNAL_HANDLE")) ||
+            (s == RIG_OUT_OF_MEMORY && strstr(why, "VK_ERROR_OUT_OF_DEVICE_MEMORY"))) &&
+           strstr(why, "not an opaque memory descriptor") && !got && fcntl(f, F_GETFD) >= 0;
   printf("import of an empty memfd: %s: %s; the descriptor still open: %s\n", rig_status_name(s), why,
          fcntl(f, F_GETFD) >= 0 ? "yes" : "no");
   close(f);

@@ -63,6 +63,7 @@ rig_status StreamDevice::import_memory_ipc(const IpcBytes &handle, size_t offset
 
 rig_status StreamDevice::export_event_ipc(uint64_t value, bool reached, void **event, IpcBytes *handle) {
   (void)value;  // handed over: the stream's tail follows it
+  Current current(gpu_);  // cuIpcGetEventHandle answers INVALID_CONTEXT without the event's context current
   Event e = nullptr;
   // CUDA makes interprocess events only without timing.
   if (rig_status s = tail_event(reached, EVENT_DISABLE_TIMING | EVENT_INTERPROCESS, &e); s != RIG_OK) return s;

@@ -880,6 +880,7 @@ static Result refused(fake_ipc::Refusal why) {
 }
 
 EXPORT Result cuIpcGetMemHandle(IpcHandle *handle, DevicePtr ptr) {
+  if (!current) return ERROR_INVALID_CONTEXT;
   if (!handle) return ERROR_INVALID_VALUE;
   std::lock_guard g(state().lock);
   auto it = state().regions.find(ptr);  // the base of an allocation of cuMemAlloc's, as CUDA requires
@@ -921,6 +922,7 @@ EXPORT Result cuIpcCloseMemHandle(DevicePtr ptr) {
 }
 
 EXPORT Result cuIpcGetEventHandle(IpcHandle *handle, FEvent *event) {
+  if (!current) return ERROR_INVALID_CONTEXT;  // as the H200's driver answers
   auto ev = get_event(event);
   if (!ev || !handle) return ERROR_INVALID_HANDLE;
   if (!ev->ipc || ev->opened) return ERROR_INVALID_VALUE;  // made without CU_EVENT_INTERPROCESS
