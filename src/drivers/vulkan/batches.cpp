@@ -111,7 +111,9 @@ rig_status VulkanDevice::commit() {
 }
 
 rig_status VulkanDevice::commit_locked() {
-  if (!open_) return RIG_OK;  // nothing held
+  // Nothing held; or a batch an import's wait opened (semaphore_fd.cpp) whose value is not handed over yet
+  // (the importer holds the turn and hands it over next): it is committed with that value.
+  if (!open_ || open_->last_value == 0) return RIG_OK;
   if (lost()) return lost_status();
   Batch &b = *open_;
   const DeviceFunctions &fn = ctx_->fn();
