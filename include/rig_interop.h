@@ -282,14 +282,17 @@ RIG_API rig_status rig_point_import_semaphore_fd(rig_device RIG_NONNULL device, 
 /* Writes to *fd a new sync file that signals once `point` is reached, which the caller owns (closes, or
  * sends): rig submits an empty batch that waits for the point on its device's timeline and signals a
  * binary semaphore, and exports that (the semaphore is destroyed by rig once the batch completes). Commits
- * the point; waits for nothing else. Statuses as rig_point_export_semaphore_fd, with RIG_INTEROP_SYNC_FD;
- * RIG_LOST also where the driver refuses the batch. Holds no lock of rig's. */
+ * the point; waits for nothing else. *fd may be -1 where the point is already reached (the driver's
+ * choice, Vulkan's convention for a signaled sync file; rig_point_import_sync_fd takes it). Statuses as
+ * rig_point_export_semaphore_fd, with RIG_INTEROP_SYNC_FD; RIG_LOST also where the driver refuses the batch.
+ * Holds no lock of rig's. */
 RIG_API rig_status rig_point_export_sync_fd(rig_point point, int *RIG_NONNULL fd);
 
 /* Writes to *point a new point of `device` that follows sync file `fd` (an export of
  * rig_point_export_sync_fd, or any sync file the driver takes): as rig_point_import_semaphore_fd, with the
  * sync file imported temporarily (Vulkan's only way): the one wait of `device`'s queue consumes it. `fd`
- * stays the caller's. Statuses as rig_point_import_semaphore_fd, with RIG_INTEROP_SYNC_FD. */
+ * stays the caller's; -1 is a sync file already signaled (the point follows only `device`'s earlier work).
+ * Statuses as rig_point_import_semaphore_fd, with RIG_INTEROP_SYNC_FD. */
 RIG_API rig_status rig_point_import_sync_fd(rig_device RIG_NONNULL device, int fd, rig_point *RIG_NONNULL point);
 
 /* ---------------------------------------------------------------------------------------------------- */

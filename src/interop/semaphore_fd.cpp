@@ -80,6 +80,12 @@ rig_status import_semaphore_fd(Device &device, int fd, uint64_t value, uint64_t 
 }
 
 rig_status import_sync_fd(Device &device, int fd, uint64_t *point) {
+  // -1 is a sync file already signaled (Vulkan's convention, which an export may answer for a point already
+  // reached): nothing to wait for, so nothing to import.
+  if (fd == -1) {
+    if (!fds_of(device, true, "point_import_sync_fd")) return RIG_UNSUPPORTED;
+    return value_after(device, [](uint64_t) { return RIG_OK; }, point);
+  }
   return import_point(device, fd, true, "point_import_sync_fd", point,
                       [&](SemaphoreFds &f, int mine) { return f.queue_wait_sync_fd(mine); });
 }
