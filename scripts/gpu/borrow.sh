@@ -42,6 +42,7 @@ if [ -f "$shim" ]; then
   for kinds in hip memory+hip; do
     step "one_program-$kinds-shim" env RIG_REQUIRE=hip RIG_HIP_LIBRARY="$shim" RIG_TEST_KINDS=$kinds "$prog"
   done
+  step numpy-borrow-hip-shim env RIG_REQUIRE=hip RIG_HIP_LIBRARY="$shim" python3 scripts/gpu/borrow_numpy.py "$build" hip:0
 else
   echo "hip shim not built: $shim" | tee -a "$summary"
   failures=$((failures + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13 on a real GPU: numpy memory of any alignment borrowed onto a CUDA device, through ctypes on the
+"""Issue 13 on a real GPU: numpy memory of any alignment borrowed onto a CUDA or HIP device, through ctypes on the
 carried librig.so.0 (the GPU machine's Python is not the one the SWIG module is built for; the binding's own
 numpy borrow test runs on the driver doubles in CI).
 
@@ -9,7 +9,8 @@ numpy borrow test runs on the driver doubles in CI).
   2. Two wraps inside one page, both borrowed at once, released in either order: both copies right.
   3. Overlapping views of one device allocation copied onto each other: refused (RIG_INVALID_ARGUMENT).
 
-Usage: borrow_numpy.py BUILD_DIR   (exit 0: all checks passed; 1: a check failed; 2: no GPU / setup)
+Usage: borrow_numpy.py BUILD_DIR [DEVICE]   (DEVICE: cuda:0, the default, or hip:0; exit 0: all checks
+passed; 1: a check failed or RIG_REQUIRE names the device's API and it did not open; 2: no such device)
 """
 import ctypes as C
 import os
@@ -61,11 +62,12 @@ def main():
     build = sys.argv[1]
     rig = Rig(build)
     bind(rig)
+    name = sys.argv[2] if len(sys.argv) > 2 else "cuda:0"
     try:
-        gpu = rig.out("device_open", b"cuda:0")
+        gpu = rig.out("device_open", name.encode())
     except RuntimeError as e:
-        print("no CUDA device: %s" % e)
-        return 1 if "cuda" in os.environ.get("RIG_REQUIRE", "") else 2
+        print("no device %s: %s" % (name, e))
+        return 1 if name.split(":")[0] in os.environ.get("RIG_REQUIRE", "") else 2
     sub = copier(rig, gpu)
     failures = 0
     rng = np.random.default_rng(13)
@@ -81,8 +83,8 @@ def main():
         rig.wait_point(p, FOREVER)
         ok = np.array_equal(dst[offset:offset + length], src[offset:offset + length]) and not dst[:offset].any() \
             and not dst[offset + length:].any()
-        print("numpy slice at offset %d, %d bytes, borrowed onto cuda:0 and back: %s" %
-              (offset, length, "ok" if ok else "WRONG BYTES"))
+        print("numpy slice at offset %d, %d bytes, borrowed onto %s and back: %s" %
+              (offset, length, name, "ok" if ok else "WRONG BYTES"))
         failures += not ok
         for b in (bs, ws, bd, wd, dev):
             rig.buffer_release(b)
@@ -106,7 +108,7 @@ def main():
         first, second = (a, b) if order == "first-first" else (b, a)
         for h in (first[1], first[0], second[1], second[0], va, vb, dev):
             rig.buffer_release(h)
-        print("two wraps on one page borrowed onto cuda:0, released %s: %s" % (order, "ok" if ok else "WRONG BYTES"))
+        print("two wraps on one page borrowed onto %s, released %s: %s" % (name, order, "ok" if ok else "WRONG BYTES"))
         failures += not ok
     # Overlapping views of one allocation: refused on every device (rig.h's rule).
     dev = rig.out("buffer_create", gpu, 1 << 20, 0)
