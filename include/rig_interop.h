@@ -272,7 +272,8 @@ RIG_API rig_status rig_point_export_semaphore_fd(rig_point point, int *RIG_NONNU
  * caller's, to close whenever (rig imports a duplicate); the imported semaphore is `device`'s, destroyed
  * once the wait is reached. A semaphore that never reaches `value` leaves the point unreached:
  * rig_wait_point with a timeout answers RIG_TIMEOUT, and rule 1 holds every later point of `device` behind
- * it (import on a device of its own where that matters). RIG_INVALID_ARGUMENT for a descriptor not open in
+ * it (import on a device of its own where that matters); a value the exporter has not submitted yet (past
+ * the exported one) may hold `device`'s VkQueue, which the exporter may share where the GPU has one queue. RIG_INVALID_ARGUMENT for a descriptor not open in
  * this process, a pipe or a socket, and the driver's refusal (not a timeline semaphore's fd of this
  * driver), with nothing assigned; RIG_UNSUPPORTED for a device without RIG_INTEROP_SEMAPHORE_FD; RIG_LOST
  * for a lost or released device. */

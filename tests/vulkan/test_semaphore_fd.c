@@ -136,7 +136,9 @@ static int peer(int sock) {
 /* ----- the tests -------------------------------------------------------------------------------------- */
 
 /* A second rig device on the same GPU imports the first's timeline at a value three writes ahead: a copy
- * submitted behind the import waits in the importer's queue and sees the last of the writes. */
+ * submitted behind the import waits in the importer's queue and sees the last of the writes. (A value not
+ * yet submitted is a test's choice, not what an export gives: it needs the two devices on two VkQueues,
+ * which consecutive opens get where the GPU's compute family has several, as NVIDIA's has.) */
 static void imported_point_orders_a_copy_within_one_process(void **state) {
   (void)state;
   exporter ex = {0};
