@@ -262,7 +262,8 @@ RIG_API rig_status rig_buffer_import_fd(rig_device RIG_NONNULL device, int fd, s
  * importer can wait for any (keep it, export again only for the value). Commits the point (a wait never
  * waits on held work); waits for nothing else. RIG_INVALID_ARGUMENT for the point 0 or a value past its
  * device's submitted; RIG_NOT_FOUND for a point of no device; RIG_UNSUPPORTED for a device without
- * RIG_INTEROP_SEMAPHORE_FD; RIG_LOST where its device was lost short of it. Holds no lock of rig's. */
+ * RIG_INTEROP_SEMAPHORE_FD; RIG_LOST where its device was lost short of it. Takes its device's recording
+ * lock for a moment (as a submit does), never while waiting. */
 RIG_API rig_status rig_point_export_semaphore_fd(rig_point point, int *RIG_NONNULL fd, uint64_t *RIG_NONNULL value);
 
 /* Writes to *point a new point of `device` that follows the timeline semaphore of descriptor `fd` reaching
@@ -273,10 +274,10 @@ RIG_API rig_status rig_point_export_semaphore_fd(rig_point point, int *RIG_NONNU
  * once the wait is reached. A semaphore that never reaches `value` leaves the point unreached:
  * rig_wait_point with a timeout answers RIG_TIMEOUT, and rule 1 holds every later point of `device` behind
  * it (import on a device of its own where that matters); a value the exporter has not submitted yet (past
- * the exported one) may hold `device`'s VkQueue, which the exporter may share where the GPU has one queue. RIG_INVALID_ARGUMENT for a descriptor not open in
- * this process, a pipe or a socket, and the driver's refusal (not a timeline semaphore's fd of this
- * driver), with nothing assigned; RIG_UNSUPPORTED for a device without RIG_INTEROP_SEMAPHORE_FD; RIG_LOST
- * for a lost or released device. */
+ * the exported one) may hold `device`'s VkQueue, which the exporter shares where the GPU has one queue.
+ * RIG_INVALID_ARGUMENT for a descriptor not open in this process, a pipe or a socket, and the driver's
+ * refusal (not a timeline semaphore's fd of this driver), with nothing assigned; RIG_UNSUPPORTED for a
+ * device without RIG_INTEROP_SEMAPHORE_FD; RIG_LOST for a lost or released device. */
 RIG_API rig_status rig_point_import_semaphore_fd(rig_device RIG_NONNULL device, int fd, uint64_t value,
                                                  rig_point *RIG_NONNULL point);
 
@@ -286,7 +287,7 @@ RIG_API rig_status rig_point_import_semaphore_fd(rig_device RIG_NONNULL device, 
  * the point; waits for nothing else. *fd may be -1 where the point is already reached (the driver's
  * choice, Vulkan's convention for a signaled sync file; rig_point_import_sync_fd takes it). Statuses as
  * rig_point_export_semaphore_fd, with RIG_INTEROP_SYNC_FD; RIG_LOST also where the driver refuses the batch.
- * Holds no lock of rig's. */
+ * Takes its device's recording and queue locks for a moment (as a commit does), never while waiting. */
 RIG_API rig_status rig_point_export_sync_fd(rig_point point, int *RIG_NONNULL fd);
 
 /* Writes to *point a new point of `device` that follows sync file `fd` (an export of

@@ -284,7 +284,8 @@ rig_status Instance::discover() {
     }
     if (pd.has_semaphore_fd) {
       // Offered is not enough: the handle type must leave and come back for the semaphore's type.
-      pd.has_sync_fd = semaphore_handle_works(lib_, h, VK_SEMAPHORE_TYPE_BINARY, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+      pd.has_sync_fd =
+          semaphore_handle_works(lib_, h, VK_SEMAPHORE_TYPE_BINARY, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
       pd.has_semaphore_fd =
           semaphore_handle_works(lib_, h, VK_SEMAPHORE_TYPE_TIMELINE, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
     }

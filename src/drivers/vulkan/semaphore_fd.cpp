@@ -124,7 +124,8 @@ rig_status VulkanDevice::import_semaphore(int fd, bool sync, std::shared_ptr<Tim
   ii.semaphore = semaphore;
   // A sync file can only be imported temporarily (Vulkan's rule): the one wait consumes it.
   ii.flags = sync ? VK_SEMAPHORE_IMPORT_TEMPORARY_BIT : 0;
-  ii.handleType = sync ? VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT : VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  ii.handleType =
+      sync ? VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT : VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
   ii.fd = fd;
   r = fn.vkImportSemaphoreFdKHR(ctx_->device(), &ii);
   if (r != VK_SUCCESS) {
