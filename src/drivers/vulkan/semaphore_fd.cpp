@@ -130,7 +130,7 @@ rig_status VulkanDevice::import_semaphore(int fd, bool sync, std::shared_ptr<Tim
   r = fn.vkImportSemaphoreFdKHR(ctx_->device(), &ii);
   if (r != VK_SUCCESS) {
     fn.vkDestroySemaphore(ctx_->device(), semaphore, nullptr);
-    return fail(RIG_INVALID_ARGUMENT, "Vulkan: %s refused descriptor %d as %s: %s", info_.name.c_str(), fd,
+    return fail(RIG_INVALID_ARGUMENT, "Vulkan: %s refused the descriptor as %s: %s", info_.name.c_str(),
                 sync ? "a sync file" : "a timeline semaphore's opaque fd", result_name(r));
   }
   *out = std::make_shared<Timeline>(ctx_, semaphore);
