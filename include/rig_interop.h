@@ -47,6 +47,8 @@ typedef enum rig_interop_kind {
   RIG_INTEROP_IPC_MEMORY = 8,      /* buffers of `device` go to and come from other processes (CUDA IPC) */
   RIG_INTEROP_IPC_EVENT = 9,       /* points of `device` go to and come from other processes (IPC events) */
   RIG_INTEROP_MEMORY_FD = 10,      /* buffers of `device` leave and come back as memory fds (Vulkan) */
+  RIG_INTEROP_SEMAPHORE_FD = 11,   /* points of `device` leave and come back as timeline semaphore fds (Vulkan) */
+  RIG_INTEROP_SYNC_FD = 12,        /* points of `device` leave and come back as sync files (Vulkan) */
   RIG_INTEROP_KIND_MAX_ENUM = 0x7fffffff
 } rig_interop_kind;
 
@@ -243,6 +245,57 @@ RIG_API rig_status rig_buffer_export_fd(rig_buffer RIG_NONNULL buffer, int *RIG_
  * without RIG_INTEROP_MEMORY_FD; RIG_LOST for a lost or released device. Waits for nothing. */
 RIG_API rig_status rig_buffer_import_fd(rig_device RIG_NONNULL device, int fd, size_t length,
                                         rig_buffer *RIG_NONNULL out);
+
+/* Points as semaphore descriptors (Vulkan: VK_KHR_external_semaphore_fd). A point leaves as the opaque fd
+ * of its device's timeline semaphore with the value to wait for (any Vulkan code of the same driver and GPU
+ * imports it, in this process or another: vkImportSemaphoreFdKHR, then a wait for the value), or as a sync
+ * file (a binary semaphore's payload, also what Linux's dma-fence consumers take). A descriptor comes back
+ * as a point of a Vulkan device whose queue waits for it. rig_interop_supported says which device can
+ * (RIG_INTEROP_SEMAPHORE_FD, RIG_INTEROP_SYNC_FD), from the driver's own answer
+ * (vkGetPhysicalDeviceExternalSemaphoreProperties); elsewhere (lavapipe, CUDA, HIP, memory devices) every
+ * call below answers RIG_UNSUPPORTED with the reason. */
+
+/* Writes to *fd a new descriptor of the timeline semaphore of the point's device, which the caller owns
+ * (closes, or sends), and to *value the semaphore value that covers the point: the semaphore reaches it
+ * once the point is reached (possibly with later work of that device in the same batch). The descriptor
+ * names the whole timeline, not one point: every later point of the device is a later value of it, and an
+ * importer can wait for any (keep it, export again only for the value). Commits the point (a wait never
+ * waits on held work); waits for nothing else. RIG_INVALID_ARGUMENT for the point 0 or a value past its
+ * device's submitted; RIG_NOT_FOUND for a point of no device; RIG_UNSUPPORTED for a device without
+ * RIG_INTEROP_SEMAPHORE_FD; RIG_LOST where its device was lost short of it. Takes its device's recording
+ * lock for a moment (as a submit does), never while waiting. */
+RIG_API rig_status rig_point_export_semaphore_fd(rig_point point, int *RIG_NONNULL fd, uint64_t *RIG_NONNULL value);
+
+/* Writes to *point a new point of `device` that follows the timeline semaphore of descriptor `fd` reaching
+ * `value` (an export of rig_point_export_semaphore_fd, or any Vulkan timeline semaphore's opaque fd of the
+ * same driver and GPU): `device`'s queue waits for it (a wait semaphore of its next batch), holding the
+ * device's turn as a submit does, and takes the next value. Never blocks the host. `fd` stays the
+ * caller's, to close whenever (rig imports a duplicate); the imported semaphore is `device`'s, destroyed
+ * once the wait is reached. A semaphore that never reaches `value` leaves the point unreached:
+ * rig_wait_point with a timeout answers RIG_TIMEOUT, and rule 1 holds every later point of `device` behind
+ * it (import on a device of its own where that matters); a value the exporter has not submitted yet (past
+ * the exported one) may hold `device`'s VkQueue, which the exporter shares where the GPU has one queue.
+ * RIG_INVALID_ARGUMENT for a descriptor not open in this process, a pipe or a socket, and the driver's
+ * refusal (not a timeline semaphore's fd of this driver), with nothing assigned; RIG_UNSUPPORTED for a
+ * device without RIG_INTEROP_SEMAPHORE_FD; RIG_LOST for a lost or released device. */
+RIG_API rig_status rig_point_import_semaphore_fd(rig_device RIG_NONNULL device, int fd, uint64_t value,
+                                                 rig_point *RIG_NONNULL point);
+
+/* Writes to *fd a new sync file that signals once `point` is reached, which the caller owns (closes, or
+ * sends): rig submits an empty batch that waits for the point on its device's timeline and signals a
+ * binary semaphore, and exports that (the semaphore is destroyed by rig once the batch completes). Commits
+ * the point; waits for nothing else. *fd may be -1 where the point is already reached (the driver's
+ * choice, Vulkan's convention for a signaled sync file; rig_point_import_sync_fd takes it). Statuses as
+ * rig_point_export_semaphore_fd, with RIG_INTEROP_SYNC_FD; RIG_LOST also where the driver refuses the batch.
+ * Takes its device's recording and queue locks for a moment (as a commit does), never while waiting. */
+RIG_API rig_status rig_point_export_sync_fd(rig_point point, int *RIG_NONNULL fd);
+
+/* Writes to *point a new point of `device` that follows sync file `fd` (an export of
+ * rig_point_export_sync_fd, or any sync file the driver takes): as rig_point_import_semaphore_fd, with the
+ * sync file imported temporarily (Vulkan's only way): the one wait of `device`'s queue consumes it. `fd`
+ * stays the caller's; -1 is a sync file already signaled (the point follows only `device`'s earlier work).
+ * Statuses as rig_point_import_semaphore_fd, with RIG_INTEROP_SYNC_FD. */
+RIG_API rig_status rig_point_import_sync_fd(rig_device RIG_NONNULL device, int fd, rig_point *RIG_NONNULL point);
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* DLPack                                                                                               */

@@ -185,4 +185,37 @@ rig_status rig_buffer_import_fd(rig_device device, int fd, size_t length, rig_bu
   });
 }
 
+rig_status rig_point_export_semaphore_fd(rig_point point, int *fd, uint64_t *value) {
+  return entry("point_export_semaphore_fd", [&] {
+    RIG_REQUIRE_OUT(fd, "point_export_semaphore_fd");
+    RIG_REQUIRE_OUT(value, "point_export_semaphore_fd");
+    return interop::export_semaphore_fd(point, fd, value);
+  });
+}
+
+rig_status rig_point_import_semaphore_fd(rig_device device, int fd, uint64_t value, rig_point *point) {
+  return entry("point_import_semaphore_fd", [&] {
+    auto d = pin_device(device, "point_import_semaphore_fd");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(point, "point_import_semaphore_fd");
+    return interop::import_semaphore_fd(*d, fd, value, point);
+  });
+}
+
+rig_status rig_point_export_sync_fd(rig_point point, int *fd) {
+  return entry("point_export_sync_fd", [&] {
+    RIG_REQUIRE_OUT(fd, "point_export_sync_fd");
+    return interop::export_sync_fd(point, fd);
+  });
+}
+
+rig_status rig_point_import_sync_fd(rig_device device, int fd, rig_point *point) {
+  return entry("point_import_sync_fd", [&] {
+    auto d = pin_device(device, "point_import_sync_fd");
+    if (!d) return RIG_INVALID_HANDLE;
+    RIG_REQUIRE_OUT(point, "point_import_sync_fd");
+    return interop::import_sync_fd(*d, fd, point);
+  });
+}
+
 }  // extern "C"

@@ -19,6 +19,7 @@
 #include "core/driver_work.h"
 #include "core/host_registration.h"
 #include "core/memory_fd.h"
+#include "core/semaphore_fd.h"
 #include "core/native.h"
 
 namespace rig {
@@ -93,6 +94,8 @@ class DriverDevice : public DriverWork {
   virtual NativeHandles *native() { return nullptr; }
   // Memory as file descriptors (core/memory_fd.h); null where the API has none.
   virtual MemoryFds *memory_fds() { return nullptr; }
+  // Points as file descriptors (core/semaphore_fd.h); null where the API has none.
+  virtual SemaphoreFds *semaphore_fds() { return nullptr; }
 
   // Set by the engine when the device opens (before any work); drivers report faults through it.
   void set_loss_sink(LossSink *sink) { loss_sink_ = sink; }

@@ -40,6 +40,18 @@ rig_status to_dlpack(const Buffer &buffer, uint8_t code, uint8_t bits, uint16_t 
 rig_status export_memory_fd(const Buffer &buffer, int *fd, size_t *length);
 rig_status import_memory_fd(Device &device, int fd, size_t length, std::shared_ptr<Buffer> *out);
 
+// semaphore_fd.cpp
+rig_status export_semaphore_fd(uint64_t point, int *fd, uint64_t *value);
+rig_status export_sync_fd(uint64_t point, int *fd);
+rig_status import_semaphore_fd(Device &device, int fd, uint64_t value, uint64_t *point);
+rig_status import_sync_fd(Device &device, int fd, uint64_t *point);
+
+// descriptor.cpp: a checked duplicate of the caller's `fd` for a driver to import (`what` it should be,
+// for the message): RIG_INVALID_ARGUMENT for a descriptor not open here, a pipe or a socket. After a
+// refused import, drop_refused(mine) closes the duplicate unless the driver did.
+rig_status duplicate_for_driver(int fd, const char *call, const char *what, int *mine);
+void drop_refused(int mine);
+
 // ipc.cpp
 rig_status export_memory_ipc(const Buffer &buffer, rig_ipc_handle *out);
 rig_status import_memory_ipc(Device &device, const rig_ipc_handle &handle, std::shared_ptr<Buffer> *out);
@@ -56,6 +68,10 @@ rig_status value_after(Device &device, const std::function<rig_status(uint64_t)>
 // whether the value is reached: the point committed, RIG_INVALID_ARGUMENT for the point 0, RIG_UNSUPPORTED
 // for a device with no native events, RIG_LOST where its device was lost short of it.
 rig_status exportable(uint64_t point, const char *what, Device **device, NativeHandles **native, bool *reached);
+// exportable's steps, for exports of other kinds: the point's device (RIG_INVALID_ARGUMENT for the point 0,
+// resolve's statuses), then its value committed (RIG_LOST where the device was lost short of it).
+rig_status exported_device(uint64_t point, const char *what, Device **out);
+rig_status commit_for_export(Device &device, uint64_t value, bool *reached);
 // The device's native handles, or null with RIG_UNSUPPORTED's message (`what` names the call).
 NativeHandles *native_of(Device &d, const char *what);
 

@@ -1,12 +1,5 @@
 // Buffers as file descriptors (Vulkan's opaque memory fds): a device's memory leaves as a descriptor the
 // caller sends anywhere (SCM_RIGHTS, a fork), and comes back as a buffer with stamps of its own.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "core/error.h"
 #include "interop/interop.h"
 
@@ -46,22 +39,12 @@ rig_status import_memory_fd(Device &device, int fd, size_t length, std::shared_p
   MemoryFds *m = fds_of(device, call);
   if (!m) return RIG_UNSUPPORTED;
   if (length == 0) return fail(RIG_INVALID_ARGUMENT, "%s: a length of 0 (the exporter's length goes with the fd)", call);
-  // Checked here, not left to the driver: a closed descriptor is undefined behaviour in Vulkan.
-  if (fd < 0 || fcntl(fd, F_GETFD) < 0)
-    return fail(RIG_INVALID_ARGUMENT, "%s: descriptor %d is not open in this process", call, fd);
-  // A pipe or a socket is never memory, and a driver may block reading one (lavapipe does).
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-    return fail(RIG_INVALID_ARGUMENT, "%s: descriptor %d is a %s, not memory", call, fd,
-                S_ISFIFO(st.st_mode) ? "pipe" : "socket");
   if (rig_status s = check_open(device, call); s != RIG_OK) return s;
-  // The driver gets a duplicate: a successful import owns it, and the caller's descriptor stays the
-  // caller's either way (lavapipe closes a descriptor it refuses, which Vulkan says stays the caller's).
-  int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (mine < 0) return fail(RIG_DRIVER, "%s: duplicating descriptor %d failed: %s", call, fd, std::strerror(errno));
+  int mine = -1;
+  if (rig_status s = duplicate_for_driver(fd, call, "memory", &mine); s != RIG_OK) return s;
   Memory mem;
   if (rig_status s = m->import_memory_fd(mine, length, &mem); s != RIG_OK) {
-    if (fcntl(mine, F_GETFD) >= 0) close(mine);  // a driver that kept to the rule left it open
+    drop_refused(mine);
     return s;
   }
   // Owned: the driver frees the imported memory once every use is reached (rule 6).

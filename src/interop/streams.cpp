@@ -134,6 +134,12 @@ rig_status supported(Device &device, Device *producer, rig_interop_kind kind, in
       *out = m && m->can_memory_fd();
       return RIG_OK;
     }
+    case RIG_INTEROP_SEMAPHORE_FD:
+    case RIG_INTEROP_SYNC_FD: {
+      SemaphoreFds *f = device.driver().semaphore_fds();
+      *out = f && (kind == RIG_INTEROP_SYNC_FD ? f->can_sync_fd() : f->can_semaphore_fd());
+      return RIG_OK;
+    }
     default:
       return fail(RIG_INVALID_ARGUMENT, "interop_supported: unknown kind %d", static_cast<int>(kind));
   }
@@ -182,19 +188,27 @@ rig_status import_event(Device &device, void *event, uint64_t *point) {
   return value_after(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
 }
 
-rig_status exportable(uint64_t point, const char *what, Device **device, NativeHandles **native, bool *reached) {
+rig_status exported_device(uint64_t point, const char *what, Device **out) {
   if (!point) return fail(RIG_INVALID_ARGUMENT, "%s: the point 0 names no device", what);
+  return resolve(point, what, out);
+}
+
+rig_status commit_for_export(Device &device, uint64_t value, bool *reached) {
+  bool done = device.reached(value);
+  if (!done && device.lost()) return device.lost_status();
+  if (rig_status s = device.commit_through(value); s != RIG_OK && !done) return s;
+  *reached = done;
+  return RIG_OK;
+}
+
+rig_status exportable(uint64_t point, const char *what, Device **device, NativeHandles **native, bool *reached) {
   Device *p = nullptr;
-  if (rig_status s = resolve(point, what, &p); s != RIG_OK) return s;
+  if (rig_status s = exported_device(point, what, &p); s != RIG_OK) return s;
   NativeHandles *n = native_of(*p, what);
   if (!n) return RIG_UNSUPPORTED;
-  uint64_t value = point_value(point);
-  bool done = p->reached(value);
-  if (!done && p->lost()) return p->lost_status();
-  if (rig_status s = p->commit_through(value); s != RIG_OK && !done) return s;
+  if (rig_status s = commit_for_export(*p, point_value(point), reached); s != RIG_OK) return s;
   *device = p;
   *native = n;
-  *reached = done;
   return RIG_OK;
 }
 

@@ -294,6 +294,17 @@ static void capabilities_per_device_and_memory_device_points(void **state) {
   assert_int_equal(yes, 1);
   OK(rig_interop_supported(mem, NULL, RIG_INTEROP_DLPACK, &yes));
   assert_int_equal(yes, 1);
+  /* semaphore descriptors and sync files are Vulkan's: CUDA, HIP and memory devices say no and refuse */
+  for (rig_interop_kind k = RIG_INTEROP_SEMAPHORE_FD; k <= RIG_INTEROP_SYNC_FD; ++k) {
+    OK(rig_interop_supported(a, NULL, k, &yes));
+    assert_int_equal(yes, 0);
+    OK(rig_interop_supported(mem, NULL, k, &yes));
+    assert_int_equal(yes, 0);
+  }
+  rig_point none = 0;
+  STATUS(RIG_UNSUPPORTED, rig_point_import_sync_fd(a, -1, &none));
+  STATUS(RIG_UNSUPPORTED, rig_point_import_semaphore_fd(mem, -1, 1, &none));
+  assert_int_equal(none, 0);
   STATUS(RIG_INVALID_ARGUMENT, rig_interop_supported(a, NULL, (rig_interop_kind)99, &yes));
   STATUS(RIG_INVALID_HANDLE, rig_interop_supported(NULL, NULL, RIG_INTEROP_HOST_FD, &yes));
   /* a memory device's point: reached at its submit, nothing enqueued */

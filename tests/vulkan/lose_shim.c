@@ -6,13 +6,10 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
-#include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
-static void *real_lib;
-static PFN_vkGetInstanceProcAddr real_gipa;
+#include "shim_common.h"
+
 static PFN_vkGetDeviceProcAddr real_gdpa;
 static PFN_vkQueueSubmit real_submit;
 static PFN_vkWaitSemaphores real_wait;
@@ -54,28 +51,17 @@ static VKAPI_ATTR VkResult VKAPI_CALL shim_fences(VkDevice d, uint32_t n, const 
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL shim_gdpa(VkDevice d, const char *name) {
   PFN_vkVoidFunction f = real_gdpa(d, name);
   if (!f) return f;
-  if (strcmp(name, "vkQueueSubmit") == 0) return real_submit = (PFN_vkQueueSubmit)f, (PFN_vkVoidFunction)shim_submit;
-  if (strcmp(name, "vkWaitSemaphores") == 0) return real_wait = (PFN_vkWaitSemaphores)f, (PFN_vkVoidFunction)shim_wait;
-  if (strcmp(name, "vkGetSemaphoreCounterValue") == 0)
-    return real_counter = (PFN_vkGetSemaphoreCounterValue)f, (PFN_vkVoidFunction)shim_counter;
-  if (strcmp(name, "vkWaitForFences") == 0) return real_fences = (PFN_vkWaitForFences)f, (PFN_vkVoidFunction)shim_fences;
+  SHIM_SWAP(vkQueueSubmit, real_submit, shim_submit);
+  SHIM_SWAP(vkWaitSemaphores, real_wait, shim_wait);
+  SHIM_SWAP(vkGetSemaphoreCounterValue, real_counter, shim_counter);
+  SHIM_SWAP(vkWaitForFences, real_fences, shim_fences);
   return f;
 }
 
 __attribute__((visibility("default"))) VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
 vkGetInstanceProcAddr(VkInstance instance, const char *name) {
-  if (!real_lib) {
-    const char *real = getenv("RIG_VKSHIM_REAL"); /* the loader to forward to (default libvulkan.so.1) */
-    real_lib = dlopen(real && *real ? real : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!real_lib) return NULL;
-    real_gipa = (PFN_vkGetInstanceProcAddr)dlsym(real_lib, "vkGetInstanceProcAddr");
-  }
-  if (!real_gipa) return NULL;
-  if (strcmp(name, "vkGetInstanceProcAddr") == 0) return (PFN_vkVoidFunction)vkGetInstanceProcAddr;
-  PFN_vkVoidFunction f = real_gipa(instance, name);
-  if (f && strcmp(name, "vkGetDeviceProcAddr") == 0) {
-    real_gdpa = (PFN_vkGetDeviceProcAddr)f;
-    return (PFN_vkVoidFunction)shim_gdpa;
-  }
+  PFN_vkVoidFunction f = shim_instance_entry(instance, name, (PFN_vkVoidFunction)vkGetInstanceProcAddr);
+  if (!f) return f;
+  SHIM_SWAP(vkGetDeviceProcAddr, real_gdpa, shim_gdpa);
   return f;
 }

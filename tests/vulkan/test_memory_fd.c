@@ -2,8 +2,7 @@
  * VK_KHR_external_memory_fd, which lavapipe offers): within one process (a second rig device imports the
  * first's memory), across processes (this program again, forked and exec'd as the peer, the descriptor sent
  * with SCM_RIGHTS), and every bad input. Where a device lacks the extension, the capability query says no and
- * the calls answer RIG_UNSUPPORTED. Semaphore descriptors (VK_KHR_external_semaphore_fd) are not in rig yet:
- * lavapipe does not offer them either. */
+ * the calls answer RIG_UNSUPPORTED. Points as semaphore descriptors: test_semaphore_fd.c. */
 #define _GNU_SOURCE
 #include <rig_interop.h>
 #include <stdio.h>
@@ -32,15 +31,6 @@ static int open_or_skip(rig_device *d) {
   rt_skip("the Vulkan device has no VK_KHR_external_memory_fd for rig's buffers (RIG_INTEROP_MEMORY_FD says no)");
   OK(rig_device_release(*d));
   return 0;
-}
-
-static size_t mismatches(rig_buffer b, uint8_t want) {
-  uint8_t *host = malloc(LENGTH);
-  OK(rig_buffer_read_into(b, 0, host, LENGTH));
-  size_t bad = 0;
-  for (size_t i = 0; i < LENGTH; ++i) bad += host[i] != want;
-  free(host);
-  return bad;
 }
 
 /* The peer: imports the descriptor on its own vulkan:0, checks every byte is 0x3c, writes 0x99 over it and
@@ -87,11 +77,11 @@ static void memory_fd_round_trip_within_one_process(void **state) {
   rig_buffer y;
   OK(rig_buffer_import_fd(b, fd, length, &y));
   close(fd); /* still ours: rig imported a duplicate */
-  assert_int_equal(mismatches(y, 0x3c), 0);
+  assert_int_equal(vk_mismatches(y, LENGTH, 0x3c), 0);
   OK(rig_wait_point(rt_fill(b, y, 0x77), UINT64_MAX));
-  assert_int_equal(mismatches(x, 0x77), 0); /* one memory: the exporter's buffer sees the importer's write */
+  assert_int_equal(vk_mismatches(x, LENGTH, 0x77), 0); /* one memory: the exporter's buffer sees the importer's write */
   OK(rig_buffer_release(x)); /* the memory lives on in y */
-  assert_int_equal(mismatches(y, 0x77), 0);
+  assert_int_equal(vk_mismatches(y, LENGTH, 0x77), 0);
   OK(rig_buffer_release(y));
   OK(rig_device_release(b));
   OK(rig_device_release(a));
@@ -127,7 +117,7 @@ static void memory_fd_across_a_fork_with_scm_rights(void **state) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   if (got != 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("the peer failed (status 0x%x)", status);
   close(sv[0]);
-  assert_int_equal(mismatches(x, 0x99), 0); /* the other process's write, in our buffer */
+  assert_int_equal(vk_mismatches(x, LENGTH, 0x99), 0); /* the other process's write, in our buffer */
   OK(rig_buffer_release(x));
   OK(rig_device_release(a));
 }

@@ -91,3 +91,13 @@ int vk_validation_teardown(void **state) {
   }
   return 0;
 }
+
+size_t vk_mismatches(rig_buffer b, size_t n, uint8_t want) {
+  uint8_t *host = malloc(n);
+  assert_non_null(host);
+  OK(rig_buffer_read_into(b, 0, host, n));
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += host[i] != want;
+  free(host);
+  return bad;
+}

@@ -36,6 +36,9 @@ rig_point vk_launch(rig_device d, rig_module m, const char *function, const rig_
 /* A buffer of n bytes and memory kind `memory` on d. */
 rig_buffer vk_buffer(rig_device d, size_t n, rig_memory memory);
 
+/* The bytes of b's first n that are not `want` (read after its last write, rig_buffer_read_into). */
+size_t vk_mismatches(rig_buffer b, size_t n, uint8_t want);
+
 /* Polls rig_device_signaled (which commits nothing) for up to `ms` milliseconds until it reaches `value`;
  * returns the last value seen. */
 uint64_t vk_poll_signaled(rig_device d, uint64_t value, unsigned ms);

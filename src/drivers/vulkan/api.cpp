@@ -64,7 +64,7 @@ rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug
 }
 
 rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
-                                 bool memory_fd, DeviceFunctions *out) {
+                                 bool memory_fd, bool semaphore_fd, DeviceFunctions *out) {
   DeviceFunctions table;
   Loader<DeviceFunctions, PFN_vkGetDeviceProcAddr, VkDevice> load{table, lib.vkGetDeviceProcAddr, device, "the device"};
   RIG_VK_DEVICE_FUNCTIONS(RIG_VK_LOAD)
@@ -76,6 +76,9 @@ rig_status load_device_functions(const Library &lib, VkDevice device, bool host_
   }
   if (memory_fd) {
     RIG_VK_MEMORY_FD_FUNCTIONS(RIG_VK_LOAD)
+  }
+  if (semaphore_fd) {
+    RIG_VK_SEMAPHORE_FD_FUNCTIONS(RIG_VK_LOAD)
   }
   *out = table;
   return RIG_OK;

@@ -33,6 +33,7 @@ namespace rig::vulkan {
   X(vkEnumerateDeviceExtensionProperties)      \
   X(vkCreateDevice)                            \
   X(vkGetPhysicalDeviceExternalBufferProperties) \
+  X(vkGetPhysicalDeviceExternalSemaphoreProperties) \
   X(vkGetDeviceProcAddr)
 
 // Debug utils, present only when the instance enabled VK_EXT_debug_utils (RIG_VULKAN_VALIDATION=1).
@@ -95,6 +96,8 @@ namespace rig::vulkan {
 #define RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)
 // VK_KHR_external_memory_fd, loaded only where the device enabled it.
 #define RIG_VK_MEMORY_FD_FUNCTIONS(X) X(vkGetMemoryFdKHR)
+// VK_KHR_external_semaphore_fd, loaded only where the device enabled it.
+#define RIG_VK_SEMAPHORE_FD_FUNCTIONS(X) X(vkGetSemaphoreFdKHR) X(vkImportSemaphoreFdKHR)
 
 #define RIG_VK_MEMBER(name) PFN_##name name = nullptr;
 
@@ -113,6 +116,7 @@ struct DeviceFunctions {
   RIG_VK_HOST_IMPORT_FUNCTIONS(RIG_VK_MEMBER)
   RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(RIG_VK_MEMBER)
   RIG_VK_MEMORY_FD_FUNCTIONS(RIG_VK_MEMBER)
+  RIG_VK_SEMAPHORE_FD_FUNCTIONS(RIG_VK_MEMBER)
 };
 
 // The usage of every buffer rig makes: storage, copy source and destination.
@@ -125,7 +129,7 @@ rig_status load_library(Library *out);
 rig_status load_instance_functions(Library &lib, VkInstance instance, bool debug_utils);
 // Loads a device's functions (extension ones only where enabled). RIG_NOT_FOUND if one is missing.
 rig_status load_device_functions(const Library &lib, VkDevice device, bool host_import, bool push_descriptor,
-                                 bool memory_fd, DeviceFunctions *out);
+                                 bool memory_fd, bool semaphore_fd, DeviceFunctions *out);
 
 // "VK_ERROR_DEVICE_LOST" for a VkResult, for messages.
 const char *result_name(VkResult result);

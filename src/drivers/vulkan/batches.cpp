@@ -111,7 +111,9 @@ rig_status VulkanDevice::commit() {
 }
 
 rig_status VulkanDevice::commit_locked() {
-  if (!open_) return RIG_OK;  // nothing held
+  // Nothing held; or a batch an import's wait opened (semaphore_fd.cpp) whose value is not handed over yet
+  // (the importer holds the turn and hands it over next): it is committed with that value.
+  if (!open_ || open_->last_value == 0) return RIG_OK;
   if (lost()) return lost_status();
   Batch &b = *open_;
   const DeviceFunctions &fn = ctx_->fn();
@@ -232,6 +234,17 @@ rig_status VulkanDevice::open_batch(Batch **out) {
   return RIG_OK;
 }
 
+void VulkanDevice::add_wait(Batch &b, const std::shared_ptr<Timeline> &t, uint64_t value) {
+  size_t i = 0;
+  while (i < b.wait_timelines.size() && b.wait_timelines[i] != t) ++i;
+  if (i == b.wait_timelines.size()) {
+    b.wait_timelines.push_back(t);
+    b.wait_values.push_back(value);
+  } else if (b.wait_values[i] < value) {
+    b.wait_values[i] = value;
+  }
+}
+
 rig_status VulkanDevice::check_work(const Work &work) const {
   const VkPhysicalDeviceLimits &lim = ctx_->limits();
   for (const Part &part : work.parts) {
@@ -278,17 +291,8 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
 
   Batch *b = nullptr;
   if (rig_status s = open_batch(&b); s != RIG_OK) return s;
-  for (size_t w = 0; w < waits.size(); ++w) {
-    const auto &t = static_cast<const VulkanDevice *>(waits[w].producer)->timeline();
-    size_t i = 0;
-    while (i < b->wait_timelines.size() && b->wait_timelines[i] != t) ++i;
-    if (i == b->wait_timelines.size()) {
-      b->wait_timelines.push_back(t);
-      b->wait_values.push_back(covering[w]);
-    } else if (b->wait_values[i] < covering[w]) {
-      b->wait_values[i] = covering[w];
-    }
-  }
+  for (size_t w = 0; w < waits.size(); ++w)
+    add_wait(*b, static_cast<const VulkanDevice *>(waits[w].producer)->timeline(), covering[w]);
   for (const Part &part : work.parts)
     if (rig_status s = record(*b, part, work); s != RIG_OK) return s;
   b->last_value = value;

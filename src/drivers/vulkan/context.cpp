@@ -34,6 +34,11 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   // Memory as opaque fds (rig_buffer_export_fd): device buffers are then made exportable.
   ctx->memory_fd_ = physical.has_memory_fd;
   if (ctx->memory_fd_) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+  // Points as semaphore fds and sync files (rig_point_export_semaphore_fd): timelines are then made exportable.
+  ctx->semaphore_fd_ = physical.has_semaphore_fd;
+  ctx->sync_fd_ = physical.has_sync_fd;
+  const bool semaphore_fds = ctx->semaphore_fd_ || ctx->sync_fd_;
+  if (semaphore_fds) extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
 
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
@@ -51,7 +56,8 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
                 physical.properties.deviceName, result_name(r));
   }
   if (rig_status s = load_device_functions(lib, ctx->device_, ctx->host_import_, ctx->push_descriptors_,
-                                            ctx->memory_fd_, &ctx->fn_); s != RIG_OK)
+                                            ctx->memory_fd_, semaphore_fds, &ctx->fn_);
+      s != RIG_OK)
     return s;
 
   for (uint32_t i = 0; i < physical.queue_count; ++i) {

@@ -54,6 +54,10 @@ class Context {
   bool push_descriptors() const { return push_descriptors_; }
   // VK_KHR_external_memory_fd enabled: device buffers are exportable as opaque fds.
   bool memory_fd() const { return memory_fd_; }
+  // VK_KHR_external_semaphore_fd enabled: timelines are exportable as opaque fds, and imports wait in
+  // queue; sync_fd: points also leave and come back as sync files.
+  bool semaphore_fd() const { return semaphore_fd_; }
+  bool sync_fd() const { return sync_fd_; }
   // Bytes pushed as constants at every launch (the device's limit, at most 4096, a multiple of 4).
   uint32_t push_bytes() const { return push_bytes_; }
   // The most bindings a launch may use on this device.
@@ -87,6 +91,8 @@ class Context {
   bool host_import_ = false;
   bool push_descriptors_ = false;
   bool memory_fd_ = false;
+  bool semaphore_fd_ = false;
+  bool sync_fd_ = false;
   uint32_t push_bytes_ = 0;
   uint32_t max_bindings_ = 0;
   std::vector<std::unique_ptr<Queue>> queues_;

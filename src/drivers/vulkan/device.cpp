@@ -1,6 +1,6 @@
 // A Vulkan device's life: opening (its timeline semaphore, command pool and ring of batches), closing, loss,
 // and its modules. The batches and commits are in batches.cpp, recording in recording.cpp and descriptors.cpp,
-// memory in device_memory.cpp.
+// memory in device_memory.cpp, points as descriptors in semaphore_fd.cpp.
 #include "drivers/vulkan/device.h"
 
 #include <cstdio>
@@ -56,6 +56,12 @@ rig_status VulkanDevice::init() {
   ti.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
   ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   ti.initialValue = 0;
+  // Exportable where the driver can (rig_point_export_semaphore_fd): a property of the semaphore only,
+  // nothing on the submit path changes.
+  VkExportSemaphoreCreateInfo ei{};
+  ei.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+  ei.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  if (ctx_->semaphore_fd()) ti.pNext = &ei;
   VkSemaphoreCreateInfo si{};
   si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   si.pNext = &ti;
@@ -95,6 +101,7 @@ VulkanDevice::~VulkanDevice() {
     // Objects of submitted batches may not be destroyed before the batches complete.
     (void)wait_blocking(last);
   }
+  sweep_sync_exports(true);
   for (auto &b : ring_) {
     if (!b) continue;
     recycle(*b);

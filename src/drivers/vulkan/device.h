@@ -61,7 +61,8 @@ constexpr size_t kRing = kMaxBatchesInFlight + 1;
 constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
 
 // A device's timeline semaphore. Shared by pointer with every batch of another device that waits on it,
-// so the semaphore outlives those waits even when its device is released first.
+// so the semaphore outlives those waits even when its device is released first. Also a semaphore imported
+// from a descriptor (semaphore_fd.cpp), which the batch waiting on it keeps the same way.
 class Timeline {
  public:
   Timeline(std::shared_ptr<Context> ctx, VkSemaphore semaphore) : ctx_(std::move(ctx)), semaphore_(semaphore) {}
@@ -90,7 +91,7 @@ struct Batch {
   std::vector<Memory> scratch;  // temporary buffers (overlapping copies), freed when the batch is reused
 };
 
-class VulkanDevice final : public DriverDevice, public MemoryFds {
+class VulkanDevice final : public DriverDevice, public MemoryFds, public SemaphoreFds {
  public:
   static rig_status open(std::shared_ptr<Context> ctx, std::string name, std::unique_ptr<DriverDevice> *out);
   ~VulkanDevice() override;
@@ -106,6 +107,15 @@ class VulkanDevice final : public DriverDevice, public MemoryFds {
   bool can_memory_fd() const override { return ctx_->memory_fd(); }
   rig_status export_memory_fd(const Memory &memory, int *fd) override;
   rig_status import_memory_fd(int fd, size_t length, Memory *out) override;
+
+  // SemaphoreFds (core/semaphore_fd.h): points as semaphore fds and sync files (semaphore_fd.cpp).
+  SemaphoreFds *semaphore_fds() override { return this; }
+  bool can_semaphore_fd() const override { return ctx_->semaphore_fd(); }
+  bool can_sync_fd() const override { return ctx_->sync_fd(); }
+  rig_status export_semaphore_fd(uint64_t value, int *fd, uint64_t *wait_value) override;
+  rig_status export_sync_fd(uint64_t value, int *fd) override;
+  rig_status queue_wait_semaphore_fd(int fd, uint64_t fd_value) override;
+  rig_status queue_wait_sync_fd(int fd) override;
 
   bool can_wait_in_queue(const DriverDevice &producer) const override;
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
@@ -137,8 +147,23 @@ class VulkanDevice final : public DriverDevice, public MemoryFds {
   // VK_SUCCESS, VK_TIMEOUT where the VkDevice was lost, or the wait's failure. Blocks; may hold mutex_.
   VkResult wait_blocking(uint64_t value) const;
 
+  // A sync file's binary semaphore and the fence of the submit that signals it (semaphore_fd.cpp).
+  struct SyncExport {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+  };
+  // Destroys the sync exports whose submits completed; `closing`: waits for every one first.
+  void sweep_sync_exports(bool closing);
+  // A new semaphore over descriptor `fd` (a timeline's opaque fd, or a sync file imported temporarily):
+  // on success it owns fd; the driver's refusal as RIG_INVALID_ARGUMENT.
+  rig_status import_semaphore(int fd, bool sync, std::shared_ptr<Timeline> *out);
+  // Imports `fd` and makes the open batch wait for it (at `fd_value` for a timeline). Takes mutex_.
+  rig_status queue_wait_imported(int fd, bool sync, uint64_t fd_value);
+
   // All below run holding mutex_ (batches.cpp, recording.cpp, descriptors.cpp).
   rig_status open_batch(Batch **out);
+  // Makes the batch wait in queue for `timeline` to reach `value` (one wait per semaphore, the highest).
+  static void add_wait(Batch &batch, const std::shared_ptr<Timeline> &timeline, uint64_t value);
   void recycle(Batch &batch);
   rig_status commit_locked();
   rig_status check_work(const Work &work) const override;
@@ -168,6 +193,9 @@ class VulkanDevice final : public DriverDevice, public MemoryFds {
 
   std::mutex imports_mutex_;
   std::vector<Memory> imports_;  // host memory imported through map_host, freed by unmap
+
+  std::mutex sync_exports_mutex_;
+  std::vector<SyncExport> sync_exports_;  // submitted, destroyed once their fences are signaled
 };
 
 }  // namespace rig::vulkan

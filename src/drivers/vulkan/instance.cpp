@@ -186,6 +186,24 @@ void query_chained(void (*query)(VkPhysicalDevice, Outer *), VkStructureType typ
   query(h, &outer);
 }
 
+// Whether a semaphore of `type` can be exported and imported as `handle` on `h`.
+bool semaphore_handle_works(const Library &lib, VkPhysicalDevice h, VkSemaphoreType type,
+                            VkExternalSemaphoreHandleTypeFlagBits handle) {
+  VkSemaphoreTypeCreateInfo ti{};
+  ti.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  ti.semaphoreType = type;
+  VkPhysicalDeviceExternalSemaphoreInfo si{};
+  si.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+  si.pNext = &ti;
+  si.handleType = handle;
+  VkExternalSemaphoreProperties ep{};
+  ep.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+  lib.vkGetPhysicalDeviceExternalSemaphoreProperties(h, &si, &ep);
+  constexpr VkExternalSemaphoreFeatureFlags both =
+      VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+  return (ep.externalSemaphoreFeatures & both) == both;
+}
+
 }  // namespace
 
 rig_status Instance::discover() {
@@ -238,6 +256,8 @@ rig_status Instance::discover() {
             pd.has_push_descriptor = true;
           else if (std::strcmp(exts[i].extensionName, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) == 0)
             pd.has_memory_fd = true;
+          else if (std::strcmp(exts[i].extensionName, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) == 0)
+            pd.has_semaphore_fd = true;
         }
       }
     }
@@ -261,6 +281,13 @@ rig_status Instance::discover() {
           VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
       pd.has_memory_fd = (f & both) == both;
       pd.memory_fd_dedicated = f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+    }
+    if (pd.has_semaphore_fd) {
+      // Offered is not enough: the handle type must leave and come back for the semaphore's type.
+      pd.has_sync_fd =
+          semaphore_handle_works(lib_, h, VK_SEMAPHORE_TYPE_BINARY, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+      pd.has_semaphore_fd =
+          semaphore_handle_works(lib_, h, VK_SEMAPHORE_TYPE_TIMELINE, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
     }
     if (pd.has_push_descriptor) {
       VkPhysicalDevicePushDescriptorPropertiesKHR pp{};

@@ -41,6 +41,10 @@ struct PhysicalDevice {
   // (vkGetPhysicalDeviceExternalBufferProperties); dedicated: only with a dedicated allocation.
   bool has_memory_fd = false;
   bool memory_fd_dedicated = false;
+  // VK_KHR_external_semaphore_fd offered, and (vkGetPhysicalDeviceExternalSemaphoreProperties) a timeline
+  // semaphore both leaves and comes back as an opaque fd; sync: a binary one as a sync file.
+  bool has_semaphore_fd = false;
+  bool has_sync_fd = false;
   uint32_t max_push_descriptors = 0;
   VkDeviceSize host_import_alignment = 0;
   std::string name;                     // "vulkan:N"
