@@ -252,7 +252,9 @@ RIG_API rig_status rig_buffer_import_fd(rig_device RIG_NONNULL device, int fd, s
  * file (a binary semaphore's payload, also what Linux's dma-fence consumers take). A descriptor comes back
  * as a point of a Vulkan device whose queue waits for it. rig_interop_supported says which device can
  * (RIG_INTEROP_SEMAPHORE_FD, RIG_INTEROP_SYNC_FD), from the driver's own answer
- * (vkGetPhysicalDeviceExternalSemaphoreProperties); elsewhere (lavapipe, CUDA, HIP, memory devices) every
+ * (vkGetPhysicalDeviceExternalSemaphoreProperties); timeline descriptors are opt-in, for devices opened
+ * with RIG_VULKAN_SEMAPHORE_FD=1 set (an exportable timeline slowed a chain of small dispatches 2x on an
+ * H200: docs/interop.md); elsewhere (lavapipe, CUDA, HIP, memory devices, a device not opted in) every
  * call below answers RIG_UNSUPPORTED with the reason. */
 
 /* Writes to *fd a new descriptor of the timeline semaphore of the point's device, which the caller owns

@@ -20,7 +20,8 @@ SemaphoreFds *fds_of(Device &d, bool sync, const char *call) {
          d.info().framework.c_str());
   else
     fail(RIG_UNSUPPORTED, "%s: %s (%s) has no semaphore descriptors (Vulkan's VK_KHR_external_semaphore_fd with "
-         "opaque fds of timeline semaphores)", call, d.info().name.c_str(), d.info().framework.c_str());
+         "opaque fds of timeline semaphores, opt-in: RIG_VULKAN_SEMAPHORE_FD=1 before the device opens)", call,
+         d.info().name.c_str(), d.info().framework.c_str());
   return nullptr;
 }
 
