@@ -253,8 +253,8 @@ RIG_API rig_status rig_buffer_import_fd(rig_device RIG_NONNULL device, int fd, s
  * as a point of a Vulkan device whose queue waits for it. rig_interop_supported says which device can
  * (RIG_INTEROP_SEMAPHORE_FD, RIG_INTEROP_SYNC_FD), from the driver's own answer
  * (vkGetPhysicalDeviceExternalSemaphoreProperties); timeline descriptors are opt-in, for devices opened
- * with RIG_VULKAN_SEMAPHORE_FD=1 set (an exportable timeline slowed a chain of small dispatches 2x on an
- * H200: docs/interop.md); elsewhere (lavapipe, CUDA, HIP, memory devices, a device not opted in) every
+ * with RIG_VULKAN_SEMAPHORE_FD=1 set (an unexplained validation report on the import path, docs/interop.md);
+ * elsewhere (lavapipe, CUDA, HIP, memory devices, a device not opted in) every
  * call below answers RIG_UNSUPPORTED with the reason. */
 
 /* Writes to *fd a new descriptor of the timeline semaphore of the point's device, which the caller owns

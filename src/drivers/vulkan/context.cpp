@@ -35,10 +35,11 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   ctx->memory_fd_ = physical.has_memory_fd;
   if (ctx->memory_fd_) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   // Points as semaphore fds (rig_point_export_semaphore_fd): timelines are then made exportable, which is
-  // opt-in (RIG_VULKAN_SEMAPHORE_FD=1): on the H200's driver (580.159.04) the tiny-dispatch chain took 16.2 us
-  // an op with exportable timelines against 7.9 without (one run each, 2026-12-01), and the validation
-  // layer (1.3.239) reported buffers destroyed while in use after waits on them. Sync files make a binary
-  // semaphore per export and need no exportable timeline.
+  // opt-in (RIG_VULKAN_SEMAPHORE_FD=1) until a report is explained: on the H200's driver (580.159.04) the
+  // validation layer (1.3.239) said buffers were destroyed while a command buffer still used them
+  // (VUID-vkDestroyBuffer-buffer-00922) in both import tests, which passed their checks of the bytes. The
+  // chain costs the same either way (tiny dispatches 8.34 us an op exportable, 8.51 not; 2026-12-01). Sync
+  // files make a binary semaphore per export and need no exportable timeline.
   ctx->semaphore_fd_ = physical.has_semaphore_fd && env_flag("RIG_VULKAN_SEMAPHORE_FD");
   ctx->sync_fd_ = physical.has_sync_fd;
   const bool semaphore_fds = ctx->semaphore_fd_ || ctx->sync_fd_;
