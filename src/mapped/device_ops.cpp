@@ -1,5 +1,7 @@
 #include "mapped/device_ops.h"
 
+#include <sys/mman.h>
+
 #include "core/device.h"
 #include "core/error.h"
 #include "core/range_table.h"
@@ -86,12 +88,35 @@ rig_status DeviceOps::unregister_host(void *host, size_t) {
   return range_table::unregister_exclusive(device_, host);
 }
 
+// The probe's page-locked staging buffer: an anonymous mapping registered with the driver (an exclusive
+// entry of the range table). Why not the driver's own pinned allocation: on an H200 cuMemHostAlloc of the
+// probe's 32 MiB took 14-17 ms, the largest phase of a ~60 ms probe; registering anonymous memory pins it
+// faster, and a copy from it runs as from the driver's pinned memory. Where the registration is refused,
+// the driver's own allocation.
 rig_status DeviceOps::alloc_host(size_t length, void **host) {
   if (rig_status s = usable("alloc_host", 0)) return s;
+  void *p = length ? mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+  if (p != MAP_FAILED) {
+    if (range_table::register_exclusive(device_, p, length, false) == RIG_OK) {
+      registered_ = p;
+      registered_length_ = length;
+      *host = p;
+      return RIG_OK;
+    }
+    munmap(p, length);
+  }
+  clear_error();
   return hr_.alloc_pinned(length, host);
 }
 
-rig_status DeviceOps::free_host(void *host, size_t) { return hr_.free_pinned(host); }
+rig_status DeviceOps::free_host(void *host, size_t) {
+  if (!host || host != registered_) return hr_.free_pinned(host);
+  // Unmapped only once unregistered: pages the driver may still hold are never handed back.
+  if (rig_status s = range_table::unregister_exclusive(device_, host)) return s;
+  munmap(host, registered_length_);
+  registered_ = nullptr;
+  return RIG_OK;
+}
 
 rig_status DeviceOps::round_trip(const void *host, void *into, size_t length) {
   if (rig_status s = usable("round trip", length)) return s;

@@ -48,6 +48,8 @@ class DeviceOps {
   Device &device_;  // devices live until the process exits (core/registry.h)
   HostRegistration &hr_;
   Memory buffer_;
+  void *registered_ = nullptr;  // alloc_host's anonymous mapping, while registered (free_host's to release)
+  size_t registered_length_ = 0;
 };
 
 }  // namespace rig::mapped

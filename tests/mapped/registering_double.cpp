@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "../doubles/common/host_pages.h"
 #include "capi/devices.h"
 #include "capi/handles.h"
 #include "core/device.h"
@@ -67,7 +68,12 @@ class RegisteringDouble final : public DriverDevice, public HostRegistration {
     {
       std::lock_guard g(lock_);
       counts_.uploads++;
-      if (is_registered(host)) delay = delay_us_;
+      // A registered file mapping's upload is the slow one; registered anonymous memory (the probe's staging)
+      // is pinned like the driver's own allocations.
+      if (is_registered(host)) {
+        auto a = reinterpret_cast<uintptr_t>(host);
+        if (fake_gpu::file_backed(a, a + length)) delay = delay_us_;
+      }
     }
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     std::memcpy(static_cast<char *>(device.host) + offset, host, length);

@@ -36,7 +36,8 @@ void rd_set_wrong_bytes(rig_device d, int on);
 void rd_set_refuse_register(rig_device d, int on);
 /* The next n unregisters fail with 713's equivalent (RIG_DRIVER); -1: all of them. */
 void rd_set_unregister_failures(rig_device d, int n);
-/* Uploads from registered memory sleep this long (a slow registered path). */
+/* Uploads from registered file mappings sleep this long (a slow registered path; registered anonymous
+ * memory, such as the probe's staging, is pinned like an allocation of the driver's and not slowed). */
 void rd_set_registered_upload_delay_us(rig_device d, unsigned us);
 
 #ifdef __cplusplus

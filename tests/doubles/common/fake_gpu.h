@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "drivers/stream/calls.h"
+#include "host_pages.h"
 
 namespace fake_gpu {
 
@@ -34,45 +35,6 @@ inline void spend(long long ns) {  // a busy wait: sleeps are too coarse for per
   if (ns > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(ns - 100000));
   while (Clock::now() < until) {
   }
-}
-
-// ----- the process's mappings ----------------------------------------------------------------------------
-
-// One line of /proc/self/maps.
-struct Mapping {
-  uintptr_t begin, end;
-  std::string perms, path;
-};
-
-// The mappings that overlap [b, e), in address order.
-inline std::vector<Mapping> mappings_over(uintptr_t b, uintptr_t e) {
-  std::vector<Mapping> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode;
-    std::getline(in, path);
-    path.erase(0, path.find_first_not_of(' '));
-    size_t dash = range.find('-');
-    Mapping m{std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
-              perms, path};
-    if (m.end > b && m.begin < e) out.push_back(m);
-  }
-  return out;
-}
-
-// Whether every byte of [b, e) is mapped writable: the drivers register other pages only read-only (CUDA's
-// and HIP's read-only registration flag), as the real ones do.
-inline bool writable(uintptr_t b, uintptr_t e) {
-  uintptr_t covered = b;
-  for (const Mapping &m : mappings_over(b, e)) {
-    if (m.begin > covered) return false;
-    if (m.perms.size() < 2 || m.perms[1] != 'w') return false;
-    covered = std::max(covered, m.end);
-  }
-  return covered >= e;
 }
 
 // ----- streams -------------------------------------------------------------------------------------------

@@ -83,6 +83,8 @@ struct Region {
   int owner = -1;            // device memory: the owning context's ordinal
   unsigned flags = 0;        // registered: the registration flags
   char *shadow = nullptr;    // registered with register_wrong_bytes: what the device sees instead
+  bool file = false;         // registered: a file's pages (registered_upload_ns_per_kib applies), else
+                             // anonymous memory, pinned as the driver's own (pinned_upload_ns_per_kib)
 };
 
 // One cuEventRecord: done once the stream reaches it. Records of one event may complete out of order (the
@@ -738,7 +740,7 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
     if (prev->second.kind != Kind::shadow && prev->first + prev->second.length > p)
       return ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   }
-  Region r{p, bytes, Kind::registered, -1, flags, nullptr};
+  Region r{p, bytes, Kind::registered, -1, flags, nullptr, fake_gpu::file_backed(p, p + bytes)};
   if (s.sw.register_wrong_bytes) {
     // The device sees other bytes than the host wrote: the complement of what was there at registration.
     r.shadow = static_cast<char *>(std::malloc(bytes));
@@ -789,7 +791,7 @@ EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t bytes) {
     if (!to) return ERROR_INVALID_VALUE;
     Region *r = find(reinterpret_cast<uintptr_t>(src), bytes);
     if (r && r->kind == Kind::registered) {
-      ns_per_kib = s.sw.registered_upload_ns_per_kib;
+      ns_per_kib = r->file ? s.sw.registered_upload_ns_per_kib : s.sw.pinned_upload_ns_per_kib;
       if (r->shadow) from = r->shadow + (reinterpret_cast<uintptr_t>(src) - r->begin);
     } else if (r && r->kind == Kind::host) {
       ns_per_kib = s.sw.pinned_upload_ns_per_kib;

@@ -13,7 +13,8 @@
  *   register_refuse              a CUresult (e.g. 1, 800) every cuMemHostRegister returns (default 0)
  *   register_wrong_bytes         1: registration succeeds but the device sees other bytes than the host's
  *   unregister_fail              1: the next cuMemHostUnregister answers 713 (once); 2: every one does
- *   registered_upload_ns_per_kib cuMemcpyHtoD from a registered range takes this long per KiB
+ *   registered_upload_ns_per_kib cuMemcpyHtoD from a registered file mapping takes this long per KiB
+ *                                (registered anonymous memory counts as pinned: pinned_upload_ns_per_kib)
  *   pinned_upload_ns_per_kib     ... from cuMemHostAlloc memory
  *   pageable_upload_ns_per_kib   ... from any other host memory
  *   fail_launch_at               N: the Nth launch enqueued from now fails when it runs (sticky 719)

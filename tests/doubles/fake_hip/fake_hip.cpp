@@ -89,6 +89,8 @@ struct Region {
   Kind kind = Kind::device;
   int owner = -1;      // device memory: the owning device
   unsigned flags = 0;  // registered: the registration flags
+  bool file = false;   // registered: a file's pages (registered_upload_ns_per_kib), else anonymous memory
+                       // pinned as the runtime's own (pinned_upload_ns_per_kib)
 };
 
 // A registration that answered success but cannot serve: the device reads `shadow` instead of the host's
@@ -210,7 +212,8 @@ const char *host_source(const void *src, size_t n, long long *ns_per_kib) {
     return f->shadow + (p - f->begin);
   }
   Region *r = find(p, n);
-  if (r && r->kind == Kind::registered) *ns_per_kib = s.sw.registered_upload_ns_per_kib;
+  if (r && r->kind == Kind::registered)
+    *ns_per_kib = r->file ? s.sw.registered_upload_ns_per_kib : s.sw.pinned_upload_ns_per_kib;
   else if (r && r->kind == Kind::host) *ns_per_kib = s.sw.pinned_upload_ns_per_kib;
   else *ns_per_kib = s.sw.pageable_upload_ns_per_kib;
   return static_cast<const char *>(src);
@@ -726,7 +729,7 @@ EXPORT Error hipHostRegister(void *ptr, size_t bytes, unsigned flags) {
     ++s.count.false_successes;
     return SUCCESS;
   }
-  s.regions[p] = {p, bytes, Kind::registered, -1, flags};
+  s.regions[p] = {p, bytes, Kind::registered, -1, flags, fake_gpu::file_backed(p, p + bytes)};
   return SUCCESS;
 }
 

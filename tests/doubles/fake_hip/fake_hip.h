@@ -24,7 +24,8 @@
  *                                 and leaves it; 0: it unregisters
  *   unregister_fail               1: the next hipHostUnregister of any registration answers 713 (once);
  *                                 2: every one does
- *   registered_upload_ns_per_kib  hipMemcpyHtoD from a registered range takes this long per KiB
+ *   registered_upload_ns_per_kib  hipMemcpyHtoD from a registered file mapping takes this long per KiB
+ *                                 (registered anonymous memory counts as pinned: pinned_upload_ns_per_kib)
  *   pinned_upload_ns_per_kib      ... from hipHostMalloc memory
  *   pageable_upload_ns_per_kib    ... from any other host memory
  *   fail_launch_at                N: the Nth launch enqueued from now fails when it runs (sticky 719)
