@@ -16,6 +16,7 @@
 
 #include "gpu_test.h"
 #include "native.h"
+#include "scm_rights.h"
 
 #define N 1024u /* uint32 elements */
 
@@ -54,19 +55,8 @@ static void recv_byte(int fd) {
 
 /* Starts this program as the peer of `role`; *sock is our end of the pair. */
 static pid_t spawn(const char *role, int *sock) {
-  int sv[2];
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fd = dup(sv[1]); /* without close-on-exec: the peer's end */
-    char arg[16];
-    snprintf(arg, sizeof arg, "%d", fd);
-    execl("/proc/self/exe", "test_interop_ipc", "peer", role, arg, (char *)NULL);
-    _exit(127);
-  }
-  close(sv[1]);
-  *sock = sv[0];
+  pid_t pid = scm_spawn_peer("test_interop_ipc", role, sock);
+  assert_true(pid > 0);
   return pid;
 }
 

@@ -3,9 +3,11 @@
 #ifndef RIG_SCM_RIGHTS_H
 #define RIG_SCM_RIGHTS_H
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* A message of one size_t (`iov`) with room for one descriptor (`control`, zeroed). */
 typedef struct scm_message {
@@ -48,6 +50,32 @@ static inline int scm_recv_fd(int sock, size_t *value) {
   int fd;
   memcpy(&fd, CMSG_DATA(c), sizeof fd);
   return fd;
+}
+
+/* Starts this program again as a peer: fork, then exec /proc/self/exe as `name peer [role] FD`, FD being the
+ * peer's end of a new UNIX socket pair (kept across exec). Returns the child's pid, or -1 (errno set);
+ * *sock is the caller's end (close-on-exec). */
+static inline pid_t scm_spawn_peer(const char *name, const char *role, int *sock) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = dup(sv[1]); /* without close-on-exec: the peer's end */
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", fd);
+    if (role)
+      execl("/proc/self/exe", name, "peer", role, arg, (char *)NULL);
+    else
+      execl("/proc/self/exe", name, "peer", arg, (char *)NULL);
+    _exit(127);
+  }
+  close(sv[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    return -1;
+  }
+  *sock = sv[0];
+  return pid;
 }
 
 #endif

@@ -97,26 +97,17 @@ static void memory_fd_across_a_fork_with_scm_rights(void **state) {
   int fd = -1;
   size_t length = 0;
   OK(rig_buffer_export_fd(x, &fd, &length));
-  int sv[2];
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int keep = dup(sv[1]); /* without close-on-exec */
-    char arg[16];
-    snprintf(arg, sizeof arg, "%d", keep);
-    execl("/proc/self/exe", "test_vulkan_memory_fd", "peer", arg, (char *)NULL);
-    _exit(127);
-  }
-  close(sv[1]);
-  assert_int_equal(scm_send_fd(sv[0], fd, length), 0);
+  int sock = -1;
+  pid_t pid = scm_spawn_peer("test_vulkan_memory_fd", NULL, &sock);
+  assert_true(pid > 0);
+  assert_int_equal(scm_send_fd(sock, fd, length), 0);
   close(fd); /* ours: the peer has its own copy of the descriptor */
   char done = 0;
-  ssize_t got = read(sv[0], &done, 1);
+  ssize_t got = read(sock, &done, 1);
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   if (got != 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("the peer failed (status 0x%x)", status);
-  close(sv[0]);
+  close(sock);
   assert_int_equal(vk_mismatches(x, LENGTH, 0x99), 0); /* the other process's write, in our buffer */
   OK(rig_buffer_release(x));
   OK(rig_device_release(a));

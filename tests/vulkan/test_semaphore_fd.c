@@ -180,26 +180,17 @@ static void imported_point_orders_a_copy_across_a_fork(void **state) {
   exporter ex = {0};
   if (!open_or_skip(&ex.d, RIG_INTEROP_SEMAPHORE_FD, "semaphore_fd")) return;
   exporter_open(&ex);
-  int sv[2];
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int keep = dup(sv[1]); /* without close-on-exec */
-    char arg[16];
-    snprintf(arg, sizeof arg, "%d", keep);
-    execl("/proc/self/exe", "test_vulkan_semaphore_fd", "peer", arg, (char *)NULL);
-    _exit(127);
-  }
-  close(sv[1]);
-  assert_int_equal(scm_send_fd(sv[0], ex.mem_fd, LENGTH), 0);
-  assert_int_equal(scm_send_fd(sv[0], ex.sem_fd, (size_t)ex.gate), 0);
+  int sock = -1;
+  pid_t pid = scm_spawn_peer("test_vulkan_semaphore_fd", NULL, &sock);
+  assert_true(pid > 0);
+  assert_int_equal(scm_send_fd(sock, ex.mem_fd, LENGTH), 0);
+  assert_int_equal(scm_send_fd(sock, ex.sem_fd, (size_t)ex.gate), 0);
   char ready = 0;
-  ssize_t got = read(sv[0], &ready, 1); /* the peer's copy is submitted behind its import */
+  ssize_t got = read(sock, &ready, 1); /* the peer's copy is submitted behind its import */
   if (got == 1) exporter_writes(&ex);
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
-  close(sv[0]);
+  close(sock);
   if (got != 1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     fail_msg("the peer failed (status 0x%x; exit code = the step, see its stderr)", status);
   exporter_close(&ex);
