@@ -10,6 +10,8 @@ namespace rig {
 
 std::atomic<bool> interrupt_waits{false};
 
+[[gnu::tls_model("initial-exec")]] constinit thread_local bool error_set = false;
+
 namespace {
 // One message per thread: rig_last_error() is thread-local by contract.
 thread_local char message[512];
@@ -23,11 +25,10 @@ rig_status fail(rig_status status, const char *format, ...) noexcept {
   std::vsnprintf(formatted, sizeof formatted, format, args);
   va_end(args);
   std::memcpy(message, formatted, sizeof message);
+  error_set = true;
   return status;
 }
 
-void clear_error() noexcept { message[0] = '\0'; }
-
-const char *last_error() noexcept { return message; }
+const char *last_error() noexcept { return error_set ? message : ""; }
 
 }  // namespace rig
