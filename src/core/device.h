@@ -14,6 +14,7 @@
 #include "core/deadline.h"
 #include "core/driver.h"
 #include "core/point.h"
+#include "core/turn.h"
 
 namespace rig {
 
@@ -71,7 +72,7 @@ class Device final : public LossSink {
   rig_status wait(uint64_t value, Deadline deadline);
 
   // The turn: one caller at a time hands over and commits. Submit takes it in core/submit.cpp.
-  std::mutex &turn() { return turn_; }
+  Turn &turn() { return turn_; }
   // The driver's word for work the engine runs inline (DriverInfo::inline_signal), or null.
   bool runs_inline() const { return inline_signal_ != nullptr; }
   // Called holding the turn, after the engine ran value `value`'s one host copy itself (runs_inline()): the
@@ -115,7 +116,7 @@ class Device final : public LossSink {
   std::unique_ptr<DriverDevice> driver_;
   const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
   std::atomic<uint64_t> *const inline_signal_;  // the driver's fact (DriverInfo::inline_signal), read once
-  std::mutex turn_;
+  Turn turn_;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};
   std::atomic<uint32_t> state_{0};                 // kReleased, kLost, kLosing

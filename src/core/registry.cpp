@@ -1,7 +1,6 @@
 #include "core/registry.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <map>
 #include <pthread.h>
@@ -13,12 +12,14 @@
 #include "core/error.h"
 
 namespace rig {
+
+constinit std::atomic<Device *> device_table[65536] = {};
+
 namespace {
 
 // The one registry of mutable process-wide state. Leaked on purpose: devices and their drivers stay valid
 // through static destruction, when other libraries' destructors may still call in.
 struct Registry {
-  std::array<std::atomic<Device *>, 65536> devices{};
   std::atomic<uint32_t> next_index{1};
   std::mutex names_lock;
   std::map<std::string, std::unique_ptr<std::mutex>> name_locks;
@@ -64,7 +65,7 @@ void after_fork_in_child() {
   }
   uint32_t end = std::min<uint32_t>(r.next_index.load(std::memory_order_relaxed), 65536);
   for (uint32_t i = 1; i < end; ++i)
-    if (Device *d = r.devices[i].load(std::memory_order_relaxed)) d->lose_inherited();
+    if (Device *d = device_table[i].load(std::memory_order_relaxed)) d->lose_inherited();
 }
 
 Registry &registry() {
@@ -78,19 +79,13 @@ Registry &registry() {
 
 }  // namespace
 
-Device *device_at(uint32_t index) {
-  if (index == 0 || index > 65535) return nullptr;
-  // acquire: pairs with the release store in open_device, so the Device is fully built when seen.
-  return registry().devices[index].load(std::memory_order_acquire);
-}
-
 rig_status register_device(std::unique_ptr<DriverDevice> driver, Device **out) {
   auto &r = registry();
   uint32_t index = r.next_index.fetch_add(1, std::memory_order_relaxed);
   if (index > 65535) return fail(RIG_OUT_OF_MEMORY, "open: all 65535 device indices of this process are used");
   rig_device_kind kind = driver->info().kind;
   Device *d = new Device(index, std::move(driver), kind);  // owned by the registry until exit
-  r.devices[index].store(d, std::memory_order_release);
+  device_table[index].store(d, std::memory_order_release);
   *out = d;
   return RIG_OK;
 }

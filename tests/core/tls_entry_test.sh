@@ -23,6 +23,6 @@ if echo "$body" | grep -q '__tls_get_addr'; then
   status=1
 fi
 stores=$(echo "$body" | grep -c 'movb  *\$0x0,%fs:' || true)
-echo "rig_submit: $stores store(s) of 0 off %fs, no __tls_get_addr; no rig::error_set wrapper in the archive"
 [ "$stores" -ge 1 ] || { echo "rig_submit clears no %fs-relative byte: where did the clear go?" >&2; status=1; }
+[ $status = 0 ] && echo "rig_submit: $stores store(s) of 0 off %fs, no __tls_get_addr; no rig::error_set wrapper in the archive"
 exit $status
