@@ -81,12 +81,18 @@ StagingPool::~StagingPool() {
   if (region_) region_->drop();
 }
 
-size_t StagingPool::acquire() {
+bool StagingPool::acquire(const std::atomic<bool> &halt, size_t *slot) {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return !free_.empty(); });
-  size_t s = free_.front();
+  cv_.wait(lock, [&] { return !free_.empty() || halt.load(std::memory_order_acquire); });
+  if (halt.load(std::memory_order_acquire)) return false;
+  *slot = free_.front();
   free_.pop_front();
-  return s;
+  return true;
+}
+
+void StagingPool::wake() {
+  { std::lock_guard lock(mutex_); }  // a waiter is either before its predicate or asleep: never between
+  cv_.notify_all();
 }
 
 void StagingPool::give_back(size_t slot) {

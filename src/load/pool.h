@@ -6,6 +6,7 @@
 
 #include <rig.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -23,9 +24,11 @@ class StagingPool {
   size_t chunk_bytes() const { return chunk_bytes_; }
   size_t bytes() const { return chunk_bytes_ * slots_.size(); }
 
-  // Takes a free chunk, waiting (its own lock only) until one is given back. Returns its index.
-  size_t acquire();
+  // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
+  // answers false: the load stopped). wake() makes waiters look at their `halt` again.
+  bool acquire(const std::atomic<bool> &halt, size_t *slot);
   void give_back(size_t slot);
+  void wake();
   rig_buffer buffer(size_t slot) const { return slots_[slot]; }
 
   // A load claims the pool for its run (false: another load holds it).
