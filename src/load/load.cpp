@@ -45,22 +45,28 @@ long long layer_of(const std::string &name) {
   return -1;
 }
 
-// The fraction of [offset, offset+length) of the file resident in the page cache (mincore).
+// The fraction of [offset, offset+length) of the file resident in the page cache, from mincore over up to
+// 1024 samples of 16 pages spread evenly over the range. Why sampled: mincore of every page of a 4 GiB file
+// took 70-135 ms (2-core VM, 2026-12-01), most of a warm load's time at the link's rate, to choose between
+// two ways of reading where a few percent of accuracy is plenty.
 double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length) {
   if (length == 0 || size == 0) return 1.0;
   void *map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) return 1.0;
+  constexpr uint64_t samples = 1024, run = 16;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t first = offset / page, last = (offset + length + page - 1) / page;
-  std::vector<unsigned char> vec(last - first);
-  double fraction = 1.0;
-  if (mincore(static_cast<char *>(map) + first * page, (last - first) * page, vec.data()) == 0) {
-    size_t in = 0;
-    for (unsigned char v : vec) in += v & 1;
-    fraction = double(in) / double(vec.size());
+  uint64_t first = offset / page, last = (offset + length + page - 1) / page, pages = last - first;
+  uint64_t step = pages <= samples * run ? run : pages / samples;
+  unsigned char vec[run];
+  size_t in = 0, seen = 0;
+  for (uint64_t p = first; p < last; p += step) {
+    uint64_t n = std::min(run, last - p);
+    if (mincore(static_cast<char *>(map) + p * page, n * page, vec) != 0) break;
+    for (uint64_t k = 0; k < n; ++k) in += vec[k] & 1;
+    seen += n;
   }
   munmap(map, size);
-  return fraction;
+  return seen ? double(in) / double(seen) : 1.0;
 }
 
 }  // namespace
