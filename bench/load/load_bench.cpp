@@ -507,8 +507,9 @@ int main(int argc, char **argv) {
 
   // What host memory allows the staged path on this machine: the readers alone, then beside the link.
   {
-    unsigned readers = threads ? threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
-    for (size_t c : {size_t(8 * MiB), size_t(1 * MiB)}) {
+    unsigned readers = threads ? threads
+                               : std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, unsigned(RIG_LOAD_DEFAULT_THREADS_MAX));
+    for (size_t c : {size_t(RIG_LOAD_DEFAULT_CHUNK_BYTES), size_t(1 * MiB)}) {
       std::string name = "host: " + std::to_string(readers) + " readers pread, " + std::to_string(c / MiB) + " MiB chunks";
       print_row(best_of(name, repeat, size, link_gbps, [&](std::string *n) {
         *n = "no device: the staged path's ceiling";
@@ -536,9 +537,9 @@ int main(int argc, char **argv) {
   Row kept{"rig staged, pool kept (later loads)", 0, 0, link_gbps, ""};
   {
     rig_load_pool pool = nullptr;
-    size_t c = chunk ? chunk : 8 * MiB;
+    size_t c = chunk ? chunk : RIG_LOAD_DEFAULT_CHUNK_BYTES;
     auto t = clk::now();
-    rig_status s = rig_load_pool_create(devs[0], 256 * MiB, c, &pool);
+    rig_status s = rig_load_pool_create(devs[0], RIG_LOAD_DEFAULT_STAGING_BYTES, c, &pool);
     double make_s = since(t);
     if (s == RIG_OK) {
       auto o = staged;
@@ -546,7 +547,8 @@ int main(int argc, char **argv) {
       o.pool_count = 1;
       kept = best_of(kept.name, repeat, tensor_bytes, link_gbps,
                      [&](std::string *n) { return rig_row(file, one, RIG_LOAD_RULE_EACH, o, n); });
-      kept.note += "; pool of 256 MiB made in " + std::to_string(int(make_s * 1e3)) + " ms";
+      kept.note += "; pool of " + std::to_string(RIG_LOAD_DEFAULT_STAGING_BYTES / MiB) + " MiB made in " +
+                   std::to_string(int(make_s * 1e3)) + " ms";
       rig_load_pool_release(pool);
     } else {
       kept.note = std::string("pool: ") + rig_status_name(s) + ": " + rig_last_error();
@@ -602,11 +604,11 @@ int main(int argc, char **argv) {
                 fc.correct && fc.kernel_done_s < fc.last_landed_s / 2 ? "met   " : "MISSED", fc.kernel_done_s * 1e3,
                 fc.last_landed_s * 1e3, fc.correct ? "right" : "wrong");
   goal("first load >= 9x the pageable loader", pageable_row.gbps > 0 ? first.gbps / pageable_row.gbps : 0, 9.0);
-  // host memory: the resident set may grow by the staging budget (256 MiB by default) plus 5%
+  // host memory: the resident set may grow by the staging budget (RIG_LOAD_DEFAULT_STAGING_BYTES) plus 5%
   if (first.gbps > 0)
     std::printf("  goal %-58s %s (%lld MiB, want <= %.0f MiB)\n", "first load's resident-set growth <= staging + 5%",
-                double(first_rss) <= 1.05 * double(256 * MiB) ? "met   " : "MISSED", first_rss / (long long)MiB,
-                1.05 * 256);
+                double(first_rss) <= 1.05 * double(RIG_LOAD_DEFAULT_STAGING_BYTES) ? "met   " : "MISSED",
+                first_rss / (long long)MiB, 1.05 * double(RIG_LOAD_DEFAULT_STAGING_BYTES / MiB));
 
   if (cold) {
     std::printf("\n== one device, cold (evicted with posix_fadvise DONTNEED before each row)\n");

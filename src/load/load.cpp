@@ -182,7 +182,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   }
 
   // Chunks (staged) or windows (registered, direct).
-  uint64_t chunk = round_up(o.chunk_bytes ? o.chunk_bytes : 8 * MiB, 64 * KiB);
+  uint64_t chunk = round_up(o.chunk_bytes ? o.chunk_bytes : RIG_LOAD_DEFAULT_CHUNK_BYTES, 64 * KiB);
   std::vector<PlanTensor> plan;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (const auto &t : l->tensors_) {
@@ -216,7 +216,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     for (const auto &c : l->chunks_) chunks_of[c.device]++;
     size_t readers = 0;
     for (size_t d = 0; d < l->devices_.size(); ++d) readers += chunks_of[d] && !given[d];
-    uint64_t budget = o.staging_bytes ? o.staging_bytes : 256 * MiB;
+    uint64_t budget = o.staging_bytes ? o.staging_bytes : RIG_LOAD_DEFAULT_STAGING_BYTES;
     for (size_t d = 0; d < l->devices_.size(); ++d) {
       if (given[d]) {
         if (given[d]->chunk_bytes() < chunk + slack) return fail(RIG_INVALID_ARGUMENT, "a pool's chunks are under 64 KiB plus alignment");
@@ -570,9 +570,11 @@ void Load::run() {
     }
   if (s) fail_with(s);
   if (!s && path_ == RIG_LOAD_PATH_STAGED) {
-    // Up to 16 readers: on an H200 (16 cores) an 8 GiB warm load went from 20-22 GB/s with 8 to 27-29 GB/s
-    // with 16 (bench/README.md, 2026-12-01); the copies into pinned chunks are what the threads spend.
-    uint32_t n = options_.threads ? options_.threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+    // 12 readers on an H200's 16 cores beat 14 and 16 (bench/README.md, 2026-12-01): the copier, the driver's
+    // threads and the readers' own wakeups need cores of their own, or the copier's next chunk waits for a
+    // reader the scheduler parked.
+    uint32_t n = options_.threads ? options_.threads
+                                  : std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, uint32_t(RIG_LOAD_DEFAULT_THREADS_MAX));
     n = uint32_t(std::min<size_t>(n, chunks_.size()));
     filled_.reset(new std::atomic<uint32_t>[chunks_.size()]());
     filled_host_.assign(chunks_.size(), nullptr);
