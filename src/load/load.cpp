@@ -426,6 +426,14 @@ void Load::read_worker() {
     void *host = nullptr;
     {
       Timed timed(phase_ns_[STAGING_WAIT]);
+      // The chunk's last copies are usually a few hundred microseconds from done: spin on the device's
+      // timeline that long (a pure read) rather than let the export's wait sleep, whose slices the kernel
+      // rounds up by its timer slack (50 us) and more; a reader has a core of its own (3/4 of them).
+      rig_device device = devices_[c.device];
+      uint64_t want = pool.last_value(slot), got = 0;
+      for (uint64_t until = now_ns() + 2000000;
+           want && rig_device_signaled(device, &got) == RIG_OK && got < want && now_ns() < until;)
+        for (int k = 0; k < 32; ++k) cpu_relax();
       // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
       s = rig_buffer_export(pool.buffer(slot), &host);
     }
@@ -474,7 +482,9 @@ void Load::copy_worker() {
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
     s = copy_chunk(c, pool.buffer(v - 1), static_cast<const unsigned char *>(filled_host_[i]));
-    pool.give_back(v - 1);
+    uint64_t submitted = 0;  // at or past the chunk's copies: the next reader of this chunk spins up to it
+    if (!s) rig_device_submitted(devices_[c.device], &submitted);
+    pool.give_back(v - 1, submitted);
     if (s) {
       fail_with(s);
       break;

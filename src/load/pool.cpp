@@ -51,6 +51,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   p->chunk_bytes_ = chunk_bytes;
   rig_status s = count ? p->make_registered(count) : RIG_OK;
   if (s == RIG_OK) {
+    p->last_value_.reset(new std::atomic<uint64_t>[count]());
     for (size_t i = 0; i < count; ++i) p->free_.push_back(i);
     *out = std::move(p);
     return RIG_OK;
@@ -68,6 +69,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
     p->slots_.push_back(b);
     p->free_.push_back(i);
   }
+  p->last_value_.reset(new std::atomic<uint64_t>[count]());
   *out = std::move(p);
   return RIG_OK;
 }
@@ -95,7 +97,8 @@ void StagingPool::wake() {
   cv_.notify_all();
 }
 
-void StagingPool::give_back(size_t slot) {
+void StagingPool::give_back(size_t slot, uint64_t value) {
+  last_value_[slot].store(value, std::memory_order_release);
   {
     std::lock_guard lock(mutex_);
     free_.push_back(slot);

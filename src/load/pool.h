@@ -7,6 +7,7 @@
 #include <rig.h>
 
 #include <atomic>
+#include <memory>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -27,7 +28,10 @@ class StagingPool {
   // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
   // answers false: the load stopped). wake() makes waiters look at their `halt` again.
   bool acquire(const std::atomic<bool> &halt, size_t *slot);
-  void give_back(size_t slot);
+  // Gives a chunk back; `value`: the device's submitted value once the copies reading it were submitted
+  // (0: none were), which last_value() answers until the chunk comes back again.
+  void give_back(size_t slot, uint64_t value = 0);
+  uint64_t last_value(size_t slot) const { return last_value_[slot].load(std::memory_order_acquire); }
   void wake();
   rig_buffer buffer(size_t slot) const { return slots_[slot]; }
 
@@ -45,6 +49,7 @@ class StagingPool {
   rig_buffer region_borrow_ = nullptr;
   std::vector<rig_buffer> wraps_;
   std::vector<rig_buffer> slots_;
+  std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
   std::condition_variable cv_;
