@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "load/mapping.h"
+#include "mapped/host_map.h"
 
 namespace rig::load {
 
@@ -18,9 +19,8 @@ namespace rig::load {
 // The mapping goes with the last wrap's release (load/mapping.h), after every copy that reads it.
 rig_status StagingPool::make_registered(size_t count) {
   size_t length = chunk_bytes_ * count;
-  void *base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
-  madvise(base, length, MADV_HUGEPAGE);  // fewer pages to pin; a hint only
+  void *base = mapped::map_for_registering(length);
+  if (!base) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
   region_ = new Mapping();
   region_->base = base;
   region_->length = length;

@@ -28,9 +28,10 @@ class StagingPool {
   // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
   // answers false: the load stopped). wake() makes waiters look at their `halt` again.
   bool acquire(const std::atomic<bool> &halt, size_t *slot);
-  // Gives a chunk back; `value`: the device's submitted value once the copies reading it were submitted
-  // (0: none were), which last_value() answers until the chunk comes back again.
-  void give_back(size_t slot, uint64_t value = 0);
+  // Gives a chunk back; `value`: the device's submitted value once the copies reading it were submitted,
+  // which last_value() answers until the chunk comes back again. Without: no copy read it this time.
+  void give_back(size_t slot, uint64_t value);
+  void give_back(size_t slot) { give_back(slot, last_value(slot)); }
   uint64_t last_value(size_t slot) const { return last_value_[slot].load(std::memory_order_acquire); }
   void wake();
   rig_buffer buffer(size_t slot) const { return slots_[slot]; }
