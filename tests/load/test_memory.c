@@ -449,6 +449,7 @@ static void releasing_a_load_others_wait_on_is_safe(void **state) {
   rig_load_file_release(f);
   assert_int_equal(rig_load_tensor_count(f, &(size_t){0}), RIG_INVALID_HANDLE);
   rig_device_release(a);
+  unlink(path);
 }
 
 static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **state) {
