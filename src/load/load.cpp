@@ -423,15 +423,6 @@ void Load::read_worker() {
     }
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    // The chunk's tensors are made here, not by the copier: an allocation takes ~150 us on an H200, and the
-    // copier making 128 of them in line left the link idle behind a shallow queue (20 ms of a 170 ms load).
-    for (const Piece &p : c.pieces)
-      if (!s) s = make_buffer(*tensors_[p.tensor], tensors_[p.tensor]->devices[0]);
-    if (s) {
-      pool.give_back(slot);
-      fail_with(s);
-      break;
-    }
     void *host = nullptr;
     {
       Timed timed(phase_ns_[STAGING_WAIT]);
@@ -472,12 +463,27 @@ void Load::read_worker() {
 // order (the first tensors land first) and the readers only read.
 void Load::copy_worker() {
   rig_status s = RIG_OK;
+  size_t ahead = 0;  // chunks before this one have their tensors made
   for (size_t i = 0; i < chunks_.size() && !stopping(&s); ++i) {
     uint32_t v = filled_[i].load(std::memory_order_acquire);
-    // A chunk takes tens to hundreds of microseconds to read: spin that long before sleeping.
+    // A chunk takes tens to hundreds of microseconds to read: spin that long before sleeping, making the
+    // tensors of the chunks ahead meanwhile. Why here: an allocation takes ~150 us on an H200 and holds
+    // the driver's lock, so the readers making them slowed the copier's submits (0.68 of the link against
+    // 0.9), and the copier making them only in line left the link idle behind a shallow queue.
+    ahead = std::max(ahead, i);
     for (auto until = now_ns() + 100000; !v && !halted_.load(std::memory_order_relaxed) && now_ns() < until;) {
-      for (int k = 0; k < 32; ++k) cpu_relax();
+      if (ahead < chunks_.size() && ahead < i + 64) {
+        for (const Piece &p : chunks_[ahead].pieces)
+          if (!s) s = make_buffer(*tensors_[p.tensor], tensors_[p.tensor]->devices[0]);
+        ++ahead;
+      } else {
+        for (int k = 0; k < 32; ++k) cpu_relax();
+      }
       v = filled_[i].load(std::memory_order_acquire);
+    }
+    if (s) {
+      fail_with(s);
+      break;
     }
     if (!v) {
       std::unique_lock lock(fill_mutex_);
