@@ -82,11 +82,17 @@ rig_status value_after(Device &device, const std::function<rig_status(uint64_t)>
     if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
     return s;                                                    // else: the native handle, nothing assigned
   }
-  if (rig_status s = device.driver().hand_over(Work{}, value, {}); s != RIG_OK) {
+  // No work of its own: a stream driver holds the value unmarked (its next mark proves it: one record
+  // fewer per edge), and a wait for it commits first, which marks it (DriverWork::hand_over_empty).
+  bool held = false;
+  if (rig_status s = device.driver().hand_over_empty(value, &held); s != RIG_OK) {
     device.lose_now(last_error());
     return device.lost_status();
   }
-  device.assign(value);
+  if (held)
+    device.assign_held(value);
+  else
+    device.assign(value);
   *point = device.point(value);
   return RIG_OK;
 }
