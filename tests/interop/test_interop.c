@@ -567,6 +567,40 @@ static void long_run_of_stream_points_marks_a_few(void **state) {
   OK(rig_device_release(a));
 }
 
+/* The bench's edge (a kernel, a native stream waiting for it, the native copy, a point from the stream and
+ * its stamps) with the GPU far behind: rig asks the driver nothing, however many edges are pending (the
+ * stream's carried waits were once asked about one by one on every edge: hundreds of queries an edge). */
+static void edges_ask_the_driver_nothing_while_the_gpu_is_behind(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* slows the fake's GPU and counts its calls */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(a, N * 4);
+  gt_fill_u32(a, m, x, N, 0);
+  void *s = new_stream(0);
+  gt_set("launch_delay_us", 500);
+  long long queries = gt_query("event_queries");
+  rig_point last = 0;
+  for (int i = 0; i < 64; ++i) {
+    rig_point written = gt_step(a, m, "rig_add_u32", x, x, N, 1);
+    OK(rig_stream_wait_point(a, s, written));
+    assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+    OK(rig_stream_point(a, s, &last));
+    OK(rig_buffer_stamp(x, last, RIG_ACCESS_READ));
+    OK(rig_buffer_stamp(y, last, RIG_ACCESS_WRITE));
+  }
+  assert_int_equal(gt_query("event_queries"), queries);
+  gt_set("launch_delay_us", 0);
+  OK(rig_wait_point(last, UINT64_MAX));
+  expect_all(y, 64);
+  api->stream_destroy(s);
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
 /* A device lost while a held point was never marked: the point counts as unreached at the loss, so every
  * use answers RIG_LOST at once (no mark is made on a lost device, nothing waits for ever). */
 static void device_lost_with_a_held_point_answers_lost(void **state) {
@@ -625,6 +659,7 @@ int main(void) {
       cmocka_unit_test(stream_point_marks_nothing_of_its_own),
       cmocka_unit_test(held_point_serves_every_use_with_no_submit_after_it),
       cmocka_unit_test(long_run_of_stream_points_marks_a_few),
+      cmocka_unit_test(edges_ask_the_driver_nothing_while_the_gpu_is_behind),
       cmocka_unit_test(device_lost_with_a_held_point_answers_lost),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));

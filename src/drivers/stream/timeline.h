@@ -114,10 +114,9 @@ class Timeline {
   // a later or concurrent one returns false at once. Takes no lock.
   bool freeze(uint64_t cap = UINT64_MAX);
 
+ private:
   // Held values in a row (hold()) before a mark is asked for: bounds how far proof() looks ahead.
   static constexpr uint64_t kHeldRun = 16;
-
- private:
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
 
   // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
