@@ -20,11 +20,11 @@ namespace {
 // of leaving rig's waits blocked behind a native wait CUDA never lets go. Keyed by (API, stream): a CUDA
 // and a HIP stream may share an address. One point per device, its highest: a producer lost short of an
 // earlier point is short of the later one too, so it carries the same loss, and the list is only as long as
-// the devices the stream waited for. Points reached are dropped by what their devices know without asking
-// (known_reached: at most one question a device, none for its newest mark), so an edge costs no driver call
-// here however far the GPU is behind (each pending point asked about on every edge was the interop bench's
-// largest cost on the fake, bench/README.md); streams whose points are all reached are dropped once the
-// table grows (the program destroys streams unseen).
+// the devices the stream waited for. On an edge, points reached are dropped by what their devices know
+// without asking (known_reached: at most one question a device, none for its newest mark), so an edge costs
+// no driver call here however far the GPU is behind (each pending point asked about on every edge was the
+// interop bench's largest cost on the fake, bench/README.md); streams whose points are all reached are
+// dropped once the table grows (the program destroys streams unseen).
 class StreamWaits {
  public:
   void add(const char *api, void *stream, uint64_t point) {
@@ -52,12 +52,15 @@ class StreamWaits {
 
  private:
   static constexpr size_t kSweepAt = 256;
-  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). A
-  // point reached but not yet known so stays a while: a carried wait that is already settled, never a loss.
+  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). On
+  // an edge, as far as the device knows without asking: a point reached but not known so stays a while, a
+  // carried wait already settled, never a loss.
   static bool settled(uint64_t p) { return device_at(point_device(p))->known_reached(point_value(p)); }
+  // The sweep (rare: only while the table is large) asks, so that streams long done are dropped.
+  static bool reached(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
   void sweep() {
     for (auto it = by_stream_.begin(); it != by_stream_.end();) {
-      std::erase_if(it->second, settled);
+      std::erase_if(it->second, reached);
       it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
     }
   }

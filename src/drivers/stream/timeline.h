@@ -89,11 +89,11 @@ class Timeline {
   // Whether a held value waits for a mark (mark_held() would record). Holding the turn.
   bool holding() const { return held_ > marked_.load(std::memory_order_relaxed); }
 
-  // Enqueues on `consumer` a wait for `value` of this timeline (value already marked, or held and marked
-  // since: ERROR_NOT_READY, enqueuing nothing, for a held value not marked yet). Events mode: on the event of
-  // the mark that proves it (proof()). Against
-  // this device's concurrent mark(): if the entry is recorded again between the check and the wait, the
-  // wait captures the later record, which was handed over before this wait: a longer wait, never a cycle.
+  // Enqueues on `consumer` a wait for `value` of this timeline (marked, or held and marked since; a held
+  // value not marked yet answers ERROR_NOT_READY and enqueues nothing). Events mode: on the event of the
+  // mark that proves it (proof()). Against this device's concurrent mark(): if the entry is recorded again
+  // between the check and the wait, the wait captures the later record, which was handed over before this
+  // wait: a longer wait, never a cycle.
   [[gnu::hot]] Result enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
