@@ -1,5 +1,6 @@
 // Native streams and events: a native stream waits for rig's points, rig's queue waits for a native
 // stream's work (a point taken from it), points leave as events and events come in as points.
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -17,14 +18,24 @@ namespace {
 // The rig points each native stream was made to wait for (stream_wait_point), so that a point taken from
 // the stream later (stream_point) carries them: a producer lost short of one then loses that point instead
 // of leaving rig's waits blocked behind a native wait CUDA never lets go. Keyed by (API, stream): a CUDA
-// and a HIP stream may share an address. Points reached are dropped as the stream gets new ones, and
-// streams whose points are all reached once the table grows (the program destroys streams unseen).
+// and a HIP stream may share an address. One point per device, its highest: a producer lost short of an
+// earlier point is short of the later one too, so it carries the same loss, and the list is only as long as
+// the devices the stream waited for. On an edge, points reached are dropped by what their devices know
+// without asking (known_reached: at most one question a device, none for its newest mark), so an edge costs
+// no driver call here however far the GPU is behind (each pending point asked about on every edge was the
+// interop bench's largest cost on the fake, bench/README.md); streams whose points are all reached are
+// dropped once the table grows (the program destroys streams unseen).
 class StreamWaits {
  public:
   void add(const char *api, void *stream, uint64_t point) {
     std::lock_guard hold(lock_);
     if (by_stream_.size() > kSweepAt) sweep();
     auto &points = by_stream_[{api, stream}];
+    for (uint64_t &p : points)
+      if (point_device(p) == point_device(point)) {
+        p = std::max(p, point);
+        return;
+      }
     std::erase_if(points, settled);
     points.push_back(point);
   }
@@ -41,11 +52,15 @@ class StreamWaits {
 
  private:
   static constexpr size_t kSweepAt = 256;
-  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason).
-  static bool settled(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
+  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). On
+  // an edge, as far as the device knows without asking: a point reached but not known so stays a while, a
+  // carried wait already settled, never a loss.
+  static bool settled(uint64_t p) { return device_at(point_device(p))->known_reached(point_value(p)); }
+  // The sweep (rare: only while the table is large) asks, so that streams long done are dropped.
+  static bool reached(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
   void sweep() {
     for (auto it = by_stream_.begin(); it != by_stream_.end();) {
-      std::erase_if(it->second, settled);
+      std::erase_if(it->second, reached);
       it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
     }
   }
@@ -82,11 +97,17 @@ rig_status value_after(Device &device, const std::function<rig_status(uint64_t)>
     if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
     return s;                                                    // else: the native handle, nothing assigned
   }
-  if (rig_status s = device.driver().hand_over(Work{}, value, {}); s != RIG_OK) {
+  // No work of its own: a stream driver holds the value unmarked (its next mark proves it: one record
+  // fewer per edge), and a wait for it commits first, which marks it (DriverWork::hand_over_empty).
+  bool held = false;
+  if (rig_status s = device.driver().hand_over_empty(value, &held); s != RIG_OK) {
     device.lose_now(last_error());
     return device.lost_status();
   }
-  device.assign(value);
+  if (held)
+    device.assign_held(value);
+  else
+    device.assign(value);
   *point = device.point(value);
   return RIG_OK;
 }
