@@ -74,6 +74,16 @@ if [ "${LOAD_STAGED:-0}" = 1 ]; then
     step "staged-t$t-c$c-b$b" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --staging "$b" --json --repeat 3
   done; done; done
 fi
+# LOAD_AB_LIB=DIR: a before/after of the library on the same machine in the same minute: `rig load` with
+# its defaults (three loads in a process: the first makes the pool) through DIR's librig.so.0 (before) and
+# the carried one (after), interleaved four times
+if [ -n "${LOAD_AB_LIB:-}" ]; then
+  ab=$(cd "$LOAD_AB_LIB" && pwd)
+  for r in 1 2 3 4; do
+    step "ab-before-$r" 60 env LD_LIBRARY_PATH="$ab:$LD_LIBRARY_PATH" "$rig" load "$F" --device cuda:0 --path staged --json --repeat 3
+    step "ab-after-$r" 60 "$rig" load "$F" --device cuda:0 --path staged --json --repeat 3
+  done
+fi
 # the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)
 step probe-64m 60 "$rig" probe --device cuda:0 --length 64M --verbose "$SMALL"
 [ "$quick" != 1 ] && [ "$devices" != cuda:0 ] && step rig-load-pair-json 240 "$rig" load "$F" --device "$devices" --rule layer --json --repeat 3
