@@ -1,14 +1,14 @@
 // Native streams and events: a native stream waits for rig's points, rig's queue waits for a native
 // stream's work (a point taken from it), points leave as events and events come in as points.
 #include <algorithm>
-#include <functional>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include "core/error.h"
+#include "core/inline_list.h"
 #include "core/registry.h"
 #include "interop/interop.h"
 
@@ -27,45 +27,56 @@ namespace {
 // dropped once the table grows (the program destroys streams unseen).
 class StreamWaits {
  public:
+  // The list of a stream point's carried waits: one per producer device, on the caller's stack (no heap
+  // allocation per edge up to kInlineWaits devices).
+  static constexpr size_t kInlineWaits = 8;
+  using Carried = InlineList<QueueWait, kInlineWaits>;
+
   void add(const char *api, void *stream, uint64_t point) {
     std::lock_guard hold(lock_);
     if (by_stream_.size() > kSweepAt) sweep();
-    auto &points = by_stream_[{api, stream}];
+    auto [it, fresh] = by_stream_.try_emplace({api, stream});
+    if (fresh) streams_.store(by_stream_.size(), std::memory_order_relaxed);
+    Points &points = it->second;
     for (uint64_t &p : points)
       if (point_device(p) == point_device(point)) {
         p = std::max(p, point);
         return;
       }
-    std::erase_if(points, settled);
+    points.keep_if(pending);
     points.push_back(point);
   }
-  // The waits still pending on the stream, as in-queue waits of a rig value.
-  std::vector<QueueWait> carried(const char *api, void *stream) {
-    std::vector<QueueWait> out;
+  // Appends the waits still pending on the stream to *out, as in-queue waits of a rig value. No lock where
+  // no stream waited for a point yet: a stream point ordered after a stream_wait_point (the stream's own
+  // order, which the program's synchronization gives) sees its entry counted.
+  void carried(const char *api, void *stream, Carried *out) {
+    if (streams_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard hold(lock_);
     auto it = by_stream_.find({api, stream});
-    if (it == by_stream_.end()) return out;
-    std::erase_if(it->second, settled);
-    for (uint64_t p : it->second) out.push_back({&device_at(point_device(p))->driver(), point_value(p)});
-    return out;
+    if (it == by_stream_.end()) return;
+    it->second.keep_if(pending);
+    for (uint64_t p : it->second) out->push_back({&device_at(point_device(p))->driver(), point_value(p)});
   }
 
  private:
   static constexpr size_t kSweepAt = 256;
+  using Points = InlineList<uint64_t, 4>;  // a stream's highest point per producer device
   // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). On
   // an edge, as far as the device knows without asking: a point reached but not known so stays a while, a
   // carried wait already settled, never a loss.
-  static bool settled(uint64_t p) { return device_at(point_device(p))->known_reached(point_value(p)); }
+  static bool pending(uint64_t p) { return !device_at(point_device(p))->known_reached(point_value(p)); }
   // The sweep (rare: only while the table is large) asks, so that streams long done are dropped.
-  static bool reached(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
+  static bool unreached(uint64_t p) { return !device_at(point_device(p))->reached(point_value(p)); }
   void sweep() {
     for (auto it = by_stream_.begin(); it != by_stream_.end();) {
-      std::erase_if(it->second, reached);
+      it->second.keep_if(unreached);
       it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
     }
+    streams_.store(by_stream_.size(), std::memory_order_relaxed);
   }
   std::mutex lock_;
-  std::map<std::pair<const char *, void *>, std::vector<uint64_t>> by_stream_;
+  std::map<std::pair<const char *, void *>, Points> by_stream_;
+  std::atomic<size_t> streams_{0};  // by_stream_.size(), read without the lock
 };
 
 StreamWaits &stream_waits() {
@@ -88,7 +99,7 @@ rig_status check_open(const Device &d, const char *what) {
   return RIG_OK;
 }
 
-rig_status value_after(Device &device, const std::function<rig_status(uint64_t)> &wait, uint64_t *point) {
+rig_status value_after(Device &device, CallableRef<rig_status(uint64_t)> wait, uint64_t *point) {
   std::lock_guard turn(device.turn());
   if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
   uint64_t value = device.submitted() + 1;
@@ -197,7 +208,8 @@ rig_status stream_point(Device &device, void *stream, uint64_t *point) {
   NativeHandles *n = native_of(device, "stream_point");
   if (!n) return RIG_UNSUPPORTED;
   if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
-  std::vector<QueueWait> carried = stream_waits().carried(n->api(), stream);
+  StreamWaits::Carried carried;
+  stream_waits().carried(n->api(), stream, &carried);
   return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
 }
 
