@@ -46,16 +46,24 @@ class StreamWaits {
     points.keep_if(pending);
     points.push_back(point);
   }
-  // Appends the waits still pending on the stream to *out, as in-queue waits of a rig value. No lock where
-  // no stream waited for a point yet: a stream point ordered after a stream_wait_point (the stream's own
-  // order, which the program's synchronization gives) sees its entry counted.
-  void carried(const char *api, void *stream, Carried *out) {
+  // Appends the waits still pending on the stream to *out, as in-queue waits of a value of `consumer`'s. A
+  // wait for one of the consumer's own values is not carried: were it lost short of that value, the later
+  // one is lost with it anyway (so bench/interop's edge, a stream waiting for the kernel of the device it then
+  // takes a point of, carries nothing, and its device's queue tracks nothing). It stays in the table for
+  // another device's point from the stream. No lock where no stream waited for a point yet: a stream point
+  // ordered after a stream_wait_point (the stream's own order, which the program's synchronization gives)
+  // sees its entry counted.
+  void carried(const char *api, void *stream, uint32_t consumer, Carried *out) {
     if (streams_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard hold(lock_);
     auto it = by_stream_.find({api, stream});
     if (it == by_stream_.end()) return;
-    it->second.keep_if(pending);
-    for (uint64_t p : it->second) out->push_back({&device_at(point_device(p))->driver(), point_value(p)});
+    it->second.keep_if([&](uint64_t p) {
+      if (point_device(p) == consumer) return true;
+      if (!pending(p)) return false;
+      out->push_back({&device_at(point_device(p))->driver(), point_value(p)});
+      return true;
+    });
   }
 
  private:
@@ -209,7 +217,7 @@ rig_status stream_point(Device &device, void *stream, uint64_t *point) {
   if (!n) return RIG_UNSUPPORTED;
   if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
   StreamWaits::Carried carried;
-  stream_waits().carried(n->api(), stream, &carried);
+  stream_waits().carried(n->api(), stream, device.index(), &carried);
   return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
 }
 

@@ -1,7 +1,6 @@
 // StreamDevice's native handles (core/native.h): waits enqueued on the program's own streams, events
 // recorded on them and waited for in rig's queue, and rig's values exported as events. Call names are
 // CUDA's; HIP's are the same calls under hip names (through the family's table).
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -72,20 +71,14 @@ rig_status StreamDevice::queue_wait_stream(void *stream, uint64_t value, std::sp
   // The native work waited for rig values: tracked as this value's own in-queue waits, so that a producer
   // lost short of one loses this value (check_producers) instead of leaving rig's waits blocked for good.
   // Pruned here as in hand_over: a program that only alternates submits without in-queue waits and stream
-  // points (bench/interop's edge) would otherwise grow the list for good.
-  // A wait for one of our own values is not tracked: were we lost short of it, this later value is lost with
-  // us anyway. So bench/interop's edge (the stream waits for the kernel of the device it then takes a point
-  // of) takes no lock here and grows no list.
-  auto producer = [&](const QueueWait &w) -> StreamDevice * {
-    StreamDevice *p = of_family(*w.producer);
-    return p != this ? p : nullptr;
-  };
-  if (std::none_of(carried.begin(), carried.end(), producer)) return RIG_OK;
+  // points (bench/interop's edge with the stream waiting for another GPU) would otherwise grow the list for
+  // good.
+  if (carried.empty()) return RIG_OK;  // no lock round trip where the native stream carries no wait
   if (queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
     prune_queued();
   std::lock_guard hold(queued_lock_);
   for (const QueueWait &w : carried)
-    if (StreamDevice *p = producer(w)) queued_.push_back({p->timeline_->slot(), w.value, value});
+    if (StreamDevice *p = of_family(*w.producer)) queued_.push_back({p->timeline_->slot(), w.value, value});
   queued_size_.store(queued_.size(), std::memory_order_relaxed);
   return RIG_OK;
 }

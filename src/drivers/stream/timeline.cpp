@@ -220,6 +220,9 @@ uint64_t Timeline::signaled() const {
 bool Timeline::reached_asking(uint64_t value, bool ask_newest) const {
   if (known() >= value) return true;
   if (memops_ || slot_->lost.load(std::memory_order_acquire)) return false;
+  // The newest mark's value, or a held one past it: its proof would be the newest mark, never asked about
+  // here; answered without reading the ring (an interop edge's wait point names the newest on every edge).
+  if (!ask_newest && value >= marked_.load(std::memory_order_acquire)) return false;
   const Entry *e = nullptr;
   uint64_t m = 0;
   Proof p = proof(value, &e, &m);
