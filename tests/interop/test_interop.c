@@ -387,6 +387,32 @@ static void device_lost_behind_a_native_wait_is_reported_on_rigs_side(void **sta
   gt_set("reset", 1);
 }
 
+/* The same on one GPU: the native stream waits for its own device's point, which is lost. The wait is not
+ * carried into the stream point (StreamWaits::carried: a device's loss loses its later values anyway), and
+ * the stream point still answers RIG_LOST, never waiting for ever. */
+static void device_lost_behind_a_wait_for_its_own_point_loses_the_stream_point(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* faults a GPU on purpose */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  gt_delay(a, m, SLOW_NS * 3);
+  rig_point faulted = gt_fault(a, m);
+  void *s = new_stream(0);
+  OK(rig_stream_wait_point(a, s, faulted));
+  rig_point after = 0;
+  rig_status taken = rig_stream_point(a, s, &after); /* RIG_LOST where the fault was seen already */
+  if (taken == RIG_OK) STATUS(RIG_LOST, rig_wait_point(after, 10000000000ull));
+  else assert_int_equal(taken, RIG_LOST);
+  const char *why = NULL;
+  OK(rig_device_lost_reason(a, &why));
+  assert_non_null(why);
+  api->stream_destroy(s);
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  gt_set("reset", 1);
+}
+
 /* ----- held points: a point with no work of its own (rig_stream_point, the imports) gets no mark of its own
  * on rig's stream; the next mark proves it, or, where something needs it first, a mark made then. ----- */
 
@@ -656,6 +682,7 @@ int main(void) {
       cmocka_unit_test(capabilities_per_device_and_memory_device_points),
       cmocka_unit_test(closed_descriptor_is_never_written),
       cmocka_unit_test(device_lost_behind_a_native_wait_is_reported_on_rigs_side),
+      cmocka_unit_test(device_lost_behind_a_wait_for_its_own_point_loses_the_stream_point),
       cmocka_unit_test(stream_point_marks_nothing_of_its_own),
       cmocka_unit_test(held_point_serves_every_use_with_no_submit_after_it),
       cmocka_unit_test(long_run_of_stream_points_marks_a_few),
