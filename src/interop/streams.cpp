@@ -35,9 +35,7 @@ class StreamWaits {
   void add(const char *api, void *stream, uint64_t point) {
     std::lock_guard hold(lock_);
     if (by_stream_.size() > kSweepAt) sweep();
-    auto [it, fresh] = by_stream_.try_emplace({api, stream});
-    if (fresh) streams_.store(by_stream_.size(), std::memory_order_relaxed);
-    Points &points = it->second;
+    Points &points = by_stream_[{api, stream}];
     for (uint64_t &p : points)
       if (point_device(p) == point_device(point)) {
         p = std::max(p, point);
@@ -45,16 +43,18 @@ class StreamWaits {
       }
     points.keep_if(pending);
     points.push_back(point);
+    devices_.fetch_or(bit(point_device(point)), std::memory_order_relaxed);
   }
   // Appends the waits still pending on the stream to *out, as in-queue waits of a value of `consumer`'s. A
   // wait for one of the consumer's own values is not carried: were it lost short of that value, the later
   // one is lost with it anyway (so bench/interop's edge, a stream waiting for the kernel of the device it then
   // takes a point of, carries nothing, and its device's queue tracks nothing). It stays in the table for
-  // another device's point from the stream. No lock where no stream waited for a point yet: a stream point
-  // ordered after a stream_wait_point (the stream's own order, which the program's synchronization gives)
-  // sees its entry counted.
+  // another device's point from the stream. No lock where the table holds no point of another device than
+  // the consumer (devices_; the bench's edge): a stream point ordered after a stream_wait_point (the
+  // stream's own order, which the program's synchronization gives) sees the bit that wait point set.
   void carried(const char *api, void *stream, uint32_t consumer, Carried *out) {
-    if (streams_.load(std::memory_order_relaxed) == 0) return;
+    uint64_t own = consumer < kManyDevices ? bit(consumer) : 0;
+    if ((devices_.load(std::memory_order_relaxed) & ~own) == 0) return;
     std::lock_guard hold(lock_);
     auto it = by_stream_.find({api, stream});
     if (it == by_stream_.end()) return;
@@ -68,6 +68,8 @@ class StreamWaits {
 
  private:
   static constexpr size_t kSweepAt = 256;
+  static constexpr uint32_t kManyDevices = 63;  // device indices from here on share devices_' last bit
+  static uint64_t bit(uint32_t device) { return uint64_t{1} << std::min(device, kManyDevices); }
   using Points = InlineList<uint64_t, 4>;  // a stream's highest point per producer device
   // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). On
   // an edge, as far as the device knows without asking: a point reached but not known so stays a while, a
@@ -76,15 +78,20 @@ class StreamWaits {
   // The sweep (rare: only while the table is large) asks, so that streams long done are dropped.
   static bool unreached(uint64_t p) { return !device_at(point_device(p))->reached(point_value(p)); }
   void sweep() {
+    uint64_t devices = 0;
     for (auto it = by_stream_.begin(); it != by_stream_.end();) {
       it->second.keep_if(unreached);
+      for (uint64_t p : it->second) devices |= bit(point_device(p));
       it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
     }
-    streams_.store(by_stream_.size(), std::memory_order_relaxed);
+    devices_.store(devices, std::memory_order_relaxed);
   }
   std::mutex lock_;
   std::map<std::pair<const char *, void *>, Points> by_stream_;
-  std::atomic<size_t> streams_{0};  // by_stream_.size(), read without the lock
+  // A bit for each device with a point in the table (set by add before its lock is let go, recomputed by the
+  // sweep; a bit whose points were dropped stays until then), read without the lock. Bit 63 stands for
+  // every index from 63 on, so it never lets a consumer of such an index skip the table.
+  std::atomic<uint64_t> devices_{0};
 };
 
 StreamWaits &stream_waits() {
