@@ -209,15 +209,8 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       for (size_t d = 0; d < l->devices_.size(); ++d)
         if (pool && pool->device() == l->devices_[d]) given[d] = pool.get();
     uint64_t slack = l->align_ > 1 ? l->align_ : 0;
-    // A given pool's chunks set the plan's (less the O_DIRECT slack), so that a chunk fills its staging chunk
-    // and neighbours can go to the device in one copy (joinable_run).
-    bool first_given = true;
     for (auto *p : given)
-      if (p) {
-        uint64_t fits = p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB;
-        chunk = first_given ? fits : std::min(chunk, fits);
-        first_given = false;
-      }
+      if (p) chunk = std::min<uint64_t>(chunk, p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB);
     l->chunks_ = make_plan(plan, chunk, l->align_);
     std::vector<size_t> chunks_of(l->devices_.size(), 0);
     for (const auto &c : l->chunks_) chunks_of[c.device]++;
@@ -441,11 +434,8 @@ void Load::read_worker() {
       for (uint64_t until = now_ns() + 2000000;
            want && rig_device_signaled(device, &got) == RIG_OK && got < want && now_ns() < until;)
         for (int k = 0; k < 32; ++k) cpu_relax();
-      // The copies that read it through the pool's region (several chunks at once) are not in the chunk's
-      // stamps: the device reaching the value after them is what frees it.
-      if (want && got < want) s = rig_device_wait(device, want, UINT64_MAX);
-      // Waits for every use of this staging chunk through itself: the copies that read it last time (rule 6).
-      if (!s) s = rig_buffer_export(pool.buffer(slot), &host);
+      // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
+      s = rig_buffer_export(pool.buffer(slot), &host);
     }
     if (s) s = fail(s, "staging chunk: %s", rig_last_error());
     if (!s) {
@@ -506,68 +496,16 @@ void Load::copy_worker() {
     filled_[i].store(0, std::memory_order_relaxed);
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    size_t slot = v - 1, run = joinable_run(i, slot);
-    if (run > 1) {
-      const Piece &p = c.pieces[0];
-      uint64_t length = 0;
-      for (size_t k = 0; k < run; ++k) length += chunks_[i + k].pieces[0].length;
-      s = copy_pieces(c.device, pool.region(), slot * pool.chunk_bytes() + p.chunk_offset, p.tensor, p.tensor_offset, length);
-    } else {
-      s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(filled_host_[i]));
-    }
-    uint64_t submitted = 0;  // at or past the chunk's copies: the next reader of this chunk waits for it
+    s = copy_chunk(c, pool.buffer(v - 1), static_cast<const unsigned char *>(filled_host_[i]));
+    uint64_t submitted = 0;  // at or past the chunk's copies: the next reader of this chunk spins up to it
     if (!s) rig_device_submitted(devices_[c.device], &submitted);
-    for (size_t k = 0; k < run; ++k) {
-      if (k) filled_[i + k].store(0, std::memory_order_relaxed);
-      pool.give_back(slot + k, submitted);
-    }
+    pool.give_back(v - 1, submitted);
     if (s) {
       fail_with(s);
       break;
     }
-    for (size_t k = 0; k < run; ++k) progress(chunks_[i + k].end - chunks_[i + k].start);
-    i += run - 1;
+    progress(c.end - c.start);
   }
-}
-
-// How many chunks from i on, already filled, one copy can take through the pool's region: each the next
-// part of one tensor in the next staging chunk, at most 16 MiB. Why: the device's queue moved 4 MiB copies
-// at 0.97 of the link and 16 MiB ones at 0.996 (bench_load's "copies alone", an H200, 2026-12-01), and the
-// copies fall behind exactly when filled chunks wait, which is when there are neighbours to join.
-size_t Load::joinable_run(size_t i, size_t slot) {
-  StagingPool &pool = *pools_[chunks_[i].device];
-  if (!pool.region() || options_.verify) return 1;
-  // A chunk joins its next only when its one piece fills its whole staging chunk: then the bytes of both lie
-  // back to back in the region.
-  auto whole_piece = [&](const Chunk &c) {
-    return c.pieces.size() == 1 && c.pieces[0].chunk_offset + c.pieces[0].length == c.end - c.start &&
-           c.end - c.start == pool.chunk_bytes();
-  };
-  uint64_t bytes = chunks_[i].end - chunks_[i].start;
-  size_t run = 1;
-  while (i + run < chunks_.size() && bytes < 16 * MiB) {
-    const Chunk &a = chunks_[i + run - 1], &b = chunks_[i + run];
-    const Piece &pa = a.pieces[0], &pb = b.pieces[0];
-    if (!whole_piece(a) || b.pieces.size() != 1 || pb.chunk_offset != 0 || b.start != a.end || b.device != a.device ||
-        pb.tensor != pa.tensor || pb.tensor_offset != pa.tensor_offset + pa.length)
-      break;
-    uint32_t w = filled_[i + run].load(std::memory_order_acquire);
-    if (w != slot + run + 1) break;  // not filled yet, or not in the next staging chunk
-    bytes += b.end - b.start;
-    ++run;
-  }
-  return run;
-}
-
-// The copies of `length` bytes of one tensor from `src` (a view of the staging region), then the tensor's
-// bookkeeping as copy_chunk does it for one piece.
-rig_status Load::copy_pieces(size_t device, rig_buffer src, uint64_t src_offset, size_t tensor, uint64_t tensor_offset,
-                             uint64_t length) {
-  LoadTensor &t = *tensors_[tensor];
-  if (rig_status s = make_buffer(t, t.devices[0])) return s;
-  if (rig_status s = copy(device, src, src_offset, t.buffers[t.devices[0]], tensor_offset, length)) return s;
-  if (t.remaining.fetch_sub(length, std::memory_order_acq_rel) == length) return finish_tensor(t);
-  return RIG_OK;
 }
 
 // Chunks filled but never submitted (the load stopped): their staging goes back to the pool, which may be

@@ -49,9 +49,6 @@ class Load {
   void read_worker();
   void copy_worker();
   void give_back_unsubmitted();
-  size_t joinable_run(size_t i, size_t slot);
-  rig_status copy_pieces(size_t device, rig_buffer src, uint64_t src_offset, size_t tensor, uint64_t tensor_offset,
-                         uint64_t length);
   void run_windows();
   void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).

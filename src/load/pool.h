@@ -35,10 +35,6 @@ class StagingPool {
   uint64_t last_value(size_t slot) const { return last_value_[slot].load(std::memory_order_acquire); }
   void wake();
   rig_buffer buffer(size_t slot) const { return slots_[slot]; }
-  // The whole region the chunks lie in, borrowed by the device (null for a pool of separate buffers): a
-  // copy may read several adjacent chunks through it at once. Such a copy is in the region's stamps, not
-  // the chunks': whoever reuses a chunk waits for last_value() on the device first.
-  rig_buffer region() const { return region_borrow_; }
 
   // A load claims the pool for its run (false: another load holds it).
   bool claim();

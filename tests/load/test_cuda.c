@@ -84,41 +84,6 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   rig_load_file_release(f);
 }
 
-/* Holds the copier at its first progress call long enough for the readers to fill every staging chunk. */
-static void hold_first(void *user, uint64_t done, uint64_t total) {
-  (void)done;
-  (void)total;
-  int *held = user;
-  if (!*held) *held = 1, usleep(100 * 1000);
-}
-
-/* Chunks the readers filled while the copier was held, each the next part of one tensor in the next staging
- * chunk, go to the device in one copy through the pool's region: fewer copies than the file has chunks, and
- * every byte still the file's. Then reloads through the same chunks (each reused only once the device
- * passed the joined copy that read it) stay right. */
-static void filled_neighbour_chunks_go_in_one_copy(void **state) {
-  (void)state;
-  rig_load_file f;
-  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  size_t chunk = 128 << 10, total = 0;
-  for (size_t i = 0; i < COUNT; ++i) total += lengths[i];
-  for (int round = 0; round < 3; ++round) {
-    int held = 0;
-    rig_load_options o = options(RIG_LOAD_PATH_STAGED, 0);
-    o.progress = hold_first;
-    o.progress_user = &held;
-    long long copies = query("copies");
-    rig_load load;
-    assert_int_equal(load_on(gpu, 1, o, f, &load), RIG_OK);
-    assert_true(all_equal(load, f, 0));
-    copies = query("copies") - copies - COUNT; /* all_equal reads each tensor back with one copy */
-    if (copies >= (long long)((total + chunk - 1) / chunk))
-      fail_msg("%lld copies for %zu bytes in chunks of %zu: none joined", copies, total, chunk);
-    rig_load_release(load);
-  }
-  rig_load_file_release(f);
-}
-
 static void a_registration_serving_wrong_bytes_is_refused_by_the_probe(void **state) {
   (void)state;
   rig_load_file f;
@@ -248,7 +213,6 @@ int main(void) {
   tw_safetensors_u8(path, lengths, COUNT);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(staged_copies_through_pinned_chunks_equal_the_file),
-      cmocka_unit_test(filled_neighbour_chunks_go_in_one_copy),
       cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
