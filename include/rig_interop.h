@@ -74,7 +74,9 @@ RIG_API rig_status rig_interop_supported(rig_device RIG_NONNULL device, rig_devi
  * the host: wait for them with rig_wait_point first (rig_interop_supported says which beforehand).
  * RIG_LOST where the point's device was lost short of it, or `device` is lost or released; RIG_NOT_FOUND for
  * a point of no device; RIG_INVALID_ARGUMENT for a value past its device's submitted, and for the driver's
- * refusal of the stream (its words in the message); RIG_UNSUPPORTED where `device` is not CUDA or HIP. Holds no lock of rig's. A loss of the point's
+ * refusal of the stream (its words in the message); RIG_UNSUPPORTED where `device` is not CUDA or HIP.
+ * Locks: briefly the table of streams' waits, and the producer's turn where its held work must be committed
+ * first (rig_submit's lock); never waits on the host while holding either. A loss of the point's
  * device after this call leaves the native stream waiting (CUDA gives no way to cancel a queued wait);
  * rig answers RIG_LOST for every point taken later from that stream (rig_stream_point). */
 RIG_API rig_status rig_stream_wait_point(rig_device RIG_NONNULL device, void *RIG_NULLABLE native_stream,
