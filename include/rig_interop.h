@@ -74,7 +74,9 @@ RIG_API rig_status rig_interop_supported(rig_device RIG_NONNULL device, rig_devi
  * the host: wait for them with rig_wait_point first (rig_interop_supported says which beforehand).
  * RIG_LOST where the point's device was lost short of it, or `device` is lost or released; RIG_NOT_FOUND for
  * a point of no device; RIG_INVALID_ARGUMENT for a value past its device's submitted, and for the driver's
- * refusal of the stream (its words in the message); RIG_UNSUPPORTED where `device` is not CUDA or HIP. Holds no lock of rig's. A loss of the point's
+ * refusal of the stream (its words in the message); RIG_UNSUPPORTED where `device` is not CUDA or HIP.
+ * Locks: briefly the table of streams' waits, and the producer's turn where its held work must be committed
+ * first (rig_submit's lock); never waits on the host while holding either. A loss of the point's
  * device after this call leaves the native stream waiting (CUDA gives no way to cancel a queued wait);
  * rig answers RIG_LOST for every point taken later from that stream (rig_stream_point). */
 RIG_API rig_status rig_stream_wait_point(rig_device RIG_NONNULL device, void *RIG_NULLABLE native_stream,
@@ -88,7 +90,8 @@ RIG_API rig_status rig_stream_wait_point(rig_device RIG_NONNULL device, void *RI
  * for any point. Never blocks the host. Waits the native stream was given with rig_stream_wait_point are
  * carried into the point: if one of their devices is lost short of the value waited for, rig's waits for
  * this point answer RIG_LOST instead of waiting for ever. The driver's refusal of the stream answers
- * RIG_INVALID_ARGUMENT with nothing assigned; RIG_LOST for a lost or released `device`. */
+ * RIG_INVALID_ARGUMENT with nothing assigned; RIG_LOST for a lost or released `device`. Allocates nothing
+ * on the heap (rig_stream_wait_point: only a stream's entry in rig's table, at its first wait). */
 RIG_API rig_status rig_stream_point(rig_device RIG_NONNULL device, void *RIG_NULLABLE native_stream,
                                     rig_point *RIG_NONNULL point);
 
@@ -155,9 +158,10 @@ RIG_API rig_status rig_buffer_device_address(rig_buffer RIG_NONNULL buffer, uint
  * `access` writes, as its last write: work outside rig that rig_stream_point (or rig_point_import_event)
  * turned into `point` then takes part in rules 3, 4 and 6 like rig's own (a later rig write waits for a
  * torch kernel's read; a later rig read for its write). The point must be submitted; for a write it must
- * follow the allocation's previous last write (the caller ordered it, with rig_stream_wait_point). Holds
- * the point's device's turn for a moment (as its submits do); waits for nothing. RIG_INVALID_ARGUMENT for
- * the point 0, a value past its device's submitted, or a point of the host. */
+ * follow the allocation's previous last write (the caller ordered it, with rig_stream_wait_point). A write
+ * holds the point's device's turn for a moment (as its submits do), a read takes no lock; waits for nothing
+ * and allocates nothing (the first stamp of a device other than the buffer's makes that device's word).
+ * RIG_INVALID_ARGUMENT for the point 0, a value past its device's submitted, or a point of the host. */
 RIG_API rig_status rig_buffer_stamp(rig_buffer RIG_NONNULL buffer, rig_point point, rig_access access);
 
 /* ---------------------------------------------------------------------------------------------------- */

@@ -59,6 +59,13 @@ typedef enum rig_dtype {
 
 #define RIG_LOAD_MAX_DIMS 8
 
+/* The staged path's defaults (rig_load_options' zeros), from a sweep of readers, chunk and budget on an
+ * H200 (bench/README.md, 2026-12-01): a small pool stays in the CPU's caches while readers fill it and the
+ * device reads it, where 256 MiB of 8 MiB chunks went through memory and reached 0.7 of the link. */
+#define RIG_LOAD_DEFAULT_STAGING_BYTES ((size_t)64 << 20)
+#define RIG_LOAD_DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
+#define RIG_LOAD_DEFAULT_THREADS_MAX 12 /* readers: min(12, 3/4 of the cores), at least 1 */
+
 /* One tensor of a file. */
 typedef struct rig_load_tensor {
   size_t size;         /* set by the caller: sizeof(rig_load_tensor) */
@@ -172,10 +179,11 @@ typedef struct rig_load_options {
   rig_load_path path;
   rig_load_io io;
   size_t staging_bytes;     /* pinned staging for the load's own pools, all devices together;
-                               0: 256 MiB (never more by default) */
-  size_t chunk_bytes;       /* 0: 8 MiB; rounded up to 64 KiB */
+                               0: RIG_LOAD_DEFAULT_STAGING_BYTES (64 MiB) */
+  size_t chunk_bytes;       /* 0: RIG_LOAD_DEFAULT_CHUNK_BYTES (4 MiB); rounded up to 64 KiB */
   size_t window_bytes;      /* registered and direct paths' window; 0: 256 MiB; rounded up to 64 KiB */
-  uint32_t threads;         /* reader threads of the staged path; 0: min(16, cores) */
+  uint32_t threads;         /* reader threads of the staged path (one more thread submits the copies);
+                               0: min(RIG_LOAD_DEFAULT_THREADS_MAX, 3/4 of the cores), at least 1 */
   int verify;               /* 1: read every copied range back from the device and compare its XXH3
                                with that of an independent pread of the file (slow: for checking) */
   rig_load_progress_fn progress; /* nullable */
@@ -186,7 +194,7 @@ typedef struct rig_load_options {
   size_t pool_count;
 } rig_load_options;
 
-/* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: 8 MiB, rounded up to 64 KiB) for
+/* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: RIG_LOAD_DEFAULT_CHUNK_BYTES, rounded up to 64 KiB) for
  * `device`, kept across loads. Where the device borrows host memory (CUDA, HIP, memory devices) the pool
  * is ordinary memory registered with the driver once, as a whole; elsewhere (Vulkan) each chunk is a
  * rig_buffer_create(device, chunk, RIG_MEMORY_PINNED). Making pinned memory still costs (registering runs

@@ -61,8 +61,8 @@ static void usage(FILE *out) {
         "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
         "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
         "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
-        "  --threads N               reader threads of the staged path (default min(16, cores))\n"
-        "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (8M), pinned staging budget (256M),\n"
+        "  --threads N               reader threads of the staged path (default min(12, 3/4 of the cores))\n"
+        "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (4M), pinned staging budget (64M),\n"
         "                            registered/direct window (256M); SIZE takes K, M, G suffixes\n"
         "  --repeat N                load N times in this process through one staging pool per device\n"
         "  --keep-registered         register the whole file on each device once (inside the first load's\n"
@@ -168,8 +168,8 @@ static int parse(int argc, char **argv, struct args *a) {
 /* One staging pool per device, kept across --repeat loads: no more pinned memory than the tensors need. */
 static rig_status make_pools(const struct args *a, rig_load_file file, const rig_device *devices, size_t n,
                              rig_load_pool *pools, size_t *made) {
-  size_t chunk = a->o.chunk_bytes ? a->o.chunk_bytes : (size_t)8 << 20;
-  size_t budget = (a->o.staging_bytes ? a->o.staging_bytes : (size_t)256 << 20) / n;
+  size_t chunk = a->o.chunk_bytes ? a->o.chunk_bytes : RIG_LOAD_DEFAULT_CHUNK_BYTES;
+  size_t budget = (a->o.staging_bytes ? a->o.staging_bytes : RIG_LOAD_DEFAULT_STAGING_BYTES) / n;
   size_t count = 0;
   uint64_t total = 0;
   rig_load_tensor_count(file, &count);

@@ -5,6 +5,7 @@
 #      and giving points both ways (one GPU and, with two, across GPUs), events out and back, a point never
 #      signaled timing out, wrapped device memory and its DLPack tensor, host descriptors (the wrong-kind
 #      and loss cases are the fake's only: they skip, saying so).
+#      Then the edge's cost promise (tests/interop/test_interop_cost.c): no heap allocation by rig.
 #   1b. across processes on cuda:0 (tests/interop/test_interop_ipc.c, tests/interop/ipc_pair.c): CUDA IPC
 #      memory and event handles exported, sent over a UNIX socket, imported by a second process; the same
 #      through HIP's driver over the shim.
@@ -51,6 +52,13 @@ step() {  # step NAME TIMEOUT_S COMMAND...: logs to $logs/NAME.log, records PASS
   python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1; } > "$logs/machine.txt"
 step interop-cuda-c-tests 180 "$build/tests/interop/test_interop_cuda"
 RIG_CUDA_TIMELINE=memops step interop-cuda-c-tests-memops 180 "$build/tests/interop/test_interop_cuda"
+# The edge's cost promise on the real driver (tests/interop/test_interop_cost.c): rig allocates nothing on
+# the heap in 2000 steady-state edges (the driver's own allocations are told apart by the call stack).
+# Built in plain builds only (a sanitizer owns malloc).
+if [ -x "$build/tests/interop/test_interop_cost_cuda" ]; then
+  step interop-cuda-cost 120 "$build/tests/interop/test_interop_cost_cuda"
+  RIG_CUDA_TIMELINE=memops step interop-cuda-cost-memops 120 "$build/tests/interop/test_interop_cost_cuda"
+fi
 # HIP's driver over the same GPU through the shim (tests/doubles/hip_shim), as scripts/gpu/hip.sh runs it.
 RIG_HIP_LIBRARY=$build/tests/hip/libhipshim.so RIG_REQUIRE=hip step interop-hip-shim-c-tests 180 "$build/tests/interop/test_interop_hip"
 # Across processes on cuda:0 (CUDA IPC handles): bad handles, an exited exporter, an unreached point of

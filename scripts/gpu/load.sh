@@ -37,7 +37,7 @@ step() {  # step NAME LIMIT_S CMD...: runs CMD with a timeout, logs to $L/NAME.l
   summary+=("$line")
 }
 
-step machine 60 bash -c 'date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,memory.total --format=csv; nvidia-smi topo -m; uname -r; nproc; free -g; df -h /tmp; stat -f -c "fs of /tmp: %T" /tmp; python3 -c "import torch, safetensors; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"safetensors\", safetensors.__version__)"'
+step machine 60 bash -c 'date -u; lscpu; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,memory.total --format=csv; nvidia-smi topo -m; uname -r; nproc; free -g; df -h /tmp; stat -f -c "fs of /tmp: %T" /tmp; python3 -c "import torch, safetensors; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"safetensors\", safetensors.__version__)"'
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 devices=cuda:0
 [ "${gpus:-0}" -ge 2 ] && devices=cuda:0,cuda:1
@@ -68,10 +68,21 @@ done
 step rig-load-kept-json 240 "$rig" load "$F" --device cuda:0 --json --repeat 4 --keep-registered
 # LOAD_STAGED=1: the staged path over reader threads and chunk sizes, three loads each through one pool,
 # with the threads' phases (read, staging wait, buffer making, submit) in each load's JSON
+# (LOAD_STAGED_THREADS, LOAD_STAGED_CHUNKS and LOAD_STAGED_BUDGETS change the matrix's lists)
 if [ "${LOAD_STAGED:-0}" = 1 ]; then
-  for t in 8 16; do for c in 4M 8M; do
-    step "staged-t$t-c$c" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --json --repeat 3
-  done; done
+  for t in ${LOAD_STAGED_THREADS:-8 16}; do for c in ${LOAD_STAGED_CHUNKS:-4M 8M}; do for b in ${LOAD_STAGED_BUDGETS:-256M}; do
+    step "staged-t$t-c$c-b$b" 60 "$rig" load "$F" --device cuda:0 --path staged --threads "$t" --chunk "$c" --staging "$b" --json --repeat 3
+  done; done; done
+fi
+# LOAD_AB_LIB=DIR: a before/after of the library on the same machine in the same minute: `rig load` with
+# its defaults (three loads in a process: the first makes the pool) through DIR's librig.so.0 (before) and
+# the carried one (after), interleaved four times
+if [ -n "${LOAD_AB_LIB:-}" ]; then
+  ab=$(cd "$LOAD_AB_LIB" && pwd)
+  for r in 1 2 3 4; do
+    step "ab-before-$r" 60 env LD_LIBRARY_PATH="$ab:$LD_LIBRARY_PATH" "$rig" load "$F" --device cuda:0 --path staged --json --repeat 3
+    step "ab-after-$r" 60 "$rig" load "$F" --device cuda:0 --path staged --json --repeat 3
+  done
 fi
 # the probe's own cost on a 64 MiB region, phase by phase (goal: under 50 ms)
 step probe-64m 60 "$rig" probe --device cuda:0 --length 64M --verbose "$SMALL"

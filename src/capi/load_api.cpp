@@ -147,7 +147,7 @@ RIG_API rig_status rig_load_file_release(rig_load_file file) {
 RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t chunk_bytes, rig_load_pool *out) {
   return entry("rig_load_pool_create", [&] {
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: out is null");
-    size_t chunk = chunk_bytes ? (chunk_bytes + 65535) / 65536 * 65536 : size_t(8) << 20;
+    size_t chunk = chunk_bytes ? (chunk_bytes + 65535) / 65536 * 65536 : RIG_LOAD_DEFAULT_CHUNK_BYTES;
     if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
     std::unique_ptr<StagingPool> pool;
     if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, &pool)) return s;

@@ -10,6 +10,15 @@ namespace rig {
 
 using Clock = std::chrono::steady_clock;
 
+// One pause of a spin-wait: lets the sibling hyperthread run and keeps the loop from flooding the memory bus.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 struct Deadline {
   Clock::time_point at = Clock::time_point::max();
 

@@ -84,6 +84,10 @@ class Device final : public LossSink {
     submitted_.store(value, std::memory_order_release);
     if (commits_at_hand_over_) committed_.store(value, std::memory_order_release);
   }
+  // Called holding the turn, after the driver took value `value` and held it (DriverWork::hand_over_empty):
+  // submitted, not committed, so that a wait for it commits first (commit_through) and the driver marks it.
+  // A later assign() commits it with its own value.
+  void assign_held(uint64_t value) { submitted_.store(value, std::memory_order_release); }
 
   // LossSink: a driver fault, reported from inside the driver (which may hold its own locks: the value
   // reached at the loss is read from the driver later, by the first caller that needs it). Once and for good.

@@ -92,7 +92,17 @@ class DriverWork {
   // Called when a run's buffers or scalars are set, never on the submit path; may allocate; a driver that
   // cannot record (out of memory) returns null.
   virtual std::unique_ptr<RecordedWork> record(const Work &) { return nullptr; }
-  // Makes every value handed over so far eligible to run. A failure loses the device.
+  // Takes value `value` (= previous + 1) with no work and no waits of its own: only what the device's queue
+  // was made to wait for just before, holding the turn (NativeHandles' queue waits, a semaphore's), which
+  // it stands for. Called holding the turn; a failure loses the device. *held: true where the driver
+  // leaves the value's mark to its next hand-over or to commit() (the engine then counts it handed over,
+  // not committed: a wait on it commits first); the default hands over empty work and holds nothing.
+  virtual rig_status hand_over_empty(uint64_t value, bool *held) {
+    *held = false;
+    return hand_over(Work{}, value, {});
+  }
+  // Makes every value handed over so far eligible to run, and provable: a value held by hand_over_empty
+  // gets its mark. A failure loses the device.
   virtual rig_status commit() = 0;
   // The last value the device's timeline shows reached. A pure read: commits nothing, never blocks
   // (it may ask the device, which costs a driver call).

@@ -39,9 +39,10 @@ class NativeHandles {
 
   // Called holding the device's turn, before hand_over of `value`: makes the device's own queue wait for
   // what is enqueued so far on native `stream` (this device's GPU), or for `event`'s latest record (any GPU
-  // of the API). `carried` are waits on rig devices the native work made (a stream's stream_wait): a
-  // producer of one lost short of its value loses `value` too. Enqueues nothing of rig's and answers
-  // RIG_INVALID_ARGUMENT where the driver refuses the handle (the device is not lost).
+  // of the API). `carried` are waits on other rig devices the native work made (a stream's stream_wait;
+  // never one on this device's own values, whose loss loses `value` anyway): a producer of one lost short of
+  // its value loses `value` too. Allocates nothing where `carried` is empty. Enqueues nothing of rig's and
+  // answers RIG_INVALID_ARGUMENT where the driver refuses the handle (the device is not lost).
   virtual rig_status queue_wait_stream(void *stream, uint64_t value, std::span<const QueueWait> carried) = 0;
   virtual rig_status queue_wait_event(void *event, uint64_t value) = 0;
 

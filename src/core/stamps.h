@@ -51,6 +51,16 @@ class Stamps {
     if (word->load(std::memory_order_relaxed) < point) word->store(point, std::memory_order_release);
   }
 
+  // raise_use from a thread that does not hold the device's turn (rig_buffer_stamp of a read): a CAS to the
+  // maximum. A submit of the device that raises the word meanwhile (raise_use, holding the turn) stores its
+  // own new value, above every point submitted before it, so the word never goes down. Never blocks.
+  static void raise_use_unturned(std::atomic<uint64_t> *word, uint64_t point) {
+    uint64_t seen = word->load(std::memory_order_relaxed);
+    while (seen < point && !word->compare_exchange_weak(seen, point, std::memory_order_release,
+                                                         std::memory_order_relaxed)) {
+    }
+  }
+
   // Makes `point` the last write; called holding the writer's turn, so one device's writes arrive in order.
   // Two devices writing one allocation at once are unordered by the program's own fault (Domains).
   void raise_write(uint64_t point) {

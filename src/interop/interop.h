@@ -7,10 +7,10 @@
 #include <rig_interop.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 
 #include "core/buffer.h"
+#include "core/callable_ref.h"
 #include "core/device.h"
 
 namespace rig::interop {
@@ -62,8 +62,9 @@ rig_status import_point_ipc(Device &device, const rig_ipc_handle &handle, uint64
 // RIG_LOST (with the message) for a released or lost device, else RIG_OK.
 rig_status check_open(const Device &d, const char *what);
 // Takes `device`'s next value after its queue waits for work outside rig (`wait`, called with that value
-// holding the device's turn, as a submit holds it): the point of rig_stream_point and the imports.
-rig_status value_after(Device &device, const std::function<rig_status(uint64_t)> &wait, uint64_t *point);
+// holding the device's turn, as a submit holds it): the point of rig_stream_point and the imports. `wait`
+// is only called, never kept (no copy, no allocation).
+rig_status value_after(Device &device, CallableRef<rig_status(uint64_t)> wait, uint64_t *point);
 // The device of a point to export as a native event (`what` names the call), its native handles, and
 // whether the value is reached: the point committed, RIG_INVALID_ARGUMENT for the point 0, RIG_UNSUPPORTED
 // for a device with no native events, RIG_LOST where its device was lost short of it.

@@ -1,13 +1,14 @@
 // Native streams and events: a native stream waits for rig's points, rig's queue waits for a native
 // stream's work (a point taken from it), points leave as events and events come in as points.
-#include <functional>
+#include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include "core/error.h"
+#include "core/inline_list.h"
 #include "core/registry.h"
 #include "interop/interop.h"
 
@@ -17,40 +18,80 @@ namespace {
 // The rig points each native stream was made to wait for (stream_wait_point), so that a point taken from
 // the stream later (stream_point) carries them: a producer lost short of one then loses that point instead
 // of leaving rig's waits blocked behind a native wait CUDA never lets go. Keyed by (API, stream): a CUDA
-// and a HIP stream may share an address. Points reached are dropped as the stream gets new ones, and
-// streams whose points are all reached once the table grows (the program destroys streams unseen).
+// and a HIP stream may share an address. One point per device, its highest: a producer lost short of an
+// earlier point is short of the later one too, so it carries the same loss, and the list is only as long as
+// the devices the stream waited for. On an edge, points reached are dropped by what their devices know
+// without asking (known_reached: at most one question a device, none for its newest mark), so an edge costs
+// no driver call here however far the GPU is behind (each pending point asked about on every edge was the
+// interop bench's largest cost on the fake, bench/README.md); streams whose points are all reached are
+// dropped once the table grows (the program destroys streams unseen).
 class StreamWaits {
  public:
+  // The list of a stream point's carried waits: one per producer device, on the caller's stack (no heap
+  // allocation per edge up to kInlineWaits devices).
+  static constexpr size_t kInlineWaits = 8;
+  using Carried = InlineList<QueueWait, kInlineWaits>;
+
   void add(const char *api, void *stream, uint64_t point) {
     std::lock_guard hold(lock_);
     if (by_stream_.size() > kSweepAt) sweep();
-    auto &points = by_stream_[{api, stream}];
-    std::erase_if(points, settled);
+    Points &points = by_stream_[{api, stream}];
+    for (uint64_t &p : points)
+      if (point_device(p) == point_device(point)) {
+        p = std::max(p, point);
+        return;
+      }
+    points.keep_if(pending);
     points.push_back(point);
+    devices_.fetch_or(bit(point_device(point)), std::memory_order_relaxed);
   }
-  // The waits still pending on the stream, as in-queue waits of a rig value.
-  std::vector<QueueWait> carried(const char *api, void *stream) {
-    std::vector<QueueWait> out;
+  // Appends the waits still pending on the stream to *out, as in-queue waits of a value of `consumer`'s. A
+  // wait for one of the consumer's own values is not carried: were it lost short of that value, the later
+  // one is lost with it anyway (so bench/interop's edge, a stream waiting for the kernel of the device it then
+  // takes a point of, carries nothing, and its device's queue tracks nothing). It stays in the table for
+  // another device's point from the stream. No lock where the table holds no point of another device than
+  // the consumer (devices_; the bench's edge): a stream point ordered after a stream_wait_point (the
+  // stream's own order, which the program's synchronization gives) sees the bit that wait point set.
+  void carried(const char *api, void *stream, uint32_t consumer, Carried *out) {
+    uint64_t own = consumer < kManyDevices ? bit(consumer) : 0;
+    if ((devices_.load(std::memory_order_relaxed) & ~own) == 0) return;
     std::lock_guard hold(lock_);
     auto it = by_stream_.find({api, stream});
-    if (it == by_stream_.end()) return out;
-    std::erase_if(it->second, settled);
-    for (uint64_t p : it->second) out.push_back({&device_at(point_device(p))->driver(), point_value(p)});
-    return out;
+    if (it == by_stream_.end()) return;
+    it->second.keep_if([&](uint64_t p) {
+      if (point_device(p) == consumer) return true;
+      if (!pending(p)) return false;
+      out->push_back({&device_at(point_device(p))->driver(), point_value(p)});
+      return true;
+    });
   }
 
  private:
   static constexpr size_t kSweepAt = 256;
-  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason).
-  static bool settled(uint64_t p) { return device_at(point_device(p))->reached(point_value(p)); }
+  static constexpr uint32_t kManyDevices = 63;  // device indices from here on share devices_' last bit
+  static uint64_t bit(uint32_t device) { return uint64_t{1} << std::min(device, kManyDevices); }
+  using Points = InlineList<uint64_t, 4>;  // a stream's highest point per producer device
+  // Reached, so never a reason for a loss (a lost device's unreached values stay: they are the reason). On
+  // an edge, as far as the device knows without asking: a point reached but not known so stays a while, a
+  // carried wait already settled, never a loss.
+  static bool pending(uint64_t p) { return !device_at(point_device(p))->known_reached(point_value(p)); }
+  // The sweep (rare: only while the table is large) asks, so that streams long done are dropped.
+  static bool unreached(uint64_t p) { return !device_at(point_device(p))->reached(point_value(p)); }
   void sweep() {
+    uint64_t devices = 0;
     for (auto it = by_stream_.begin(); it != by_stream_.end();) {
-      std::erase_if(it->second, settled);
+      it->second.keep_if(unreached);
+      for (uint64_t p : it->second) devices |= bit(point_device(p));
       it = it->second.empty() ? by_stream_.erase(it) : std::next(it);
     }
+    devices_.store(devices, std::memory_order_relaxed);
   }
   std::mutex lock_;
-  std::map<std::pair<const char *, void *>, std::vector<uint64_t>> by_stream_;
+  std::map<std::pair<const char *, void *>, Points> by_stream_;
+  // A bit for each device with a point in the table (set by add before its lock is let go, recomputed by the
+  // sweep; a bit whose points were dropped stays until then), read without the lock. Bit 63 stands for
+  // every index from 63 on, so it never lets a consumer of such an index skip the table.
+  std::atomic<uint64_t> devices_{0};
 };
 
 StreamWaits &stream_waits() {
@@ -73,7 +114,7 @@ rig_status check_open(const Device &d, const char *what) {
   return RIG_OK;
 }
 
-rig_status value_after(Device &device, const std::function<rig_status(uint64_t)> &wait, uint64_t *point) {
+rig_status value_after(Device &device, CallableRef<rig_status(uint64_t)> wait, uint64_t *point) {
   std::lock_guard turn(device.turn());
   if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
   uint64_t value = device.submitted() + 1;
@@ -82,11 +123,17 @@ rig_status value_after(Device &device, const std::function<rig_status(uint64_t)>
     if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
     return s;                                                    // else: the native handle, nothing assigned
   }
-  if (rig_status s = device.driver().hand_over(Work{}, value, {}); s != RIG_OK) {
+  // No work of its own: a stream driver holds the value unmarked (its next mark proves it: one record
+  // fewer per edge), and a wait for it commits first, which marks it (DriverWork::hand_over_empty).
+  bool held = false;
+  if (rig_status s = device.driver().hand_over_empty(value, &held); s != RIG_OK) {
     device.lose_now(last_error());
     return device.lost_status();
   }
-  device.assign(value);
+  if (held)
+    device.assign_held(value);
+  else
+    device.assign(value);
   *point = device.point(value);
   return RIG_OK;
 }
@@ -176,7 +223,8 @@ rig_status stream_point(Device &device, void *stream, uint64_t *point) {
   NativeHandles *n = native_of(device, "stream_point");
   if (!n) return RIG_UNSUPPORTED;
   if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
-  std::vector<QueueWait> carried = stream_waits().carried(n->api(), stream);
+  StreamWaits::Carried carried;
+  stream_waits().carried(n->api(), stream, device.index(), &carried);
   return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/deadline.h"
 #include "load/direct_read.h"
 #include "load/mapping.h"
 #include "load/path.h"
@@ -44,22 +45,28 @@ long long layer_of(const std::string &name) {
   return -1;
 }
 
-// The fraction of [offset, offset+length) of the file resident in the page cache (mincore).
+// The fraction of [offset, offset+length) of the file resident in the page cache, from mincore over up to
+// 1024 samples of 16 pages spread evenly over the range. Why sampled: mincore of every page of a 4 GiB file
+// took 70-135 ms (2-core VM, 2026-12-01), most of a warm load's time at the link's rate, to choose between
+// two ways of reading where a few percent of accuracy is plenty.
 double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length) {
   if (length == 0 || size == 0) return 1.0;
   void *map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) return 1.0;
+  constexpr uint64_t samples = 1024, run = 16;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t first = offset / page, last = (offset + length + page - 1) / page;
-  std::vector<unsigned char> vec(last - first);
-  double fraction = 1.0;
-  if (mincore(static_cast<char *>(map) + first * page, (last - first) * page, vec.data()) == 0) {
-    size_t in = 0;
-    for (unsigned char v : vec) in += v & 1;
-    fraction = double(in) / double(vec.size());
+  uint64_t first = offset / page, last = (offset + length + page - 1) / page, pages = last - first;
+  uint64_t step = pages <= samples * run ? run : pages / samples;
+  unsigned char vec[run];
+  size_t in = 0, seen = 0;
+  for (uint64_t p = first; p < last; p += step) {
+    uint64_t n = std::min(run, last - p);
+    if (mincore(static_cast<char *>(map) + p * page, n * page, vec) != 0) break;
+    for (uint64_t k = 0; k < n; ++k) in += vec[k] & 1;
+    seen += n;
   }
   munmap(map, size);
-  return fraction;
+  return seen ? double(in) / double(seen) : 1.0;
 }
 
 }  // namespace
@@ -175,7 +182,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   }
 
   // Chunks (staged) or windows (registered, direct).
-  uint64_t chunk = round_up(o.chunk_bytes ? o.chunk_bytes : 8 * MiB, 64 * KiB);
+  uint64_t chunk = round_up(o.chunk_bytes ? o.chunk_bytes : RIG_LOAD_DEFAULT_CHUNK_BYTES, 64 * KiB);
   std::vector<PlanTensor> plan;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (const auto &t : l->tensors_) {
@@ -209,7 +216,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     for (const auto &c : l->chunks_) chunks_of[c.device]++;
     size_t readers = 0;
     for (size_t d = 0; d < l->devices_.size(); ++d) readers += chunks_of[d] && !given[d];
-    uint64_t budget = o.staging_bytes ? o.staging_bytes : 256 * MiB;
+    uint64_t budget = o.staging_bytes ? o.staging_bytes : RIG_LOAD_DEFAULT_STAGING_BYTES;
     for (size_t d = 0; d < l->devices_.size(); ++d) {
       if (given[d]) {
         if (given[d]->chunk_bytes() < chunk + slack) return fail(RIG_INVALID_ARGUMENT, "a pool's chunks are under 64 KiB plus alignment");
@@ -263,22 +270,30 @@ Load::~Load() {
 }
 
 bool Load::stopping(rig_status *why) {
-  if (cancelled_.load(std::memory_order_relaxed) || (options_.cancel && *options_.cancel)) {
-    *why = fail(RIG_INTERRUPTED, "the load was cancelled");
-    return true;
-  }
+  if (cancelled_.load(std::memory_order_relaxed) || (options_.cancel && *options_.cancel))
+    if (!halted_.load(std::memory_order_acquire)) fail_with(fail(RIG_INTERRUPTED, "the load was cancelled"));
+  *why = RIG_OK;
+  if (!halted_.load(std::memory_order_acquire)) return false;  // the path every chunk takes: no lock
   std::lock_guard lock(mutex_);
   *why = status_;
-  return status_ != RIG_OK;
+  return true;
 }
 
 void Load::fail_with(rig_status s) {
-  std::lock_guard lock(mutex_);
-  if (status_ == RIG_OK) {
-    status_ = s;
-    message_ = rig_last_error();
+  {
+    std::lock_guard lock(mutex_);
+    if (status_ == RIG_OK) {
+      status_ = s;
+      message_ = rig_last_error();
+    }
+    halted_.store(true, std::memory_order_release);
   }
   cv_.notify_all();
+  // Wake whatever waits inside the staged path: the copier for a chunk, readers for a staging chunk.
+  { std::lock_guard lock(fill_mutex_); }
+  fill_cv_.notify_all();
+  for (auto *p : pools_)
+    if (p) p->wake();
 }
 
 void Load::progress(uint64_t bytes) {
@@ -391,21 +406,34 @@ rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   return RIG_OK;
 }
 
-void Load::stage_worker() {
+void Load::read_worker() {
   rig_status s = RIG_OK;
   std::optional<DirectRead> reader;  // this thread's ring, for O_DIRECT reads
   if (direct_fd_ >= 0) reader.emplace(direct_fd_);
-  for (;;) {
-    if (stopping(&s)) break;
-    size_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= chunks_.size()) break;
+  while (!stopping(&s)) {
+    size_t i, slot;
+    {
+      Timed timed(phase_ns_[STAGING_WAIT]);
+      std::lock_guard claim(claim_mutex_);
+      if (next_chunk_ >= chunks_.size()) break;
+      i = next_chunk_;
+      // Waiting for a free staging chunk holding the claim is the point: chunks get theirs in file order.
+      if (!pools_[chunks_[i].device]->acquire(halted_, &slot)) break;
+      ++next_chunk_;
+    }
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    size_t slot;
     void *host = nullptr;
     {
       Timed timed(phase_ns_[STAGING_WAIT]);
-      slot = pool.acquire();
+      // The chunk's last copies are usually a few hundred microseconds from done: spin on the device's
+      // timeline that long (a pure read) rather than let the export's wait sleep, whose slices the kernel
+      // rounds up by its timer slack (50 us) and more; a reader has a core of its own (3/4 of them).
+      rig_device device = devices_[c.device];
+      uint64_t want = pool.last_value(slot), got = 0;
+      for (uint64_t until = now_ns() + 2000000;
+           want && rig_device_signaled(device, &got) == RIG_OK && got < want && now_ns() < until;)
+        for (int k = 0; k < 32; ++k) cpu_relax();
       // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
       s = rig_buffer_export(pool.buffer(slot), &host);
     }
@@ -415,13 +443,76 @@ void Load::stage_worker() {
       s = read_chunk(c, host, reader ? &*reader : nullptr);
     }
     if (!s) s = file_->unchanged();
-    if (!s) s = copy_chunk(c, pool.buffer(slot), static_cast<const unsigned char *>(host));
-    if (s) fail_with(s);
-    pool.give_back(slot);
-    if (s) break;
+    if (s) {
+      pool.give_back(slot);
+      fail_with(s);
+      break;
+    }
+    filled_host_[i] = host;
+    {
+      std::lock_guard lock(fill_mutex_);
+      filled_[i].store(uint32_t(slot + 1), std::memory_order_release);
+    }
+    fill_cv_.notify_one();
+  }
+}
+
+// Why one copier: with every reader submitting its own chunk's copies, 16 threads took turns on one
+// device's turn and one driver stream, and each submit cost them 20-90 us of waiting (an H200, 8 GiB,
+// 2026-12-01): the readers spent a third of their time there instead of reading. One thread submits in file
+// order (the first tensors land first) and the readers only read.
+void Load::copy_worker() {
+  rig_status s = RIG_OK;
+  size_t ahead = 0;  // chunks before this one have their tensors made
+  for (size_t i = 0; i < chunks_.size() && !stopping(&s); ++i) {
+    uint32_t v = filled_[i].load(std::memory_order_acquire);
+    // A chunk takes tens to hundreds of microseconds to read: spin that long before sleeping, making the
+    // tensors of the chunks ahead meanwhile. Why here: an allocation takes ~150 us on an H200 and holds
+    // the driver's lock, so the readers making them slowed the copier's submits (0.68 of the link against
+    // 0.9), and the copier making them only in line left the link idle behind a shallow queue.
+    ahead = std::max(ahead, i);
+    for (auto until = now_ns() + 100000; !v && !halted_.load(std::memory_order_relaxed) && now_ns() < until;) {
+      if (ahead < chunks_.size() && ahead < i + 64) {
+        for (const Piece &p : chunks_[ahead].pieces)
+          if (!s) s = make_buffer(*tensors_[p.tensor], tensors_[p.tensor]->devices[0]);
+        ++ahead;
+      } else {
+        for (int k = 0; k < 32; ++k) cpu_relax();
+      }
+      v = filled_[i].load(std::memory_order_acquire);
+    }
+    if (s) {
+      fail_with(s);
+      break;
+    }
+    if (!v) {
+      std::unique_lock lock(fill_mutex_);
+      fill_cv_.wait(lock, [&] {
+        v = filled_[i].load(std::memory_order_acquire);
+        return v != 0 || halted_.load(std::memory_order_acquire);
+      });
+    }
+    if (!v) break;  // halted
+    filled_[i].store(0, std::memory_order_relaxed);
+    const Chunk &c = chunks_[i];
+    StagingPool &pool = *pools_[c.device];
+    s = copy_chunk(c, pool.buffer(v - 1), static_cast<const unsigned char *>(filled_host_[i]));
+    uint64_t submitted = 0;  // at or past the chunk's copies: the next reader of this chunk spins up to it
+    if (!s) rig_device_submitted(devices_[c.device], &submitted);
+    pool.give_back(v - 1, submitted);
+    if (s) {
+      fail_with(s);
+      break;
+    }
     progress(c.end - c.start);
   }
-  if (s) fail_with(s);
+}
+
+// Chunks filled but never submitted (the load stopped): their staging goes back to the pool, which may be
+// the caller's and outlive this load.
+void Load::give_back_unsubmitted() {
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    if (uint32_t v = filled_[i].exchange(0)) pools_[chunks_[i].device]->give_back(v - 1);
 }
 
 // Windows of the file's kept registration: views, so nothing is registered, mapped or released per window.
@@ -504,19 +595,23 @@ void Load::run() {
     }
   if (s) fail_with(s);
   if (!s && path_ == RIG_LOAD_PATH_STAGED) {
-    // Up to 16 readers: on an H200 (16 cores) an 8 GiB warm load went from 20-22 GB/s with 8 to 27-29 GB/s
-    // with 16 (bench/README.md, 2026-12-01); the copies into pinned chunks are what the threads spend.
-    uint32_t n = options_.threads ? options_.threads : std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+    // 12 readers on an H200's 16 cores beat 14 and 16 (bench/README.md, 2026-12-01): the copier, the driver's
+    // threads and the readers' own wakeups need cores of their own, or the copier's next chunk waits for a
+    // reader the scheduler parked.
+    uint32_t n = options_.threads ? options_.threads
+                                  : std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, uint32_t(RIG_LOAD_DEFAULT_THREADS_MAX));
     n = uint32_t(std::min<size_t>(n, chunks_.size()));
-    std::vector<std::thread> workers;
-    for (uint32_t i = 1; i < n; ++i) workers.emplace_back([this] { stage_worker(); });
-    if (n) stage_worker();
-    for (auto &w : workers) w.join();
+    filled_.reset(new std::atomic<uint32_t>[chunks_.size()]());
+    filled_host_.assign(chunks_.size(), nullptr);
+    std::vector<std::thread> readers;
+    for (uint32_t i = 0; i < n; ++i) readers.emplace_back([this] { read_worker(); });
+    copy_worker();
+    for (auto &r : readers) r.join();
+    give_back_unsubmitted();
   } else if (!s) {
     run_windows();
   }
-  if (stopping(&s) && s == RIG_INTERRUPTED) fail_with(s);
-  if (!s) {
+  if (!stopping(&s)) {
     s = file_->unchanged();
     if (s) fail_with(s);
   }

@@ -44,7 +44,11 @@ class Load {
  private:
   Load() = default;
   void run();
-  void stage_worker();
+  // The staged path's two roles: readers claim chunks in file order with a staging chunk each and fill
+  // them; one copier (the run thread) submits the filled chunks' copies in file order.
+  void read_worker();
+  void copy_worker();
+  void give_back_unsubmitted();
   void run_windows();
   void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
@@ -75,7 +79,16 @@ class Load {
   std::vector<std::unique_ptr<StagingPool>> own_pools_;
   std::vector<StagingPool *> pools_;      // per device (staged path)
   std::vector<std::shared_ptr<StagingPool>> given_pools_;  // the caller's, kept alive while the load runs
-  std::atomic<size_t> next_chunk_{0};
+  // Staged: claims are taken in chunk order holding claim_mutex_, each with its staging chunk, so the
+  // copier's next chunk always has one (a later chunk can never hold the last free slot it waits for).
+  std::mutex claim_mutex_;
+  size_t next_chunk_ = 0;
+  // Per chunk: its staging slot + 1 once filled (0: not yet, or already submitted), and its bytes' address.
+  std::unique_ptr<std::atomic<uint32_t>[]> filled_;
+  std::vector<void *> filled_host_;
+  std::mutex fill_mutex_;  // the copier sleeps on fill_cv_ only after spinning a while
+  std::condition_variable fill_cv_;
+  std::atomic<bool> halted_{false};  // the load failed or was cancelled: every thread stops
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> bytes_read_{0}, bytes_copied_{0};
   uint64_t bytes_total_ = 0;

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "load/mapping.h"
+#include "mapped/host_map.h"
 
 namespace rig::load {
 
@@ -18,9 +19,8 @@ namespace rig::load {
 // The mapping goes with the last wrap's release (load/mapping.h), after every copy that reads it.
 rig_status StagingPool::make_registered(size_t count) {
   size_t length = chunk_bytes_ * count;
-  void *base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
-  madvise(base, length, MADV_HUGEPAGE);  // fewer pages to pin; a hint only
+  void *base = mapped::map_for_registering(length);
+  if (!base) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
   region_ = new Mapping();
   region_->base = base;
   region_->length = length;
@@ -51,6 +51,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   p->chunk_bytes_ = chunk_bytes;
   rig_status s = count ? p->make_registered(count) : RIG_OK;
   if (s == RIG_OK) {
+    p->last_value_.reset(new std::atomic<uint64_t>[count]());
     for (size_t i = 0; i < count; ++i) p->free_.push_back(i);
     *out = std::move(p);
     return RIG_OK;
@@ -68,6 +69,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
     p->slots_.push_back(b);
     p->free_.push_back(i);
   }
+  p->last_value_.reset(new std::atomic<uint64_t>[count]());
   *out = std::move(p);
   return RIG_OK;
 }
@@ -81,15 +83,22 @@ StagingPool::~StagingPool() {
   if (region_) region_->drop();
 }
 
-size_t StagingPool::acquire() {
+bool StagingPool::acquire(const std::atomic<bool> &halt, size_t *slot) {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return !free_.empty(); });
-  size_t s = free_.front();
+  cv_.wait(lock, [&] { return !free_.empty() || halt.load(std::memory_order_acquire); });
+  if (halt.load(std::memory_order_acquire)) return false;
+  *slot = free_.front();
   free_.pop_front();
-  return s;
+  return true;
 }
 
-void StagingPool::give_back(size_t slot) {
+void StagingPool::wake() {
+  { std::lock_guard lock(mutex_); }  // a waiter is either before its predicate or asleep: never between
+  cv_.notify_all();
+}
+
+void StagingPool::give_back(size_t slot, uint64_t value) {
+  last_value_[slot].store(value, std::memory_order_release);
   {
     std::lock_guard lock(mutex_);
     free_.push_back(slot);

@@ -6,6 +6,8 @@
 
 #include <rig.h>
 
+#include <atomic>
+#include <memory>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -23,9 +25,15 @@ class StagingPool {
   size_t chunk_bytes() const { return chunk_bytes_; }
   size_t bytes() const { return chunk_bytes_ * slots_.size(); }
 
-  // Takes a free chunk, waiting (its own lock only) until one is given back. Returns its index.
-  size_t acquire();
-  void give_back(size_t slot);
+  // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
+  // answers false: the load stopped). wake() makes waiters look at their `halt` again.
+  bool acquire(const std::atomic<bool> &halt, size_t *slot);
+  // Gives a chunk back; `value`: the device's submitted value once the copies reading it were submitted,
+  // which last_value() answers until the chunk comes back again. Without: no copy read it this time.
+  void give_back(size_t slot, uint64_t value);
+  void give_back(size_t slot) { give_back(slot, last_value(slot)); }
+  uint64_t last_value(size_t slot) const { return last_value_[slot].load(std::memory_order_acquire); }
+  void wake();
   rig_buffer buffer(size_t slot) const { return slots_[slot]; }
 
   // A load claims the pool for its run (false: another load holds it).
@@ -42,6 +50,7 @@ class StagingPool {
   rig_buffer region_borrow_ = nullptr;
   std::vector<rig_buffer> wraps_;
   std::vector<rig_buffer> slots_;
+  std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -5,6 +5,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/range_table.h"
+#include "mapped/host_map.h"
 #include "mapped/static_table.h"
 
 namespace rig::mapped {
@@ -95,10 +96,7 @@ rig_status DeviceOps::unregister_host(void *host, size_t) {
 // runs as from the driver's pinned memory. Where the registration is refused, the driver's own allocation.
 rig_status DeviceOps::alloc_host(size_t length, void **host) {
   if (rig_status s = usable("alloc_host", 0)) return s;
-  void *p = length ? mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
-  if (p != MAP_FAILED) {
-    // Huge pages where the kernel gives them: pinning 16 pages of 2 MiB is cheaper than 8192 of 4 KiB.
-    madvise(p, length, MADV_HUGEPAGE);
+  if (void *p = map_for_registering(length)) {
     if (range_table::register_exclusive(device_, p, length, false) == RIG_OK) {
       registered_ = p;
       registered_length_ = length;

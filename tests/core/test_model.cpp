@@ -350,7 +350,8 @@ struct Program {
     std::vector<rig_buffer> bufs(n);
     for (int i = 0; i < n; ++i) bufs[i] = allocs[which[i]].on[d];
     // The model's version after this work: the last writing slot's (the kernel writes slots in order).
-    rig_part p = {sizeof p};
+    rig_part p{};
+    p.size = sizeof p;
     p.kind = RIG_PART_HOST_KERNEL;
     p.fn = kernel;
     p.user = c;
@@ -474,8 +475,8 @@ struct Program {
 
   struct Work {
     int d;
-    std::vector<Slot> slots;
-    std::vector<rig_part> parts;
+    std::vector<Slot> slots = {};
+    std::vector<rig_part> parts = {};
     ByteCheck *check = nullptr;
   };
 
@@ -759,7 +760,8 @@ bool open_devices() {
       if (!rt_open_kind(static_cast<size_t>(d), name, &devices[d])) return false;
     }
   for (int d = 0; d < kDevices; ++d) {
-    rig_device_info info = {sizeof info};
+    rig_device_info info{};
+    info.size = sizeof info;
     OK(rig_device_get_info(devices[d], &info));
     index_of[d] = info.index;
     done_upto[d] = 0;
@@ -817,7 +819,8 @@ void run_programs(bool threaded) {
           c->reads_version = {version};
           c->writes_version = {UINT64_MAX};
           if (lw && rig_point_device_index(lw) != index_of[d]) c->must_follow.push_back(lw);
-          rig_part part = {sizeof part};
+          rig_part part{};
+          part.size = sizeof part;
           part.kind = RIG_PART_HOST_KERNEL;
           part.fn = kernel;
           part.user = c;

@@ -387,6 +387,284 @@ static void device_lost_behind_a_native_wait_is_reported_on_rigs_side(void **sta
   gt_set("reset", 1);
 }
 
+/* The same on one GPU: the native stream waits for its own device's point, which is lost. The wait is not
+ * carried into the stream point (StreamWaits::carried: a device's loss loses its later values anyway), and
+ * the stream point still answers RIG_LOST, never waiting for ever. */
+static void device_lost_behind_a_wait_for_its_own_point_loses_the_stream_point(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* faults a GPU on purpose */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  gt_delay(a, m, SLOW_NS * 3);
+  rig_point faulted = gt_fault(a, m);
+  void *s = new_stream(0);
+  OK(rig_stream_wait_point(a, s, faulted));
+  rig_point after = 0;
+  rig_status taken = rig_stream_point(a, s, &after); /* RIG_LOST where the fault was seen already */
+  if (taken == RIG_OK) STATUS(RIG_LOST, rig_wait_point(after, 10000000000ull));
+  else assert_int_equal(taken, RIG_LOST);
+  const char *why = NULL;
+  OK(rig_device_lost_reason(a, &why));
+  assert_non_null(why);
+  api->stream_destroy(s);
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  gt_set("reset", 1);
+}
+
+/* ----- held points: a point with no work of its own (rig_stream_point, the imports) gets no mark of its own
+ * on rig's stream; the next mark proves it, or, where something needs it first, a mark made then. ----- */
+
+/* The fake's calls that mark a value on rig's stream or record an edge: events recorded (a mark in events
+ * mode, an edge on a native stream in both), words written (a mark in memory-operation mode). */
+typedef struct marks {
+  long long records, writes, waits;
+} marks;
+static marks counted(void) {
+  marks m = {gt_query("event_records"), gt_query("write_values"), gt_query("event_waits")};
+  return m;
+}
+
+/* A native stream on `gpu` held shut until *host is set to 1 (it waits on the pinned word); 0 with the test
+ * skipped where the device has no stream memory operations. */
+static int gated_stream(unsigned gpu, void **stream, uint64_t **host) {
+  *stream = new_stream(gpu);
+  void *h = NULL;
+  uint64_t word = 0;
+  assert_int_equal(api->host_alloc(&h, &word, 64), 0);
+  memset(h, 0, 64);
+  int r = api->wait_word(*stream, word, 1);
+  if (r == 801) {
+    rt_skip("the native stream cannot wait on a host word (801) on this device");
+    api->stream_destroy(*stream);
+    return 0;
+  }
+  assert_int_equal(r, 0);
+  *host = (uint64_t *)h;
+  return 1;
+}
+
+/* rig_stream_point makes two calls, the hand row's two (a record on the native stream, rig's stream waiting
+ * on it): no mark of its own. A host wait with no later submit marks it then, once; a later submit's own
+ * mark proves the next one with no call at all. */
+static void stream_point_marks_nothing_of_its_own(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* counts the fake's calls */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(a, N * 4), z = rt_create(a, N * 4);
+  rig_point filled = gt_fill_u32(a, m, x, N, 3);
+  void *s = new_stream(0);
+  OK(rig_stream_wait_point(a, s, filled));
+  assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+  marks before = counted();
+  rig_point copied = 0;
+  OK(rig_stream_point(a, s, &copied));
+  marks after = counted();
+  assert_int_equal(after.records, before.records + 1); /* the edge on the native stream, no mark */
+  assert_int_equal(after.writes, before.writes);
+  assert_int_equal(after.waits, before.waits + 1);
+  /* nothing follows: the host wait marks it now, once */
+  OK(rig_wait_point(copied, UINT64_MAX));
+  marks waited = counted();
+  assert_int_equal(waited.records + waited.writes, after.records + after.writes + 1);
+  OK(rig_wait_point(copied, UINT64_MAX));
+  assert_int_equal(counted().records + counted().writes, waited.records + waited.writes);
+  OK(rig_buffer_stamp(y, copied, RIG_ACCESS_WRITE));
+  expect_all(y, 3);
+  /* a submit after it: its own mark proves the point, and waiting for the point marks nothing more */
+  assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+  rig_point again = 0;
+  OK(rig_stream_point(a, s, &again));
+  marks held = counted();
+  rig_point next = gt_fill_u32(a, m, z, N, 4);
+  assert_int_equal(rig_point_value(next), rig_point_value(again) + 1);
+  marks submitted = counted();
+  assert_int_equal(submitted.records + submitted.writes, held.records + held.writes + 1); /* the fill's mark */
+  OK(rig_wait_point(again, UINT64_MAX));
+  assert_int_equal(counted().records + counted().writes, submitted.records + submitted.writes);
+  OK(rig_wait_point(next, UINT64_MAX));
+  expect_all(z, 4);
+  api->stream_destroy(s);
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_buffer_release(z));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* A point from a native stream held shut, never followed by a submit: every use of it still orders after
+ * the native work. A host wait times out, then succeeds; its event, its descriptor, another GPU's native
+ * stream and another device's work (an in-queue wait, rule 3) all complete only once the stream opens. */
+static void held_point_serves_every_use_with_no_submit_after_it(void **state) {
+  (void)state;
+  unsigned other = gt_gpu_count() > 1 ? 1 : 0;
+  rig_device a, b;
+  if (!gt_open(gt_name(0), &a) || !gt_open(gt_name(other), &b)) return;
+  rig_module m = gt_kernels(a), mb = gt_kernels(b);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(a, N * 4);
+  rig_buffer w = rt_create(b, N * 4), z = rt_create(b, N * 4);
+  OK(rig_buffer_write_from(y, 0, (uint32_t[N]){0}, N * 4));
+  rig_point filled = gt_fill_u32(a, m, x, N, 9);
+  void *s = NULL;
+  uint64_t *gate = NULL;
+  if (!gated_stream(0, &s, &gate)) return;
+  OK(rig_stream_wait_point(a, s, filled));
+  assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+  rig_point p = 0;
+  OK(rig_stream_point(a, s, &p));
+  OK(rig_buffer_stamp(y, p, RIG_ACCESS_WRITE));
+  marks held = counted();
+  /* the host: a wait marks it (once, on the fake) and times out behind the gate */
+  STATUS(RIG_TIMEOUT, rig_wait_point(p, 20000000));
+  if (gt_fake()) {
+    marks waited = counted();
+    assert_int_equal(waited.records + waited.writes, held.records + held.writes + 1);
+  }
+  /* its event and its descriptor: not complete behind the gate */
+  void *event = NULL;
+  OK(rig_point_export_event(p, &event));
+  assert_int_equal(api->event_query(event), 600);
+  int fd = -1;
+  OK(rig_point_fd(p, &fd));
+  struct pollfd pfd = {fd, POLLIN, 0};
+  assert_int_equal(poll(&pfd, 1, 0), 0);
+  /* another GPU's native stream copies y after it; another device's work reads y after it (rule 3) */
+  rig_buffer y_b = rt_borrow(b, y);
+  void *s2 = new_stream(other);
+  OK(rig_stream_wait_point(b, s2, p));
+  assert_int_equal(api->copy_async(address_of(w), address_of(y_b), N * 4, s2), 0);
+  rig_point copied = 0;
+  OK(rig_stream_point(b, s2, &copied));
+  OK(rig_buffer_stamp(w, copied, RIG_ACCESS_WRITE));
+  rig_point stepped = gt_step(b, mb, "rig_add_u32", y_b, z, N, 1);
+  STATUS(RIG_TIMEOUT, rig_wait_point(stepped, 20000000));
+  assert_int_equal(api->event_query(event), 600);
+  __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
+  OK(rig_wait_point(p, UINT64_MAX));
+  OK(rig_wait_point(stepped, UINT64_MAX));
+  assert_int_equal(api->event_synchronize(event), 0);
+  assert_int_equal(poll(&pfd, 1, 5000), 1);
+  close(fd);
+  api->event_destroy(event);
+  expect_all(y, 9);
+  expect_all(w, 9);
+  expect_all(z, 10);
+  api->stream_destroy(s);
+  api->stream_destroy(s2);
+  OK(rig_buffer_release(y_b));
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_buffer_release(w));
+  OK(rig_buffer_release(z));
+  OK(rig_module_release(m));
+  OK(rig_module_release(mb));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+}
+
+/* Points taken in a row with no submit between: held up to the timeline's run (16), then one is marked, so
+ * a proof is never far; each waits and exports. On the fake: 40 points cost 40 edges and 3 marks (two for
+ * the runs, one for the last point's wait). */
+static void long_run_of_stream_points_marks_a_few(void **state) {
+  (void)state;
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  void *s = new_stream(0);
+  rig_point p[40];
+  marks before = counted();
+  for (int i = 0; i < 40; ++i) OK(rig_stream_point(a, s, &p[i]));
+  for (int i = 1; i < 40; ++i) assert_int_equal(rig_point_value(p[i]), rig_point_value(p[i - 1]) + 1);
+  OK(rig_wait_point(p[0], UINT64_MAX)); /* proved by the run's mark: no call */
+  OK(rig_wait_point(p[39], UINT64_MAX)); /* held: marked now */
+  if (gt_fake()) {
+    marks after = counted();
+    assert_int_equal(after.records + after.writes, before.records + before.writes + 40 + 3);
+  }
+  for (int i = 0; i < 40; i += 13) {
+    void *event = NULL;
+    OK(rig_point_export_event(p[i], &event));
+    assert_int_equal(api->event_query(event), 0); /* reached: complete at once */
+    api->event_destroy(event);
+  }
+  api->stream_destroy(s);
+  OK(rig_device_release(a));
+}
+
+/* The bench's edge (a kernel, a native stream waiting for it, the native copy, a point from the stream and
+ * its stamps) with the GPU far behind: rig asks the driver nothing, however many edges are pending (the
+ * stream's carried waits were once asked about one by one on every edge: hundreds of queries an edge). */
+static void edges_ask_the_driver_nothing_while_the_gpu_is_behind(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* slows the fake's GPU and counts its calls */
+  rig_device a;
+  if (!gt_open(gt_name(0), &a)) return;
+  rig_module m = gt_kernels(a);
+  rig_buffer x = rt_create(a, N * 4), y = rt_create(a, N * 4);
+  gt_fill_u32(a, m, x, N, 0);
+  void *s = new_stream(0);
+  gt_set("launch_delay_us", 500);
+  long long queries = gt_query("event_queries");
+  rig_point last = 0;
+  for (int i = 0; i < 64; ++i) {
+    rig_point written = gt_step(a, m, "rig_add_u32", x, x, N, 1);
+    OK(rig_stream_wait_point(a, s, written));
+    assert_int_equal(api->copy_async(address_of(y), address_of(x), N * 4, s), 0);
+    OK(rig_stream_point(a, s, &last));
+    OK(rig_buffer_stamp(x, last, RIG_ACCESS_READ));
+    OK(rig_buffer_stamp(y, last, RIG_ACCESS_WRITE));
+  }
+  assert_int_equal(gt_query("event_queries"), queries);
+  gt_set("launch_delay_us", 0);
+  OK(rig_wait_point(last, UINT64_MAX));
+  expect_all(y, 64);
+  api->stream_destroy(s);
+  OK(rig_buffer_release(x));
+  OK(rig_buffer_release(y));
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+}
+
+/* A device lost while a held point was never marked: the point counts as unreached at the loss, so every
+ * use answers RIG_LOST at once (no mark is made on a lost device, nothing waits for ever). */
+static void device_lost_with_a_held_point_answers_lost(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* faults a GPU on purpose */
+  unsigned other = gt_gpu_count() > 1 ? 1 : 0;
+  rig_device a, b;
+  if (!gt_open(gt_name(0), &a) || !gt_open(gt_name(other), &b)) return;
+  rig_module m = gt_kernels(a);
+  gt_delay(a, m, SLOW_NS * 3);
+  rig_point faulted = gt_fault(a, m);
+  void *s = new_stream(0);
+  marks before = counted();
+  rig_point p = 0;
+  OK(rig_stream_point(a, s, &p)); /* handed over before the fault runs */
+  STATUS(RIG_LOST, rig_wait_point(faulted, 10000000000ull));
+  marks lost = counted();
+  assert_int_equal(lost.records, before.records + 1); /* the edge only: p was never marked */
+  assert_int_equal(lost.writes, before.writes);
+  STATUS(RIG_LOST, rig_wait_point(p, 0));
+  STATUS(RIG_LOST, rig_wait_point(p, UINT64_MAX));
+  void *event = NULL;
+  STATUS(RIG_LOST, rig_point_export_event(p, &event));
+  void *s2 = new_stream(other);
+  STATUS(RIG_LOST, rig_stream_wait_point(b, s2, p));
+  int fd = -1;
+  OK(rig_point_fd(p, &fd)); /* settled (never to be reached): readable */
+  struct pollfd pfd = {fd, POLLIN, 0};
+  assert_int_equal(poll(&pfd, 1, 5000), 1);
+  close(fd);
+  api->stream_destroy(s2);
+  api->stream_destroy(s);
+  OK(rig_module_release(m));
+  OK(rig_device_release(a));
+  OK(rig_device_release(b));
+  gt_set("reset", 1);
+}
+
 int main(void) {
   if (!gt_available()) return 77; /* skipped, with the reason printed */
   api = native();
@@ -404,6 +682,12 @@ int main(void) {
       cmocka_unit_test(capabilities_per_device_and_memory_device_points),
       cmocka_unit_test(closed_descriptor_is_never_written),
       cmocka_unit_test(device_lost_behind_a_native_wait_is_reported_on_rigs_side),
+      cmocka_unit_test(device_lost_behind_a_wait_for_its_own_point_loses_the_stream_point),
+      cmocka_unit_test(stream_point_marks_nothing_of_its_own),
+      cmocka_unit_test(held_point_serves_every_use_with_no_submit_after_it),
+      cmocka_unit_test(long_run_of_stream_points_marks_a_few),
+      cmocka_unit_test(edges_ask_the_driver_nothing_while_the_gpu_is_behind),
+      cmocka_unit_test(device_lost_with_a_held_point_answers_lost),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -449,6 +449,7 @@ static void releasing_a_load_others_wait_on_is_safe(void **state) {
   rig_load_file_release(f);
   assert_int_equal(rig_load_tensor_count(f, &(size_t){0}), RIG_INVALID_HANDLE);
   rig_device_release(a);
+  unlink(path);
 }
 
 static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **state) {
@@ -495,6 +496,53 @@ static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **
   unlink(path);
 }
 
+/* A load that stops midway hands every staging chunk back to a kept pool: the chunks its readers had
+ * filled but the copier had not submitted yet too. Small chunks and four readers leave several filled and
+ * unsubmitted when the cancel comes; the next loads through the same pool still find every chunk (a chunk
+ * lost would leave them waiting for it). */
+static void a_stopped_load_gives_a_kept_pool_back_every_chunk(void **state) {
+  (void)state;
+  const char *path = tw_path("weights");
+  tw_safetensors_u8(path, lengths, COUNT);
+  rig_device a;
+  rig_memory_device("A", &a);
+  rig_load_file f = open_file(path);
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(a, 8 * (64 << 10), 64 << 10, &pool), RIG_OK);
+  rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
+  for (int round = 0; round < 3; ++round) {
+    trigger t = {0};
+    t.action = 1;
+    rig_load_options o = options(RIG_LOAD_PATH_STAGED);
+    o.pools = &pool;
+    o.pool_count = 1;
+    o.threads = 4;
+    o.chunk_bytes = 64 << 10;
+    o.progress = on_progress;
+    o.progress_user = &t;
+    o.cancel = &t.cancel;
+    rig_load load;
+    assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+    usleep(20000); /* the readers fill what the pool has while the copier is held in the callback */
+    atomic_store(&t.go, 1);
+    assert_int_equal(rig_load_wait(load), RIG_INTERRUPTED);
+    rig_load_release(load);
+    rig_load_options whole = options(RIG_LOAD_PATH_STAGED);
+    whole.pools = &pool;
+    whole.pool_count = 1;
+    whole.threads = 4;
+    whole.chunk_bytes = 64 << 10;
+    assert_int_equal(rig_load_start(f, NULL, 0, &p, &whole, &load), RIG_OK);
+    assert_int_equal(rig_load_wait(load), RIG_OK);
+    expect_all_equal(load, f, path, 0);
+    rig_load_release(load);
+  }
+  assert_int_equal(rig_load_pool_release(pool), RIG_OK);
+  rig_load_file_release(f);
+  rig_device_release(a);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_tensor_equals_the_file_on_every_path),
@@ -502,6 +550,7 @@ int main(void) {
       cmocka_unit_test(bad_placements_and_options_are_refused_before_any_read),
       cmocka_unit_test(a_file_changed_during_the_load_fails_it),
       cmocka_unit_test(a_cancelled_load_answers_interrupted_and_hands_out_nothing_more),
+      cmocka_unit_test(a_stopped_load_gives_a_kept_pool_back_every_chunk),
       cmocka_unit_test(a_device_lost_midway_fails_the_load_and_other_devices_buffers_stay),
       cmocka_unit_test(device_memory_running_out_halfway_releases_everything),
       cmocka_unit_test(a_read_error_fails_the_load_with_the_systems_words),

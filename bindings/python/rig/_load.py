@@ -197,8 +197,8 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device or a list) and returns the running Load at once. ``rule`` places tensors on
     several devices ("each", "by_layer", "masks" with one bit mask per tensor); ``path`` is "auto",
-    "staged", "registered" or "direct"; sizes of 0 take rig's defaults (256 MiB of staging, 8 MiB
-    chunks, 256 MiB windows, min(16, cores) threads). ``progress(bytes_done, bytes_total)`` is called from
+    "staged", "registered" or "direct"; sizes of 0 take rig's defaults (64 MiB of staging, 4 MiB
+    chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads). ``progress(bytes_done, bytes_total)`` is called from
     the load's threads."""
     devices = [devices] if isinstance(devices, Device) else list(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]

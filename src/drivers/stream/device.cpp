@@ -240,9 +240,29 @@ rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t valu
   return RIG_OK;
 }
 
-rig_status StreamDevice::commit() {
-  // Nothing is held: work runs once enqueued. A lost device still answers LOST.
+rig_status StreamDevice::hand_over_empty(uint64_t value, bool *held) {
+  *held = false;
   if (lost()) return lose("");
+  // The stream is in order: the waits just enqueued are before every later mark, so the next one proves
+  // this value as well as its own, and this one's record (the edge's seventh call) is saved.
+  if (timeline_->hold(value)) {
+    *held = true;
+    return RIG_OK;
+  }
+  prepared_.prepare(Work{});  // a long run of held values: marked here, as any empty hand-over
+  return hand_over_prepared(prepared_, value, {});
+}
+
+rig_status StreamDevice::commit() {
+  // Work runs once enqueued; only a held value's mark is left to make. A lost device still answers LOST.
+  if (lost()) return lose("");
+  if (!timeline_->holding()) return RIG_OK;
+  // At the tail, holding the turn (the engine's commit): the newest held value's mark, after every held
+  // value's waits, proves them all.
+  Current current(gpu_);
+  Result r = timeline_->mark_held();
+  if (r != SUCCESS)
+    return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
   return RIG_OK;
 }
 

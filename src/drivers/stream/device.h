@@ -4,7 +4,9 @@
 // table (calls.h). Call names in comments are CUDA's; HIP's are the same calls under hip names.
 //
 // Commits: CUDA and HIP run work as soon as it is enqueued, so every value is committed at hand-over
-// (DriverInfo::commits_at_hand_over) and commit() only reports a loss.
+// (DriverInfo::commits_at_hand_over), except one with no work of its own (hand_over_empty: a native
+// stream's or event's point), which the timeline holds unmarked (timeline.h) until the next hand-over's mark
+// proves it; commit() marks a value still held then (a wait for it commits first) and reports a loss.
 // Loss: a sticky error (the context can run nothing more: illegal address, launch failure, ...) or any
 // failure to enqueue handed-over work loses the device; its timeline freezes and later waits past the
 // frozen value answer RIG_LOST. Work of other devices that waited on it in their queues is lost with it.
@@ -62,6 +64,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
   // device enqueues nothing.
   [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
+  // A value with no work (value_after's points): held, no driver call, where the timeline's run of held
+  // values allows (Timeline::hold); else marked as an empty hand-over is.
+  rig_status hand_over_empty(uint64_t value, bool *held) override;
+  // Marks a held value not proved yet at the stream's tail (one record or write); a lost device answers LOST.
   rig_status commit() override;
   uint64_t signaled() const override { return timeline_->signaled(); }
   bool reached(uint64_t value) const override { return timeline_->reached(value); }

@@ -16,14 +16,6 @@
 
 namespace rig::stream {
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 // Waits until reached() or a failure. The callables:
 //   reached()       -> bool        the timeline shows the value (a pure read)
 //   lost()          -> rig_status  RIG_OK, or the loss already known (the device or its timeline lost)

@@ -70,6 +70,12 @@ rig_status StreamDevice::queue_wait_stream(void *stream, uint64_t value, std::sp
   if (r != SUCCESS) return fault(family_.names.stream_wait_event, r, true);  // our own stream: a loss
   // The native work waited for rig values: tracked as this value's own in-queue waits, so that a producer
   // lost short of one loses this value (check_producers) instead of leaving rig's waits blocked for good.
+  // Pruned here as in hand_over: a program that only alternates submits without in-queue waits and stream
+  // points (bench/interop's edge with the stream waiting for another GPU) would otherwise grow the list for
+  // good.
+  if (carried.empty()) return RIG_OK;  // no lock round trip where the native stream carries no wait
+  if (queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
+    prune_queued();
   std::lock_guard hold(queued_lock_);
   for (const QueueWait &w : carried)
     if (StreamDevice *p = of_family(*w.producer)) queued_.push_back({p->timeline_->slot(), w.value, value});

@@ -89,27 +89,54 @@ void Timeline::raise(uint64_t value) const {
   }
 }
 
+Timeline::Proof Timeline::proof(uint64_t value, const Entry **entry, uint64_t *mark) const {
+  uint64_t last = std::min(marked_.load(std::memory_order_acquire), value + kHeldRun);
+  // The first mark from `value` on. A mark in between whose entry was reused was seen reached first
+  // (make_room), and so was `value`: a later mark found then only makes the answer conservative.
+  for (uint64_t m = value; m <= last; ++m) {
+    const Entry &e = ring_[m % kRing];
+    // Acquire pairs with mark()'s release: an entry that shows `m` was recorded for it.
+    if (e.value.load(std::memory_order_acquire) == m) {
+      *entry = &e;
+      *mark = m;
+      return Proof::recorded;
+    }
+  }
+  // None: its proving mark's entry was reused (seen reached: known() says so), or it is held and unmarked.
+  return known() >= value ? Proof::reached : Proof::unmarked;
+}
+
 bool Timeline::query(uint64_t value) const {
-  size_t i = value % kRing;
-  // Acquire pairs with mark()'s release: an entry that shows `value` was recorded for it.
-  if (ring_[i].value.load(std::memory_order_acquire) != value) return true;  // recorded again: done
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  switch (proof(value, &e, &m)) {
+    case Proof::reached: return true;
+    case Proof::unmarked: return false;
+    case Proof::recorded: break;
+  }
   // Not ready, or an error: wait() looks at the stream for the error.
-  return calls_.event_query(ring_[i].event) == SUCCESS;
+  if (calls_.event_query(e->event) != SUCCESS) return false;
+  raise(m);
+  return true;
 }
 
 Result Timeline::make_room(uint64_t value) {
-  // The entry to reuse last stood for value - kRing, not yet seen reached. Ask about a later value, half a
-  // ring on: once it is done, the next kRing/2 marks need no question at all.
+  // The entry to reuse last stood for a value at least kRing back, not yet seen reached. Ask about a later
+  // value, half a ring on: once it is done, the next kRing/2 marks need no question at all. Its proof is a
+  // mark before `value` (held runs are far shorter than half a ring).
   uint64_t ahead = value - kRing / 2;
-  if (query(ahead)) {
-    raise(ahead);
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  if (proof(ahead, &e, &m) != Proof::recorded) return SUCCESS;  // reached (unmarked cannot be: see above)
+  if (calls_.event_query(e->event) == SUCCESS) {
+    raise(m);
     return SUCCESS;
   }
   // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
   // GPU would not take anyway. Only mark() records entries, and it is this thread, so the entry stays
-  // the record of `ahead` while this waits.
-  Result r = calls_.event_synchronize(ring_[ahead % kRing].event);
-  if (r == SUCCESS) raise(ahead);
+  // the record of `m` while this waits.
+  Result r = calls_.event_synchronize(e->event);
+  if (r == SUCCESS) raise(m);
   return r;
 }
 
@@ -133,14 +160,29 @@ Result Timeline::mark(uint64_t value) {
   return SUCCESS;
 }
 
+bool Timeline::hold(uint64_t value) {
+  if (value - marked_.load(std::memory_order_relaxed) > kHeldRun) return false;
+  held_ = value;
+  return true;
+}
+
+Result Timeline::mark_held() {
+  if (held_ <= marked_.load(std::memory_order_relaxed)) return SUCCESS;  // a later mark proves it already
+  return mark(held_);
+}
+
 Result Timeline::enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value) {
   if (memops_ && consumer_memops)
     return calls_.wait_value64(consumer, slot_->address, value, WAIT_VALUE_GEQ);
   if (memops_) return ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
-  size_t i = value % kRing;
-  // Recorded again for a later value: that needed `value` reached first, so there is nothing to wait for.
-  if (ring_[i].value.load(std::memory_order_acquire) != value) return SUCCESS;
-  return calls_.stream_wait_event(consumer, ring_[i].event, 0);
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  switch (proof(value, &e, &m)) {
+    case Proof::reached: return SUCCESS;  // nothing to wait for
+    case Proof::unmarked: return ERROR_NOT_READY;  // held, not committed: the caller broke the contract
+    case Proof::recorded: break;
+  }
+  return calls_.stream_wait_event(consumer, e->event, 0);
 }
 
 uint64_t Timeline::known() const {
@@ -178,10 +220,16 @@ uint64_t Timeline::signaled() const {
 bool Timeline::reached_asking(uint64_t value, bool ask_newest) const {
   if (known() >= value) return true;
   if (memops_ || slot_->lost.load(std::memory_order_acquire)) return false;
-  uint64_t newest = marked_.load(std::memory_order_acquire);
-  if (value > newest || (value == newest && !ask_newest)) return false;
-  if (!query(value)) return false;
-  raise(value);
+  // The newest mark's value, or a held one past it: its proof would be the newest mark, never asked about
+  // here; answered without reading the ring (an interop edge's wait point names the newest on every edge).
+  if (!ask_newest && value >= marked_.load(std::memory_order_acquire)) return false;
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  Proof p = proof(value, &e, &m);
+  if (p != Proof::recorded) return p == Proof::reached;
+  if (!ask_newest && m == marked_.load(std::memory_order_acquire)) return false;
+  if (calls_.event_query(e->event) != SUCCESS) return false;
+  raise(m);
   return true;
 }
 

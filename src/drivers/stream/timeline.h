@@ -12,6 +12,14 @@
 //    another stream waits with cuStreamWaitValue64(GEQ). A loss can release other streams' waits (the
 //    word is overwritten), which events cannot do; but on one GPU a wait still needs an event (see
 //    StreamDevice::hand_over), so a cross-device edge costs four calls instead of three.
+//
+// Held values (either way): a value with no work of its own, only waits its queue was made to enqueue (a
+// native stream's or event's work: rig_stream_point, the imports) gets no mark when it is taken (hold()):
+// the stream is in order, so the next mark proves it too. Every question about a value goes through
+// proof(), which answers with the mark at or after it. A held value nobody marked since is "not reached"
+// until someone needs it; then the device's commit() marks it at the tail (mark_held()), holding the turn,
+// as the engine's commit_through does before any wait (core/device.h): one event record fewer per
+// rig_stream_point where the next submit comes first (bench/README.md, bench/interop).
 #pragma once
 
 #include <rig.h>
@@ -70,16 +78,29 @@ class Timeline {
   // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
   // (the queue is full: it blocks holding the turn, as a full queue does).
   [[gnu::hot]] Result mark(uint64_t value);
+  // Takes `value` (the next after the last marked or held) without a mark: the next mark (mark() of a later
+  // value, or mark_held()) proves it. False where the run of held values since the last mark would pass
+  // kHeldRun (proof() looks that far ahead): the caller marks it instead. Called holding the turn; no call.
+  bool hold(uint64_t value);
+  // Marks the newest held value if no mark proves it yet (the device's commit()): one record (or write) at
+  // the stream's tail, after which every held value is proved. Called holding the turn; SUCCESS with no
+  // call where nothing is held unmarked.
+  Result mark_held();
+  // Whether a held value waits for a mark (mark_held() would record). Holding the turn.
+  bool holding() const { return held_ > marked_.load(std::memory_order_relaxed); }
 
-  // Enqueues on `consumer` a wait for `value` of this timeline (value already marked). Events mode, against
-  // this device's concurrent mark(): if the entry is recorded again between the check and the wait, the
-  // wait captures the later record, which was handed over before this wait: a longer wait, never a cycle.
+  // Enqueues on `consumer` a wait for `value` of this timeline (marked, or held and marked since; a held
+  // value not marked yet answers ERROR_NOT_READY and enqueues nothing). Events mode: on the event of the
+  // mark that proves it (proof()). Against this device's concurrent mark(): if the entry is recorded again
+  // between the check and the wait, the wait captures the later record, which was handed over before this
+  // wait: a longer wait, never a cycle.
   [[gnu::hot]] Result enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
   // log2(kRing) + 1 queries). After freeze(), the value reached at the loss.
   uint64_t signaled() const;
-  // Whether `value` is reached: events mode asks about that value's event only (one query at most).
+  // Whether `value` is reached: events mode asks about the event of its proof only (one query at most). A
+  // held value not marked since answers false (its device's commit() marks it).
   bool reached(uint64_t value) const;
   // The last value known reached without a driver call (events mode: what queries last saw).
   [[gnu::hot]] uint64_t known() const;
@@ -94,16 +115,36 @@ class Timeline {
   bool freeze(uint64_t cap = UINT64_MAX);
 
  private:
+  // Held values in a row (hold()) before a mark is asked for: bounds how far proof() looks ahead.
+  static constexpr uint64_t kHeldRun = 16;
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
 
-  // Events mode, for value <= marked_: whether value's work is done. Its entry recorded again for a later
-  // value also means done (mark() reuses only entries seen reached); recorded again between the check and
-  // the query, the later record answers, which is true only where `value` is done too. Lock-free: entries
-  // are atomics, the driver's calls are thread-safe.
+  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
+  // An entry's event and value share a cache line: a wait or a mark reads both.
+  struct Entry {
+    Event event = nullptr;
+    std::atomic<uint64_t> value{0};  // the value the event was last recorded for (0: none)
+  };
+  // What proves a value reached (events mode): proof() is the one place a value is mapped to an event.
+  enum class Proof {
+    reached,   // known() shows it: nothing to ask or wait for
+    recorded,  // *entry holds the record of mark *mark >= value (the value's own; for a held value the
+               // next mark's), *mark <= marked_
+    unmarked,  // held, and no mark since: nothing to wait on yet (commit() marks it first)
+  };
+  // A held value's proof is the first mark after it, at most kHeldRun on (hold()'s bound), so at most
+  // kHeldRun + 1 entries are read; a value marked itself reads one. An entry recorded again for a later
+  // value no longer proves its old one, but mark() reuses an entry only once its value is seen reached
+  // (make_room), so known() then shows `value` reached. Never calls the driver.
+  Proof proof(uint64_t value, const Entry **entry, uint64_t *mark) const;
+  // Events mode: whether value's work is done, asking about the event of its proof (false for a held value
+  // not marked yet). Recorded again between proof() and the query, the later record answers, which is true
+  // only where `value` is done too. Lock-free: entries are atomics, the driver's calls are thread-safe.
+  // Raises reached_ to the proving mark when done.
   bool query(uint64_t value) const;
   void raise(uint64_t value) const;
-  // reached() and known_reached(): known(), else one query of value's event (not for the newest value
-  // unless `ask_newest`).
+  // reached() and known_reached(): known(), else one query of the event of value's proof (not where that
+  // is the newest mark, unless `ask_newest`).
   [[gnu::hot]] bool reached_asking(uint64_t value, bool ask_newest) const;
   [[gnu::cold]] Result make_room(uint64_t value);
 
@@ -112,15 +153,10 @@ class Timeline {
   Stream stream_;
   TimelineSlot *slot_;
   bool memops_;
-  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
-  // An entry's event and value share a cache line: a wait or a mark reads both.
-  struct Entry {
-    Event event = nullptr;
-    std::atomic<uint64_t> value{0};  // the value the event was last recorded for (0: none)
-  };
   std::unique_ptr<Entry[]> ring_;
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
+  uint64_t held_ = 0;  // highest value taken by hold(); read and written holding the turn only
   // freeze() once: the timeline's own bookkeeping of its frozen value, not the device's loss (the engine's
   // Device owns that); slot_->lost publishes the frozen value to other devices once it is stored.
   std::atomic<bool> freezing_{false};

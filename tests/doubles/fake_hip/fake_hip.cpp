@@ -61,7 +61,7 @@ struct Switches {
 
 #define FAKE_COUNTERS(X)                                                                                      \
   X(register_calls) X(registers) X(false_successes) X(unregisters) X(last_register_flags) X(launches)        \
-  X(copies) X(wait_values) X(write_values) X(event_waits) X(live_allocations) X(live_streams) X(live_modules)
+  X(copies) X(wait_values) X(write_values) X(event_waits) X(event_records) X(event_queries) X(live_allocations) X(live_streams) X(live_modules)
 
 struct Counters {
 #define FAKE_COUNTER(name) std::atomic<long long> name{0};
@@ -558,6 +558,7 @@ EXPORT Error hipEventRecord(FEvent *event, FStream *stream) {
   auto st = get_stream(stream);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
   if (int e = st->owner->sticky.load()) return e;
+  ++state().count.event_records;
   ev->dev = st->owner;
   uint64_t gen = ev->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   st->push([ev, gen] {
@@ -571,6 +572,7 @@ EXPORT Error hipEventRecord(FEvent *event, FStream *stream) {
 EXPORT Error hipEventQuery(FEvent *event) {
   auto ev = get_event(event);
   if (!ev) return ERROR_INVALID_HANDLE;
+  ++state().count.event_queries;
   if (int e = ev->dev->sticky.load(std::memory_order_acquire)) return e;
   return ev->done.load(std::memory_order_acquire) >= ev->recorded.load(std::memory_order_acquire) ? SUCCESS
                                                                                                    : ERROR_NOT_READY;

@@ -37,8 +37,8 @@
  *   reset                         (any value) all switches to defaults (the environment's where set), sticky errors cleared, counters 0
  * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
  *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
- *   wait_values, write_values, event_waits, live_allocations, live_streams, live_modules, sticky (of device
- *   0), sticky1 (of device 1).
+ *   wait_values, write_values, event_waits, event_records, event_queries, live_allocations, live_streams,
+ *   live_modules, sticky (of device 0), sticky1 (of device 1).
  *
  * Kernels: hipModuleLoadData takes text (the tests pass tests/cuda/kernels.ptx as their "code object") and
  * binds every `.entry NAME` whose NAME is a built-in host function: rig_add_u32, rig_chain_step,
