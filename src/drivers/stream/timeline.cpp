@@ -89,11 +89,12 @@ void Timeline::raise(uint64_t value) const {
   }
 }
 
-Timeline::Proof Timeline::proof(uint64_t value, const Entry **entry, uint64_t *mark) const {
+Timeline::Proof Timeline::proof_after(uint64_t value, const Entry **entry, uint64_t *mark) const {
   uint64_t last = std::min(marked_.load(std::memory_order_acquire), value + kHeldRun);
-  // The first mark from `value` on. A mark in between whose entry was reused was seen reached first
-  // (make_room), and so was `value`: a later mark found then only makes the answer conservative.
-  for (uint64_t m = value; m <= last; ++m) {
+  // The first mark after `value` (proof() looked at its own). A mark in between whose entry was reused was
+  // seen reached first (make_room), and so was `value`: a later mark found then only makes the answer
+  // conservative.
+  for (uint64_t m = value + 1; m <= last; ++m) {
     const Entry &e = ring_[m % kRing];
     // Acquire pairs with mark()'s release: an entry that shows `m` was recorded for it.
     if (e.value.load(std::memory_order_acquire) == m) {

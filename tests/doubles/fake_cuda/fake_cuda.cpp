@@ -58,7 +58,8 @@ struct Switches {
 struct Counters {
   std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
       wait_values{0}, write_values{0}, event_waits{0}, event_records{0}, event_queries{0}, event_syncs{0},
-      live_allocations{0}, live_streams{0}, live_modules{0}, live_ipc_mappings{0};
+      live_allocations{0}, live_streams{0}, live_modules{0}, live_ipc_mappings{0},
+      file_uploads{0};  // uploads from a registered file mapping (registered_upload_ns_per_kib's case)
 };
 
 // ----- objects ---------------------------------------------------------------------------------------------
@@ -310,6 +311,7 @@ EXPORT long long fakecuda_query(const char *name) {
   FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
   FAKE_COUNT(event_records) FAKE_COUNT(event_queries) FAKE_COUNT(event_syncs)
   FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules) FAKE_COUNT(live_ipc_mappings)
+  FAKE_COUNT(file_uploads)
 #undef FAKE_COUNT
   if (n == "sticky") return ctx_of(0)->sticky.load();
   if (n == "sticky1") return ctx_of(1)->sticky.load();
@@ -792,6 +794,7 @@ EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t bytes) {
     Region *r = find(reinterpret_cast<uintptr_t>(src), bytes);
     if (r && r->kind == Kind::registered) {
       ns_per_kib = r->file ? s.sw.registered_upload_ns_per_kib : s.sw.pinned_upload_ns_per_kib;
+      if (r->file) ++s.count.file_uploads;
       if (r->shadow) from = r->shadow + (reinterpret_cast<uintptr_t>(src) - r->begin);
     } else if (r && r->kind == Kind::host) {
       ns_per_kib = s.sw.pinned_upload_ns_per_kib;
