@@ -193,8 +193,17 @@ int main(int argc, char **argv) {
     rig::stream::Current c(*hand.gpu);
     return pass([&](int) { hand.op(); }, [&] { hand.finish(); });
   };
-  auto rig_pass = [&] { return pass([&](int) { through.op_interop(); }, [&] { through.finish(); hand.finish(); }); };
-  auto sync_pass = [&] { return pass([&](int) { through.op_sync(); }, [&] { through.finish(); }); };
+  // Every row runs with the GPU's context current on the thread, as a PyTorch or NCCL program keeps it (and as
+  // the hand row needs it): without it rig's context guard and the copy's switched the context in and out
+  // around each of the edge's four calls, a cost of the bench's thread, not of the edge.
+  auto rig_pass = [&] {
+    rig::stream::Current c(*hand.gpu);
+    return pass([&](int) { through.op_interop(); }, [&] { through.finish(); hand.finish(); });
+  };
+  auto sync_pass = [&] {
+    rig::stream::Current c(*hand.gpu);
+    return pass([&](int) { through.op_sync(); }, [&] { through.finish(); });
+  };
   hand_pass(), rig_pass(), sync_pass();  // warm up (module loads, first launches)
   for (int r = 0; r < rounds; ++r) {
     double t[4];
