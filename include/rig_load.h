@@ -188,7 +188,10 @@ typedef struct rig_load_options {
                                with that of an independent pread of the file (slow: for checking) */
   rig_load_progress_fn progress; /* nullable */
   void *progress_user;
-  const volatile int *cancel; /* nullable: the load stops with RIG_INTERRUPTED once *cancel != 0 */
+  const volatile int *cancel; /* nullable: the load stops with RIG_INTERRUPTED once *cancel != 0; it is
+                                 read from the load's threads with a relaxed atomic load, so set it with
+                                 an atomic store (C11 atomic_store on a cast, __atomic_store_n) from any
+                                 thread, or from a signal handler */
   const rig_load_pool *pools; /* nullable: pools to stage through (one per device at most); devices with
                                  none get a pool made and released by the load */
   size_t pool_count;

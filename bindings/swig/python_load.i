@@ -57,7 +57,7 @@ static void rig_py_load_progress_tramp(void *user, uint64_t done, uint64_t total
   PyObject *r = PyObject_CallFunction(ctx->progress, "KK", (unsigned long long)done, (unsigned long long)total);
   if (!r) {
     rig_py_save(&ctx->saved);
-    ctx->cancel = 1;
+    __atomic_store_n(&ctx->cancel, 1, __ATOMIC_RELAXED); /* rig_load.h: read by the load's threads */
   }
   Py_XDECREF(r);
   PyGILState_Release(gil);
@@ -275,7 +275,7 @@ static PyObject *rig_py_load_wait(rig_load load, PyObject *ctx_capsule) {
 static PyObject *rig_py_load_cancel(PyObject *ctx_capsule) {
   rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
   if (!ctx) return NULL;
-  ctx->cancel = 1;
+  __atomic_store_n(&ctx->cancel, 1, __ATOMIC_RELAXED);
   Py_RETURN_NONE;
 }
 

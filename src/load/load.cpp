@@ -270,7 +270,9 @@ Load::~Load() {
 }
 
 bool Load::stopping(rig_status *why) {
-  if (cancelled_.load(std::memory_order_relaxed) || (options_.cancel && *options_.cancel))
+  // The caller's flag is set by another thread (a progress callback runs on the copier, readers read it):
+  // read atomically, as rig_load.h asks it to be written.
+  if (cancelled_.load(std::memory_order_relaxed) || (options_.cancel && __atomic_load_n(options_.cancel, __ATOMIC_RELAXED)))
     if (!halted_.load(std::memory_order_acquire)) fail_with(fail(RIG_INTERRUPTED, "the load was cancelled"));
   *why = RIG_OK;
   if (!halted_.load(std::memory_order_acquire)) return false;  // the path every chunk takes: no lock

@@ -288,7 +288,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total) {
   if (atomic_exchange(&t->fired, 1)) return;
   while (!atomic_load(&t->go)) usleep(1000);
   if (t->action == 0) tw_append(t->path, "x", 1);
-  if (t->action == 1) t->cancel = 1;
+  if (t->action == 1) __atomic_store_n(&t->cancel, 1, __ATOMIC_RELAXED); /* read by the load's readers */
   if (t->action == 2) rig_testing_lose_device(t->lose, "lost in the test");
 }
 
