@@ -95,7 +95,7 @@ uint64_t insert(Kind kind, std::shared_ptr<void> object) {
 }
 
 Slot *pin_refused(Refusal why, Slot *pinned, uint64_t word, Kind kind, const char *what) {
-  if (pinned) unpin(pinned);
+  if (pinned) why == Refusal::released_alone ? unpin_alone(pinned) : unpin(pinned);
   switch (why) {
     case Refusal::not_a_handle:
       fail(RIG_INVALID_HANDLE, "%s: %s is not a %s handle", what, word ? "the handle" : "a null handle",
@@ -105,6 +105,7 @@ Slot *pin_refused(Refusal why, Slot *pinned, uint64_t word, Kind kind, const cha
       fail(RIG_INVALID_HANDLE, "%s: no such %s handle", what, kind_name(kind));
       break;
     case Refusal::released:
+    case Refusal::released_alone:
       fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
       break;
     case Refusal::busy:
@@ -122,8 +123,10 @@ rig_status remove(uint64_t word, Kind kind, const char *what) {
   bool retired = s->tag.compare_exchange_strong(expected, 0, std::memory_order_seq_cst);
   unpin(s);
   if (!retired) return fail(RIG_INVALID_HANDLE, "%s: the %s handle was released (or never made)", what, kind_name(kind));
-  // Wait out callers that pinned the slot before it was retired; they hold it for one call.
-  while (s->pins.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  // Wait out callers that pinned the slot before it was retired, counted or alone; they hold it for one
+  // call. seq_cst loads: the other half of the handshake with pin() and pin_alone() (see pin_alone).
+  while (s->pins.load(std::memory_order_seq_cst) != 0 || s->alone.load(std::memory_order_seq_cst) != 0)
+    std::this_thread::yield();
   std::shared_ptr<void> object = std::move(s->object);
   Table &t = table();
   {

@@ -4,6 +4,8 @@
 // Slots live in chunks that are never freed (stable addresses). Using a handle pins its slot: the pin is
 // taken, then the tag re-checked; release retires the tag first and then waits for the pins to drain
 // before dropping the object, so an object is never destroyed under a caller that saw a live tag.
+// A run's calls (one at a time: RIG_BUSY) pin it alone instead, by taking the slot's `alone` word, given
+// back with a plain store (pin_alone).
 #pragma once
 
 #include <rig.h>
@@ -22,6 +24,7 @@ const char *kind_name(Kind kind);
 struct Slot {
   std::atomic<uint64_t> tag{0};  // the live handle's word, 0 when free
   std::atomic<uint32_t> pins{0};
+  std::atomic<uint32_t> alone{0};  // 1 while a call pins the slot alone (pin_alone), else 0
   std::shared_ptr<void> object;
   uint32_t next_free = 0;   // free-list link (slot index + 1) while the slot is free
   uint32_t generation = 0;  // the generation the slot's next handle gets
@@ -38,16 +41,17 @@ inline constexpr uint32_t kChunks = 1024;  // 4 Mi live handles at most
 extern std::atomic<Slot *> slot_chunks[kChunks];
 
 // Why a pin failed, for pin_refused's message.
-enum class Refusal : uint8_t { not_a_handle, no_such_handle, released, busy };
-// Sets the message for a refused pin (unpinning `pinned` where the refusal took a pin) and returns null.
+enum class Refusal : uint8_t { not_a_handle, no_such_handle, released, released_alone, busy };
+// Sets the message for a refused pin (unpinning `pinned` where the refusal took a pin: unpin_alone for
+// released_alone, else unpin) and returns null.
 // Cold and out of line, so the inline check stays a handful of instructions.
 [[gnu::cold, gnu::noinline]] Slot *pin_refused(Refusal why, Slot *pinned, uint64_t word, Kind kind, const char *what);
 
 inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_release); }
 
-// Pins the slot of a live handle `word` of `kind`; *before is the number of pins other callers held at that
-// moment. Null (with the error set) for a null, forged, stale or released handle. Never blocks.
-[[gnu::always_inline]] inline Slot *pin_counted(uint64_t word, Kind kind, const char *what, uint32_t *before) {
+// The slot a handle `word` of `kind` names, not yet pinned: null (with the error set) for a null, forged or
+// mistyped handle, or one of a slot never made. Never blocks.
+[[gnu::always_inline]] inline Slot *slot_named(uint64_t word, Kind kind, const char *what) {
   uint32_t index = uint32_t(word) - 1;  // word 0 and index 0 wrap to past the table
   if (Kind(word >> 56) != kind) [[unlikely]]
     return pin_refused(Refusal::not_a_handle, nullptr, word, kind, what);
@@ -57,34 +61,58 @@ inline void unpin(Slot *slot) { slot->pins.fetch_sub(1, std::memory_order_releas
   Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
   if (!chunk) [[unlikely]]
     return pin_refused(Refusal::no_such_handle, nullptr, word, kind, what);
-  Slot *s = &chunk[index % kChunkSlots];
+  return &chunk[index % kChunkSlots];
+}
+
+// The slot of a live handle of `kind`, pinned; null (with the error set) for a null, forged, stale or
+// released handle. Never blocks.
+[[gnu::always_inline]] inline Slot *pin(uint64_t word, Kind kind, const char *what) {
+  Slot *s = slot_named(word, kind, what);
+  if (!s) [[unlikely]]
+    return nullptr;
   // seq_cst on both sides of the pin/retire handshake: release must see our pin or we must see its retire.
-  *before = s->pins.fetch_add(1, std::memory_order_seq_cst);
+  s->pins.fetch_add(1, std::memory_order_seq_cst);
   if (s->tag.load(std::memory_order_seq_cst) != word) [[unlikely]]
     return pin_refused(Refusal::released, s, word, kind, what);
   return s;
 }
-
-// The slot of a live handle of `kind`, pinned; null (with the error set) otherwise. Never blocks.
-[[gnu::always_inline]] inline Slot *pin(uint64_t word, Kind kind, const char *what) {
-  uint32_t before = 0;  // set by a successful pin; initialized for the compiler (read only then)
-  return pin_counted(word, kind, what, &before);
-}
 // pin() for a call that must be the handle's only one in progress (a run's submit and setters): null with
-// RIG_BUSY where another call holds a pin. It reads the count the pin's own fetch_add returns, so it costs
-// nothing over pin(). *why is the failure's status (RIG_INVALID_HANDLE or RIG_BUSY).
-// The pins are the calls in progress on this handle: a run's calls exclude each other, since the
-// fetch_add is one total order, of two overlapping calls exactly the later one sees the other's pin.
+// RIG_BUSY where another call holds the handle alone. *why is the failure's status (RIG_INVALID_HANDLE or
+// RIG_BUSY). Never blocks. Give it back with unpin_alone.
+//
+// One locked operation where a counted pin and unpin take two. The `alone` word is taken with a
+// compare-and-swap 0 -> 1, and only the caller that took it writes it again, so it is given back with a
+// plain release store (a `mov` on x86, where the counted unpin is a `lock sub`): no other writer's change
+// can be lost between. Why the store needs no stronger order: what the call did to the object must be
+// visible to the next call that takes the word (release here, the next CAS's acquire) and to remove(),
+// which waits for the word to read 0 with a seq_cst load (acquire included) before it drops the object.
+// Why a call never uses an object that remove() drops (the store-buffering pattern, as for counted pins):
+// the CAS and the tag load here are seq_cst, as are remove()'s retire of the tag and its loads of the word.
+// In the single total order of those four, if our tag load read the live word it comes before the retire,
+// so our CAS does too, and remove()'s later load of the word reads our 1 or the release store of 0 that
+// ended our call (then everything the call did happens before the drop). Which call gets RIG_BUSY: the
+// CAS is one total order on the word, so of two overlapping calls exactly the later one fails it.
 [[gnu::always_inline]] inline Slot *pin_alone(uint64_t word, Kind kind, const char *what, rig_status *why) {
-  uint32_t before = 0;  // set by a successful pin; initialized for the compiler (read only then)
-  Slot *s = pin_counted(word, kind, what, &before);
   *why = RIG_INVALID_HANDLE;
-  if (s && before != 0) [[unlikely]] {
+  Slot *s = slot_named(word, kind, what);
+  if (!s) [[unlikely]]
+    return nullptr;
+  uint32_t free = 0;
+  if (!s->alone.compare_exchange_strong(free, 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+      [[unlikely]] {
+    // Held: by a call on this handle (RIG_BUSY), or for a moment by a caller with a stale handle of the
+    // slot, which finds the tag changed and gives it back (then RIG_BUSY is a spurious refusal, as with a
+    // stale counted pin). A released handle says so rather than busy.
+    if (s->tag.load(std::memory_order_seq_cst) != word) return pin_refused(Refusal::released, nullptr, word, kind, what);
     *why = RIG_BUSY;
-    return pin_refused(Refusal::busy, s, word, kind, what);
+    return pin_refused(Refusal::busy, nullptr, word, kind, what);
   }
+  if (s->tag.load(std::memory_order_seq_cst) != word) [[unlikely]]
+    return pin_refused(Refusal::released_alone, s, word, kind, what);
   return s;
 }
+// Gives back pin_alone's pin. Release: see pin_alone.
+inline void unpin_alone(Slot *slot) { slot->alone.store(0, std::memory_order_release); }
 // Retires the handle and drops its reference; RIG_INVALID_HANDLE if it is not live.
 rig_status remove(uint64_t word, Kind kind, const char *what);
 
@@ -95,12 +123,13 @@ class Pinned {
   Pinned() = default;
   Pinned(uint64_t word, Kind kind, const char *what) : slot_(pin(word, kind, what)) {}
   // Pinned alone: see pin_alone.
-  Pinned(uint64_t word, Kind kind, const char *what, rig_status *why) : slot_(pin_alone(word, kind, what, why)) {}
+  Pinned(uint64_t word, Kind kind, const char *what, rig_status *why)
+      : slot_(pin_alone(word, kind, what, why)), alone_(true) {}
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
-  Pinned(Pinned &&o) noexcept : slot_(std::exchange(o.slot_, nullptr)) {}
+  Pinned(Pinned &&o) noexcept : slot_(std::exchange(o.slot_, nullptr)), alone_(o.alone_) {}
   ~Pinned() {
-    if (slot_) unpin(slot_);
+    if (slot_) alone_ ? unpin_alone(slot_) : unpin(slot_);
   }
   explicit operator bool() const { return slot_ != nullptr; }
   T *get() const { return static_cast<T *>(slot_->object.get()); }
@@ -111,6 +140,7 @@ class Pinned {
 
  private:
   Slot *slot_ = nullptr;
+  bool alone_ = false;  // pinned by pin_alone (given back by unpin_alone)
 };
 
 template <class H>

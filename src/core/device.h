@@ -44,6 +44,8 @@ class Device final : public LossSink {
     return lost() ? reason_.load(std::memory_order_acquire) : nullptr;
   }
   bool released() const { return state_.load(std::memory_order_acquire) & kReleased; }
+  // Neither released nor lost: released() and lost() in one load (the submit path's first check).
+  bool open() const { return !(state_.load(std::memory_order_acquire) & (kReleased | kLost)); }
 
   // True once value is reached, or will never need waiting for (a released device's values). After a loss,
   // true only for values reached at the loss, whatever the driver says later.
@@ -53,9 +55,11 @@ class Device final : public LossSink {
       return settled(s, value);
     return r;
   }
-  // reached(), from what the driver knows without asking the device (the submit path's question).
+  // reached(), from what the driver knows without asking the device (the submit path's question). A driver
+  // that runs work inline answers from its signaled word (DriverInfo::inline_signal, the word its
+  // signaled() reads, which is what its known_reached compares): a load instead of a virtual call.
   bool known_reached(uint64_t value) const {
-    bool r = driver_->known_reached(value);
+    bool r = inline_signal_ ? inline_signal_->load(std::memory_order_acquire) >= value : driver_->known_reached(value);
     if (uint32_t s = state(); s != 0) [[unlikely]]
       return settled(s, value);
     return r;

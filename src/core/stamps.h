@@ -36,13 +36,22 @@ class Stamps {
   // Calls f(point) for every device's last use (0 words skipped).
   template <class F>
   void for_each_use(F &&f) const {
+    every_use([&](uint64_t p) {
+      f(p);
+      return true;
+    });
+  }
+  // Whether pred(point) holds for every device's last use (0 words skipped); stops at the first that fails.
+  template <class P>
+  bool every_use(P &&pred) const {
     for (const Chunk *c = &first_; c; c = c->next.load(std::memory_order_acquire)) {
       int n = c->used.load(std::memory_order_acquire);
       for (int i = 0; i < n; ++i) {
         uint64_t p = c->words[i].load(std::memory_order_acquire);
-        if (p) f(p);
+        if (p && !pred(p)) return false;
       }
     }
+    return true;
   }
 
   // Raises a device's use word to `point` (a value of that device). Only that device raises its word, and
