@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "capi/api.h"
+#include "core/submit.h"
 
 using namespace rig;
 using namespace rig::capi;
@@ -67,7 +68,7 @@ rig_status rig_run_take(rig_submission submission, rig_run *out) {
 rig_status rig_run_set_buffer(rig_run run, uint32_t slot, rig_buffer buffer) {
   return entry("run_set_buffer", [&] {
     rig_status why;
-    Pinned<Run> r(word_of(run), Kind::run, "run_set_buffer", &why);
+    PinnedAlone<Run> r(word_of(run), Kind::run, "run_set_buffer", &why);
     if (!r) return why;
     auto b = pin_buffer(buffer, "run_set_buffer");
     if (!b) return RIG_INVALID_HANDLE;
@@ -78,7 +79,7 @@ rig_status rig_run_set_buffer(rig_run run, uint32_t slot, rig_buffer buffer) {
 rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length) {
   return entry("run_set_scalars", [&] {
     rig_status why;
-    Pinned<Run> r(word_of(run), Kind::run, "run_set_scalars", &why);
+    PinnedAlone<Run> r(word_of(run), Kind::run, "run_set_scalars", &why);
     if (!r) return why;
     return r->set_scalars(bytes, length);
   });
@@ -87,7 +88,7 @@ rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length) {
 [[gnu::hot]] rig_status rig_submit(rig_run run, const rig_point *waits, size_t wait_count, rig_point *point) {
   return entry("submit", [&] {
     rig_status why;
-    Pinned<Run> r(word_of(run), Kind::run, "submit", &why);
+    PinnedAlone<Run> r(word_of(run), Kind::run, "submit", &why);
     if (!r) return why;
     return submit(*r, waits, wait_count, point);
   });

@@ -116,20 +116,19 @@ inline void unpin_alone(Slot *slot) { slot->alone.store(0, std::memory_order_rel
 // Retires the handle and drops its reference; RIG_INVALID_HANDLE if it is not live.
 rig_status remove(uint64_t word, Kind kind, const char *what);
 
-// A pinned handle's object for the length of one call.
-template <class T>
+// A pinned handle's object for the length of one call; Alone: pinned by pin_alone (a run's calls).
+template <class T, bool Alone = false>
 class Pinned {
  public:
   Pinned() = default;
-  Pinned(uint64_t word, Kind kind, const char *what) : slot_(pin(word, kind, what)) {}
-  // Pinned alone: see pin_alone.
-  Pinned(uint64_t word, Kind kind, const char *what, rig_status *why)
-      : slot_(pin_alone(word, kind, what, why)), alone_(true) {}
+  Pinned(uint64_t word, Kind kind, const char *what) requires(!Alone) : slot_(pin(word, kind, what)) {}
+  Pinned(uint64_t word, Kind kind, const char *what, rig_status *why) requires Alone
+      : slot_(pin_alone(word, kind, what, why)) {}
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
-  Pinned(Pinned &&o) noexcept : slot_(std::exchange(o.slot_, nullptr)), alone_(o.alone_) {}
+  Pinned(Pinned &&o) noexcept : slot_(std::exchange(o.slot_, nullptr)) {}
   ~Pinned() {
-    if (slot_) alone_ ? unpin_alone(slot_) : unpin(slot_);
+    if (slot_) Alone ? unpin_alone(slot_) : unpin(slot_);
   }
   explicit operator bool() const { return slot_ != nullptr; }
   T *get() const { return static_cast<T *>(slot_->object.get()); }
@@ -140,8 +139,10 @@ class Pinned {
 
  private:
   Slot *slot_ = nullptr;
-  bool alone_ = false;  // pinned by pin_alone (given back by unpin_alone)
 };
+// A run's handle pinned alone (pin_alone): RIG_BUSY while another call on it is in progress.
+template <class T>
+using PinnedAlone = Pinned<T, true>;
 
 template <class H>
 uint64_t word_of(H handle) {

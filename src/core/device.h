@@ -55,11 +55,19 @@ class Device final : public LossSink {
       return settled(s, value);
     return r;
   }
-  // reached(), from what the driver knows without asking the device (the submit path's question). A driver
-  // that runs work inline answers from its signaled word (DriverInfo::inline_signal, the word its
-  // signaled() reads, which is what its known_reached compares): a load instead of a virtual call.
+  // reached(), from what the driver knows without asking the device (the submit path's question).
   bool known_reached(uint64_t value) const {
-    bool r = inline_signal_ ? inline_signal_->load(std::memory_order_acquire) >= value : driver_->known_reached(value);
+    if (runs_inline()) return inline_known_reached(value);
+    bool r = driver_->known_reached(value);
+    if (uint32_t s = state(); s != 0) [[unlikely]]
+      return settled(s, value);
+    return r;
+  }
+  // known_reached() of a device that runs work inline (runs_inline()): from the driver's signaled word
+  // (DriverInfo::inline_signal, the word its signaled() reads and its known_reached compares), a load
+  // instead of a virtual call; the driver first, then the state, as reached().
+  bool inline_known_reached(uint64_t value) const {
+    bool r = inline_signal_->load(std::memory_order_acquire) >= value;
     if (uint32_t s = state(); s != 0) [[unlikely]]
       return settled(s, value);
     return r;

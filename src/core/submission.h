@@ -89,7 +89,6 @@ class Run {
   std::unique_ptr<RecordedWork> recorded_;
 };
 
-// The submit algorithm (core/submit.cpp): docs/ordering-model.md, "What a submit does".
-rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
+// The submit algorithm is core/submit.h's submit() (docs/ordering-model.md, "What a submit does").
 
 }  // namespace rig

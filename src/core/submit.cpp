@@ -1,16 +1,11 @@
 // What a submit does (docs/ordering-model.md): check, collect, commit and wait, take the turn, hand over, raise.
-// Nothing here allocates on the heap unless it waits on the host or a submit names more than kInline
-// foreign devices.
-#include <algorithm>
-#include <cstring>
-#include <mutex>
-#include <vector>
+// The steps of a submit with nothing to wait for, and the turn, are inline in core/submit.h; here are the
+// collect and the waits of the full path. Nothing here allocates on the heap unless it waits on the host or
+// a submit names more than kInline foreign devices.
+#include "core/submit.h"
 
-#include "core/error.h"
-#include "core/mutate.h"
-#include "core/registry.h"
-#include "core/submission.h"
-#include "core/testing.h"
+#include <algorithm>
+#include <vector>
 
 namespace rig {
 
@@ -125,15 +120,6 @@ class Collected {
   return RIG_OK;
 }
 
-// The driver's hand-over: the run's recorded one where the driver made it when the run's buffers were set
-// (what it could decide ahead is decided), else the work itself. Called holding the turn, the device not lost.
-inline rig_status hand_over(const Run &run, DriverDevice &driver, uint64_t value, std::span<const QueueWait> waits) {
-  if (RecordedWork *recorded = run.recorded()) [[likely]]
-    return recorded->hand_over(value, waits);
-  return driver.hand_over(run.work(), value, waits);
-}
-
-
 // Step 2: the last write of what the run reads (rule 3) and every other use of what it writes (rule 4).
 inline void collect_slots(std::span<const Run::Stamping> slots, Collected &collected) {
   for (const Run::Stamping &slot : slots) {
@@ -142,67 +128,20 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
   }
 }
 
-// Whether a point needs no wait from a submit of device `self`: none (0), self's own (rule 1), or known
-// reached (a lost device's point counts only if reached at the loss: Device::known_reached).
-inline bool passed(uint64_t p, uint32_t self) {
-  if (!p) return true;
-  uint32_t d = point_device(p);
-  if (rule_on(1) && d == self) return true;
-  return device_at(d)->known_reached(point_value(p));
-}
+}  // namespace
 
-// Steps 2 and 3 where nothing is to be waited for: true if every point rules 3 and 4 name for the run's
-// slots is passed, found without collecting them (Collected's highest point per device matters only to
-// what must be waited for). False at the first other point: the full collect then decides (submit_waiting).
-inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, uint32_t self) {
-  for (const Run::Stamping &slot : slots) {
-    if (rule_on(3) && (slot.access & RIG_ACCESS_READ) && !passed(slot.stamps->last_write(), self)) return false;
-    if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE) &&
-        !slot.stamps->every_use([self](uint64_t p) { return passed(p, self); }))
-      return false;
-  }
-  return true;
-}
-
-// The tests' observer (core/testing.h) of a submit that collected nothing: what the full collect names.
-[[gnu::cold, gnu::noinline]] void report_collected(const Run &run, uint32_t self, testing::CollectObserver observe) {
+namespace submit_detail {
+void report_collected(const Run &run, uint32_t self, testing::CollectObserver observe) {
   Collected collected(self);
   collect_slots(run.stamping(), collected);
   observe(testing::collect_observer.user.load(std::memory_order_relaxed), self, collected.data(), collected.size());
 }
+}  // namespace submit_detail
 
-// 4. The turn: assign the value, hand over, raise the stamps. From here the work is handed over or the
-// device is lost; nothing fails silently.
-[[gnu::always_inline]] inline rig_status hand_over_in_turn(const Run &run, Device &self,
-                                                           std::span<const QueueWait> queue_waits, rig_point *point) {
-  std::lock_guard turn(self.turn());
-  if (self.lost()) return self.lost_status();
-  uint64_t value = self.submitted() + 1;
-  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
-  if (const Run::InlineCopy *copy = run.inline_copy()) {
-    // A device that runs work inline and holds nothing (memory devices), a run of one copy: the hand-over
-    // is the copy itself, then the driver's signaled word; no driver call, no Work to build. The turn and
-    // the loss check above hold as for every hand-over; nothing waits in a queue (no queue_waits here, as
-    // such a driver's can_wait_in_queue says no). memmove: a copy within one allocation never overlaps (the
-    // run refused it when its buffers were set), but memmove is what the driver's hand_over runs.
-    std::memmove(copy->dst, copy->src, copy->length);
-    self.signal_inline(value);
-  } else if (rig_status s = hand_over(run, self.driver(), value, queue_waits); s != RIG_OK) {
-    self.lose_now(last_error());
-    return self.lost_status();
-  }
-  self.assign(value);
-  uint64_t here = self.point(value);
-  for (const Run::Stamping &slot : run.stamping()) {
-    Stamps::raise_use(slot.use, here);
-    if (slot.access & RIG_ACCESS_WRITE) slot.stamps->raise_write(here);
-  }
-  if (point) *point = here;
-  return RIG_OK;
-}
-
-// Steps 2 to 4 in full: collect, commit and wait for what is not reached, then the turn.
-[[gnu::noinline]] rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
+// Hot, with its failure paths cold (fail() is): on a GPU every submit runs between driver calls whose own
+// code evicts the instruction cache, so the path is fetched again each time; laid out together and without
+// its rare branches it is a few kilobytes fewer to fetch (bench/README.md, CUDA chain).
+[[gnu::hot]] rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
   Device &self = run.device();
   // 2. Collect: the last write of what it reads (rule 3), every other use of what it writes (rule 4), and
   // its explicit waits (rule 2).
@@ -242,32 +181,10 @@ inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, uint32_t s
   std::span<const QueueWait> queue_waits(in_queue, queued);
   if (!in_queue_spill.empty()) [[unlikely]]
     queue_waits = join(in_queue, queued, in_queue_spill);
-  return hand_over_in_turn(run, self, queue_waits, point);
-}
-}  // namespace
-
-// Hot, with its failure paths cold (fail() is): on a GPU every submit runs between driver calls whose own
-// code evicts the instruction cache, so the path is fetched again each time; laid out together and without
-// its rare branches it is a few kilobytes fewer to fetch (bench/README.md, CUDA chain).
-[[gnu::hot]] rig_status submit(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
-  Device &self = run.device();
-  if (!self.open()) [[unlikely]]
-    return self.released() ? fail(RIG_LOST, "%s was released", self.info().name.c_str()) : self.lost_status();
-
-  // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer).
-  if (rig_status s = run.check_ready(); s != RIG_OK) return s;
-  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
-
-  // A run of one inline copy (memory devices), no explicit waits and every point it follows already
-  // reached, as on every such submit but after a loss: steps 2 and 3 find nothing to wait for, so they are
-  // one pass over the slots' stamps, without building the collected set, the in-queue waits and their
-  // spill vectors (which only waiting submits use). Anything else takes the full path.
-  if (run.inline_copy() && !wait_count && nothing_to_wait_for(run.stamping(), self.index())) [[likely]] {
-    if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
-      report_collected(run, self.index(), observe);
-    return hand_over_in_turn(run, self, {}, point);
-  }
-  return submit_waiting(run, waits, wait_count, point);
+  return submit_detail::in_turn(run, self, point, [&](uint64_t value) {
+    if (const Run::InlineCopy *copy = run.inline_copy()) return submit_detail::hand_over_inline_copy(*copy, self, value);
+    return submit_detail::hand_over(run, driver, value, queue_waits);
+  });
 }
 
 }  // namespace rig

@@ -1,0 +1,128 @@
+// The submit algorithm (docs/ordering-model.md, "What a submit does"): check, collect, commit and wait, take
+// the turn, hand over, raise. What a submit with nothing to wait for does is here, inline, so that the C
+// entry (rig_submit) runs it in its own frame with no further call but the copy; the collect and the waits
+// of the full path are in core/submit.cpp (submit_waiting).
+#pragma once
+
+#include <rig.h>
+
+#include <cstring>
+#include <mutex>
+#include <span>
+
+#include "core/error.h"
+#include "core/mutate.h"
+#include "core/registry.h"
+#include "core/submission.h"
+#include "core/testing.h"
+
+namespace rig {
+
+// Steps 2 to 4 in full, for a submit that passed step 1's checks: collect (rules 2 to 4), commit and wait
+// for what is not reached (in the device's queue where the driver can, else on the host holding no lock),
+// then the turn (submit_detail::hand_over_in_turn). Out of line, in core/submit.cpp.
+rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
+
+namespace submit_detail {
+
+// The tests' observer (core/testing.h) of a submit that took the inline path: what the full collect names.
+// Out of line and cold, in core/submit.cpp.
+[[gnu::cold]] void report_collected(const Run &run, uint32_t self, testing::CollectObserver observe);
+
+// Whether a point needs no wait from a submit of device `self`: none (0), self's own (rule 1), or of a
+// device that runs work inline and known reached (a lost device's only if reached at the loss). False for
+// a point of any other device, reached or not: no driver call here (see nothing_to_wait_for).
+inline bool passed(uint64_t p, uint32_t self) {
+  if (!p) return true;
+  uint32_t d = point_device(p);
+  if (rule_on(1) && d == self) return true;
+  const Device *device = device_at(d);
+  return device->runs_inline() && device->inline_known_reached(point_value(p));
+}
+
+// Steps 2 and 3 where nothing is to be waited for: true if every point rules 3 and 4 name for the run's
+// slots is passed, found without collecting them (the highest point per device matters only to what must
+// be waited for). False at the first other point: the full collect then decides (submit_waiting). Only
+// devices that run work inline are asked, from their signaled word: no call in the loop, so it keeps its
+// values in registers (a point of a GPU goes the full way, where its driver is asked once).
+inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, uint32_t self) {
+  for (const Run::Stamping &slot : slots) {
+    if (rule_on(3) && (slot.access & RIG_ACCESS_READ) && !passed(slot.stamps->last_write(), self)) return false;
+    if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE) &&
+        !slot.stamps->every_use([self](uint64_t p) { return passed(p, self); }))
+      return false;
+  }
+  return true;
+}
+
+// The driver's hand-over: the run's recorded one where the driver made it when the run's buffers were set
+// (what it could decide ahead is decided), else the work itself. Called holding the turn, the device not lost.
+inline rig_status hand_over(const Run &run, DriverDevice &driver, uint64_t value, std::span<const QueueWait> waits) {
+  if (RecordedWork *recorded = run.recorded()) [[likely]]
+    return recorded->hand_over(value, waits);
+  return driver.hand_over(run.work(), value, waits);
+}
+
+// 4. The turn: assign the value, hand over (`hand(value)`: OK, or a failure that loses the device), raise
+// the stamps. From here the work is handed over or the device is lost; nothing fails silently. Blocks
+// while another thread holds the device's turn (a hand-over that blocks on a full queue holds it).
+template <class HandOver>
+[[gnu::always_inline]] inline rig_status in_turn(const Run &run, Device &self, rig_point *point, HandOver &&hand) {
+  std::lock_guard turn(self.turn());
+  if (self.lost()) return self.lost_status();
+  uint64_t value = self.submitted() + 1;
+  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
+  if (rig_status s = hand(value); s != RIG_OK) [[unlikely]] {
+    self.lose_now(last_error());
+    return self.lost_status();
+  }
+  self.assign(value);
+  uint64_t here = self.point(value);
+  for (const Run::Stamping &slot : run.stamping()) {
+    Stamps::raise_use(slot.use, here);
+    if (slot.access & RIG_ACCESS_WRITE) slot.stamps->raise_write(here);
+  }
+  if (point) *point = here;
+  return RIG_OK;
+}
+
+// The hand-over of a run of one copy on a device that runs work inline and holds nothing (memory devices,
+// Run::inline_copy): the copy itself, then the driver's signaled word; no driver call, no Work to build.
+// The turn and the loss check hold as for every hand-over; nothing waits in a queue (such a driver's
+// can_wait_in_queue says no). memmove: a copy within one allocation never overlaps (the run refused it when
+// its buffers were set), but memmove is what the driver's hand_over runs. Called holding the turn.
+[[gnu::always_inline]] inline rig_status hand_over_inline_copy(const Run::InlineCopy &copy, Device &self,
+                                                               uint64_t value) {
+  std::memmove(copy.dst, copy.src, copy.length);
+  self.signal_inline(value);
+  return RIG_OK;
+}
+
+}  // namespace submit_detail
+
+// Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) with no explicit
+// waits whose every point to follow is already reached (every such submit but after a loss), steps 2 and 3
+// as one pass over the slots' stamps and the turn, here; anything else takes the full path
+// (submit_waiting). The inline path builds no collected set and no in-queue waits with their spill vectors,
+// which only waiting submits use. Statuses: rig.h's rig_submit. Blocks only for the device's turn, or, on
+// the full path, on the host for a point whose device cannot be waited for in this device's queue.
+[[gnu::always_inline]] inline rig_status submit(Run &run, const rig_point *waits, size_t wait_count,
+                                                rig_point *point) {
+  Device &self = run.device();
+  if (!self.open()) [[unlikely]]
+    return self.released() ? fail(RIG_LOST, "%s was released", self.info().name.c_str()) : self.lost_status();
+  // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer).
+  if (rig_status s = run.check_ready(); s != RIG_OK) return s;
+  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
+  const Run::InlineCopy *copy = run.inline_copy();
+  if (copy && !wait_count && submit_detail::nothing_to_wait_for(run.stamping(), self.index())) [[likely]] {
+    if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+      submit_detail::report_collected(run, self.index(), observe);
+    return submit_detail::in_turn(run, self, point, [&](uint64_t value) {
+      return submit_detail::hand_over_inline_copy(*copy, self, value);
+    });
+  }
+  return submit_waiting(run, waits, wait_count, point);
+}
+
+}  // namespace rig
