@@ -44,7 +44,9 @@ class Device final : public LossSink {
     return lost() ? reason_.load(std::memory_order_acquire) : nullptr;
   }
   bool released() const { return state_.load(std::memory_order_acquire) & kReleased; }
-  // Neither released nor lost: released() and lost() in one load (the submit path's first check).
+  // Neither released nor lost: released() and lost() in one acquire load of the state word (the submit
+  // path's first check) where asking both took two. Nothing is lost by it: the two loads never excluded a
+  // change between them either, and a loss after this check is found under the turn (submit's lost()).
   bool open() const { return !(state_.load(std::memory_order_acquire) & (kReleased | kLost)); }
 
   // True once value is reached, or will never need waiting for (a released device's values). After a loss,

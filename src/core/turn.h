@@ -18,7 +18,9 @@ class Turn {
   Turn &operator=(const Turn &) = delete;
 
   // Takes the turn, sleeping while another thread holds it (it may hold it across a driver's hand-over that
-  // blocks on a full queue). Not recursive. Acquire: what the previous holder wrote is visible.
+  // blocks on a full queue). Not recursive. Acquire: what the previous holder wrote is visible. A
+  // compare-and-swap because two threads may take it at once: only one indivisible read-and-write of the
+  // word (or a full fence between a store and a load, as costly) lets exactly one of them win.
   void lock() noexcept {
     uint32_t free = 0;
     if (word_.compare_exchange_strong(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) [[likely]]
@@ -26,6 +28,12 @@ class Turn {
     lock_contended();
   }
   // Gives the turn back, waking one sleeper if any may sleep. Release: pairs with lock's acquire.
+  // Why an exchange and not a plain store (issue 14 asked which locked operations a submit can lose): the
+  // unlock must read the word in the same indivisible step that frees it. With a load then a store, a
+  // thread could mark the word 2 and sleep between them; the store would free the turn without the wake,
+  // and that thread would sleep for good. Nor can the store be followed by a check of a separate sleeper
+  // count: on x86 the load may pass the store still in the store buffer (store-load reordering), the same
+  // lost wake-up, unless a full fence stands between, which costs what the exchange costs.
   void unlock() noexcept {
     if (word_.exchange(0, std::memory_order_release) == 2) [[unlikely]]
       wake_one();
