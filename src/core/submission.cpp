@@ -1,5 +1,6 @@
 #include "core/submission.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -193,8 +194,13 @@ void Run::resolve() {
   if (device_->runs_inline() && parts_.size() == 1 && parts_[0].kind == RIG_PART_COPY) {
     const Part &p = parts_[0];
     void *src = bindings_[p.src_slot].host(), *dst = bindings_[p.dst_slot].host();
-    if (src && dst)
+    if (src && dst) {
       inline_copy_ = {static_cast<char *>(dst) + p.dst_offset, static_cast<const char *>(src) + p.src_offset, p.length};
+      if (stamping_.size() <= InlineCopy::kNear) {
+        std::copy(stamping_.begin(), stamping_.end(), inline_copy_.near);
+        inline_copy_.near_count = stamping_.size();
+      }
+    }
   }
   record();
 }

@@ -60,6 +60,14 @@ class Run {
     void *dst;
     const void *src;
     size_t length;
+    // stamping() again, kept in the run itself where it has at most kNear slots (every lone copy's submission
+    // but one that declares slots the copy does not use): a submit then finds the stamps' addresses one
+    // dependent load sooner than through stamping()'s vector, on the chain of loads (handle, slot, run,
+    // stamps, point, device) that the submit's path waits for before it takes the turn.
+    static constexpr size_t kNear = 2;
+    Stamping near[kNear];
+    size_t near_count;  // 0: the run has more slots than near holds (then read stamping())
+    std::span<const Stamping> near_stamping() const { return {near, near_count}; }
   };
   // The run's inline copy, or null where the driver hands the work over.
   const InlineCopy *inline_copy() const { return inline_copy_.dst ? &inline_copy_ : nullptr; }

@@ -66,8 +66,10 @@ inline rig_status hand_over(const Run &run, DriverDevice &driver, uint64_t value
 // 4. The turn: assign the value, hand over (`hand(value)`: OK, or a failure that loses the device), raise
 // the stamps. From here the work is handed over or the device is lost; nothing fails silently. Blocks
 // while another thread holds the device's turn (a hand-over that blocks on a full queue holds it).
+// `slots` is the run's stamping() (or the same in InlineCopy::near).
 template <class HandOver>
-[[gnu::always_inline]] inline rig_status in_turn(const Run &run, Device &self, rig_point *point, HandOver &&hand) {
+[[gnu::always_inline]] inline rig_status in_turn(std::span<const Run::Stamping> slots, Device &self, rig_point *point,
+                                                 HandOver &&hand) {
   std::lock_guard turn(self.turn());
   if (self.lost()) return self.lost_status();
   uint64_t value = self.submitted() + 1;
@@ -78,7 +80,7 @@ template <class HandOver>
   }
   self.assign(value);
   uint64_t here = self.point(value);
-  for (const Run::Stamping &slot : run.stamping()) {
+  for (const Run::Stamping &slot : slots) {
     Stamps::raise_use(slot.use, here);
     if (slot.access & RIG_ACCESS_WRITE) slot.stamps->raise_write(here);
   }
@@ -115,10 +117,11 @@ template <class HandOver>
   if (rig_status s = run.check_ready(); s != RIG_OK) return s;
   if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
   const Run::InlineCopy *copy = run.inline_copy();
-  if (copy && !wait_count && submit_detail::nothing_to_wait_for(run.stamping(), self.index())) [[likely]] {
+  if (copy && copy->near_count && !wait_count && submit_detail::nothing_to_wait_for(copy->near_stamping(), self.index()))
+      [[likely]] {
     if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
-    return submit_detail::in_turn(run, self, point, [&](uint64_t value) {
+    return submit_detail::in_turn(copy->near_stamping(), self, point, [&](uint64_t value) {
       return submit_detail::hand_over_inline_copy(*copy, self, value);
     });
   }
