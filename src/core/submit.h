@@ -20,7 +20,7 @@ namespace rig {
 
 // Steps 2 to 4 in full, for a submit that passed step 1's checks: collect (rules 2 to 4), commit and wait
 // for what is not reached (in the device's queue where the driver can, else on the host holding no lock),
-// then the turn (submit_detail::hand_over_in_turn). Out of line, in core/submit.cpp.
+// then the turn (submit_detail::in_turn). Out of line, in core/submit.cpp.
 rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
 
 namespace submit_detail {
