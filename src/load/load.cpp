@@ -230,7 +230,8 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       if (!chunks_of[d]) { l->pools_.push_back(nullptr); continue; }
       size_t slots = std::clamp<size_t>(budget / readers / (chunk + slack), 1, chunks_of[d]);
       std::unique_ptr<StagingPool> pool;
-      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, &pool)) return s;
+      // Deferred: registered by run() while the readers fill the first chunks (pool.h).
+      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, &pool, true)) return s;
       pool->claim();
       l->pools_.push_back(pool.get());
       l->own_pools_.push_back(std::move(pool));
@@ -428,8 +429,8 @@ void Load::read_worker() {
     }
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    void *host = nullptr;
-    {
+    void *host = pool.unregistered_host(slot);  // a pool the load made, not registered yet: nothing to wait for
+    if (!host) {
       Timed timed(phase_ns_[STAGING_WAIT]);
       // The chunk's last copies are usually a few hundred microseconds from done: spin on the device's
       // timeline that long (a pure read) rather than let the export's wait sleep, whose slices the kernel
@@ -610,7 +611,10 @@ void Load::run() {
     filled_host_.assign(chunks_.size(), nullptr);
     std::vector<std::thread> readers;
     for (uint32_t i = 0; i < n; ++i) readers.emplace_back([this] { read_worker(); });
-    copy_worker();
+    // The pools this load made are registered now, while the readers fill their first chunks (pool.h).
+    for (auto &p : own_pools_)
+      if (rig_status f = p->finish(); f && !s) fail_with(s = f);
+    if (!s) copy_worker();
     for (auto &r : readers) r.join();
     give_back_unsubmitted();
   } else if (!s) {

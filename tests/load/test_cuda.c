@@ -84,6 +84,29 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   rig_load_file_release(f);
 }
 
+/* A load's own staging is registered on the load's thread while its readers fill the first chunks
+ * (src/load/pool.h): a driver refusing that registration fails the load in rig_load_wait with the reason,
+ * hands out nothing, leaves no device memory or registration behind, and the next load runs as before. */
+static void staging_the_driver_refuses_to_register_fails_the_load_and_leaves_nothing(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load = NULL;
+  long long live = query("live_allocations"), registers = query("registers"), unregisters = query("unregisters");
+  control("register_refuse", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
+  rig_status s = load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load);
+  control("register_refuse", 0);
+  assert_int_not_equal(s, RIG_OK);
+  if (!strstr(last_why, "staging") || !strstr(last_why, "registering")) fail_msg("the reason: %s", last_why);
+  assert_int_equal(query("live_allocations"), live);
+  assert_int_equal(query("registers") - query("unregisters"), registers - unregisters);
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 1), f, &load), RIG_OK);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  assert_int_equal(query("live_allocations"), live);
+  rig_load_file_release(f);
+}
+
 static void a_registration_serving_wrong_bytes_is_refused_by_the_probe(void **state) {
   (void)state;
   rig_load_file f;
@@ -213,6 +236,7 @@ int main(void) {
   tw_safetensors_u8(path, lengths, COUNT);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(staged_copies_through_pinned_chunks_equal_the_file),
+      cmocka_unit_test(staging_the_driver_refuses_to_register_fails_the_load_and_leaves_nothing),
       cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
