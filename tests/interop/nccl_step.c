@@ -1,12 +1,13 @@
 /* An NCCL collective ordered between rig kernels on every GPU it spans (docs/interop.md, "Several GPUs, one
  * process: NCCL"): one process, one rank per named GPU (one communicator made in one group). On each GPU,
- * rig fills x with its rank's value (7 + rank); NCCL's stream of that GPU waits for that point
+ * rig fills x with its rank's value for the round (7 + rank + 8 * round: a result left from an earlier round,
+ * or from another rank, never passes for this one's); NCCL's stream of that GPU waits for that point
  * (rig_stream_wait_point); ncclAllReduce(x -> y, sum) runs on every rank's stream in one group; a point
  * taken from each stream (rig_stream_point), stamped as y's write and x's read, orders that GPU's next rig
  * kernel (z = y + 1) after the collective and rig's overwrite of x after the collective's read. Every
- * element of every rank's z is checked (the sum of all ranks' values, plus 1: 8 for one rank, 16 for two),
- * and y after x's overwrite (still the sum), over ROUNDS rounds with no host wait between the steps: only
- * the GPUs' queues carry the order, across GPUs through NCCL's own.
+ * element of every rank's z is checked (the sum of all ranks' values, plus 1: in round 0, 8 for one rank and
+ * 16 for two), and y after x's overwrite (still the sum), over ROUNDS rounds with no host wait between the
+ * steps: only the GPUs' queues carry the order, across GPUs through NCCL's own.
  * NCCL is loaded at run time (dlopen of $RIG_NCCL_LIBRARY, else libnccl.so.2 from the machine's
  * installation), never a build dependency. Where it is absent, or a named device does not open, the program
  * says why and exits 77 (skipped), or 1 under RIG_REQUIRE=cuda; 2 on bad arguments.
@@ -25,7 +26,9 @@
 
 #define N 65536u /* uint32 elements */
 #define MAX_RANKS 8
-#define VALUE(rank) (7u + (uint32_t)(rank)) /* what rig writes into the rank's x before the all-reduce */
+/* What rig writes into a rank's x before a round's all-reduce, and over it after (never a VALUE). */
+#define VALUE(round, rank) (7u + (uint32_t)(rank) + 8u * (uint32_t)(round))
+#define OVERWRITE(round, rank) (0x80000000u + (uint32_t)(round) * MAX_RANKS + (uint32_t)(rank))
 
 /* NCCL's ABI, as nccl.h declares it (stable since 2.0): an opaque communicator, a 128-byte unique id. */
 typedef struct { char internal[128]; } nccl_unique_id;
@@ -165,12 +168,12 @@ int main(int argc, char **argv) {
     check_nccl(nccl.comm_init_rank(&ranks[r].comm, count, id, r), "ncclCommInitRank");
   }
   check_nccl(nccl.group_end(), "ncclGroupEnd (making the communicator)");
-  uint32_t sum = 0;
-  for (int r = 0; r < count; ++r) sum += VALUE(r);
   size_t bad_z = 0, bad_y = 0;
   for (int round = 0; round < rounds; ++round) {
+    uint32_t sum = 0;
     for (int r = 0; r < count; ++r) {
-      rig_point filled = gt_fill_u32(ranks[r].d, ranks[r].m, ranks[r].x, N, VALUE(r));
+      sum += VALUE(round, r);
+      rig_point filled = gt_fill_u32(ranks[r].d, ranks[r].m, ranks[r].x, N, VALUE(round, r));
       check(rig_stream_wait_point(ranks[r].d, ranks[r].stream, filled), "rig_stream_wait_point");
     }
     check_nccl(nccl.group_start(), "ncclGroupStart");
@@ -187,7 +190,7 @@ int main(int argc, char **argv) {
       check(rig_buffer_stamp(k->y, reduced, RIG_ACCESS_WRITE), "stamp y");
       check(rig_buffer_stamp(k->x, reduced, RIG_ACCESS_READ), "stamp x");
       gt_step(k->d, k->m, "rig_add_u32", k->y, k->z, N, 1);                  /* after the collective's write (rule 3) */
-      gt_fill_u32(k->d, k->m, k->x, N, 1000 + (uint32_t)(round * MAX_RANKS + r)); /* after its read (rule 4) */
+      gt_fill_u32(k->d, k->m, k->x, N, OVERWRITE(round, r)); /* after its read (rule 4) */
     }
     for (int r = 0; r < count; ++r) {
       bad_z += mismatches(ranks[r].z, sum + 1);
@@ -206,7 +209,9 @@ int main(int argc, char **argv) {
   }
   printf("nccl_step: %d rounds of rig fill -> ncclAllReduce over %d rank(s) (", rounds, count);
   for (int r = 0; r < count; ++r) printf("%s%s", r ? " " : "", names[r].text);
-  printf(") -> rig add: %zu mismatching elements of z (want %u), %zu of y after x's overwrite (want %u); %s\n",
-         bad_z, sum + 1, bad_y, sum, bad_z || bad_y ? "FAIL" : "PASS");
+  uint32_t round0 = 0; /* round 0's sum, as an example of what is checked */
+  for (int r = 0; r < count; ++r) round0 += VALUE(0, r);
+  printf(") -> rig add: %zu mismatching elements of z (want the ranks' sum + 1, %u in round 0), %zu of y after x's "
+         "overwrite (want the sum); %s\n", bad_z, round0 + 1, bad_y, bad_z || bad_y ? "FAIL" : "PASS");
   return bad_z || bad_y ? 1 : 0;
 }
