@@ -430,6 +430,7 @@ void Load::read_worker() {
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
     void *host = pool.unregistered_host(slot);  // a pool the load made, not registered yet: nothing to wait for
+    bool first_fill = host != nullptr;
     if (!host) {
       Timed timed(phase_ns_[STAGING_WAIT]);
       // The chunk's last copies are usually a few hundred microseconds from done: spin on the device's
@@ -454,6 +455,7 @@ void Load::read_worker() {
       fail_with(s);
       break;
     }
+    if (first_fill) pool.filled();
     filled_host_[i] = host;
     {
       std::lock_guard lock(fill_mutex_);
@@ -611,9 +613,12 @@ void Load::run() {
     filled_host_.assign(chunks_.size(), nullptr);
     std::vector<std::thread> readers;
     for (uint32_t i = 0; i < n; ++i) readers.emplace_back([this] { read_worker(); });
-    // The pools this load made are registered now, while the readers fill their first chunks (pool.h).
-    for (auto &p : own_pools_)
-      if (rig_status f = p->finish(); f && !s) fail_with(s = f);
+    // The pools this load made are registered now, once the readers filled their first chunks (pool.h).
+    std::vector<size_t> chunks_of(pools_.size(), 0);
+    for (const Chunk &c : chunks_) ++chunks_of[c.device];
+    for (size_t d = 0; d < pools_.size(); ++d)
+      if (pools_[d] && !s)
+        if (rig_status f = pools_[d]->finish(halted_, chunks_of[d])) fail_with(s = f);
     if (!s) copy_worker();
     for (auto &r : readers) r.join();
     give_back_unsubmitted();

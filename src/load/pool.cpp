@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <chrono>
 #include <memory>
 #include <string_view>
 
@@ -18,9 +19,9 @@ namespace rig::load {
 // then wrapped and borrowed on its own, inside that entry (no driver call), so that each chunk is an
 // allocation whose stamps carry only its own copies and a reader waits for its chunk alone (rule 6).
 // The mapping goes with the last wrap's release (load/mapping.h), after every copy that reads it.
-rig_status StagingPool::map_region() {
+rig_status StagingPool::map_region(bool touch) {
   size_t length = chunk_bytes_ * count_;
-  base_ = mapped::map_for_registering(length);
+  base_ = mapped::map_for_registering(length, touch);
   if (!base_) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
   region_ = new Mapping();
   region_->base = base_;
@@ -52,9 +53,10 @@ rig_status StagingPool::register_region() {
 
 namespace {
 
-// Devices whose staging is registered host memory, where registering can wait: the load's readers fill the
-// mapped chunks meanwhile. Why defer: registering 64 MiB is most of the 5-7 ms a first load spent making its
-// pool before the first read (an H200, 2026-12-01); the readers need 1-2 ms to fill the chunks anyway.
+// Devices whose staging is registered host memory, where making it can wait: the load's readers fill the
+// mapped chunks meanwhile, and their writes are the pages' first touch. Why: touching and registering 64 MiB
+// was the 5-7 ms a first load spent making its pool before its first read (an H200, 2026-12-01; touching
+// alone about 4 of them), which its readers pay in parallel as they fill their chunks.
 bool registers_host_memory(rig_device device) {
   rig_device_info info{};
   info.size = sizeof info;
@@ -71,9 +73,10 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   p->device_ = device;
   p->chunk_bytes_ = chunk_bytes;
   p->count_ = count;
-  rig_status s = count ? p->map_region() : RIG_OK;
+  bool deferred = count && defer && registers_host_memory(device);
+  rig_status s = count ? p->map_region(!deferred) : RIG_OK;
   if (s == RIG_OK && count) {
-    if (defer && registers_host_memory(device)) p->pending_.store(true, std::memory_order_relaxed);
+    if (deferred) p->pending_.store(true, std::memory_order_relaxed);
     else s = p->register_region();
   }
   if (s == RIG_OK) {
@@ -101,8 +104,25 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   return RIG_OK;
 }
 
-rig_status StagingPool::finish() {
+void StagingPool::filled() {
+  {
+    std::lock_guard lock(mutex_);
+    ++first_fills_;
+  }
+  cv_.notify_all();
+}
+
+rig_status StagingPool::finish(const std::atomic<bool> &halt, size_t fills) {
   if (!pending_.load(std::memory_order_relaxed)) return RIG_OK;  // only the load's own thread calls it
+  {
+    // At most 5 ms: the fills make the registration cheaper, they are not what makes it right. With several
+    // devices the readers may all wait for another device's chunks, whose copies wait for this registration.
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::milliseconds(5),
+                 [&] { return first_fills_ >= std::min(fills, count_) || halt.load(std::memory_order_acquire); });
+  }
+  // Pages no reader wrote (a load of fewer chunks than the pool holds, one that stopped, one whose readers
+  // wait elsewhere) are touched by the registration itself.
   rig_status s = register_region();
   // After the registration (or its failure): a reader that still saw the pool pending fills its chunk
   // through host memory, which the chunk's buffer then covers; one that sees it done exports the buffer.

@@ -18,16 +18,21 @@ namespace rig::load {
 class StagingPool {
  public:
   // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). Sets rig's message.
-  // `defer`: on a device whose staging is registered host memory (CUDA, HIP, memory devices), only maps and
-  // touches the memory; registering it is left to finish(), which a load calls on its own thread while its
-  // readers already fill the chunks through host() (elsewhere `defer` changes nothing).
+  // `defer`: on a device whose staging is registered host memory (CUDA, HIP, memory devices), only maps the
+  // memory; registering it is left to finish(), which a load calls on its own thread while its readers
+  // fill the chunks through unregistered_host() (elsewhere `defer` changes nothing).
   static rig_status make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out,
                          bool defer = false);
   ~StagingPool();
 
   // Registers a deferred pool's memory (nothing for any other pool): every chunk's buffer() exists after it.
-  // Calls the driver; holds no lock of the pool's. Sets rig's message.
-  rig_status finish();
+  // First waits (the pool's lock, released while asleep) up to 5 ms until readers have filled `fills` chunks
+  // through unregistered_host() (filled()), at most every chunk, or `halt` is set: their writes are the pages'
+  // first touch, so the registration pins pages that exist. Then calls the driver, holding no lock of the pool's.
+  // Sets rig's message.
+  rig_status finish(const std::atomic<bool> &halt, size_t fills);
+  // A reader filled a chunk through unregistered_host(): counts towards finish()'s wait.
+  void filled();
 
   rig_device device() const { return device_; }
   size_t chunk_bytes() const { return chunk_bytes_; }
@@ -57,12 +62,13 @@ class StagingPool {
   size_t chunk_bytes_ = 0;
   // Registered chunks: the memory mapped (map_region), then the region's own borrow (its one registration)
   // and every chunk's wrap and borrow (register_region).
-  rig_status map_region();
+  rig_status map_region(bool touch);
   rig_status register_region();
   void *host(size_t slot) const { return static_cast<char *>(base_) + slot * chunk_bytes_; }
   size_t count_ = 0;
   void *base_ = nullptr;
   std::atomic<bool> pending_{false};  // mapped, registering left to finish() (readers read it meanwhile)
+  size_t first_fills_ = 0;             // filled(), under mutex_
   struct Mapping *region_ = nullptr;
   rig_buffer region_borrow_ = nullptr;
   std::vector<rig_buffer> wraps_;
