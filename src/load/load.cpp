@@ -230,8 +230,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       if (!chunks_of[d]) { l->pools_.push_back(nullptr); continue; }
       size_t slots = std::clamp<size_t>(budget / readers / (chunk + slack), 1, chunks_of[d]);
       std::unique_ptr<StagingPool> pool;
-      // Deferred: registered by run() while the readers fill the first chunks (pool.h).
-      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, &pool, true)) return s;
+      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, &pool)) return s;
       pool->claim();
       l->pools_.push_back(pool.get());
       l->own_pools_.push_back(std::move(pool));
@@ -429,9 +428,8 @@ void Load::read_worker() {
     }
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
-    void *host = pool.unregistered_host(slot);  // a pool the load made, not registered yet: nothing to wait for
-    bool first_fill = host != nullptr;
-    if (!host) {
+    void *host = nullptr;
+    {
       Timed timed(phase_ns_[STAGING_WAIT]);
       // The chunk's last copies are usually a few hundred microseconds from done: spin on the device's
       // timeline that long (a pure read) rather than let the export's wait sleep, whose slices the kernel
@@ -455,7 +453,6 @@ void Load::read_worker() {
       fail_with(s);
       break;
     }
-    if (first_fill) pool.filled();
     filled_host_[i] = host;
     {
       std::lock_guard lock(fill_mutex_);
@@ -613,13 +610,7 @@ void Load::run() {
     filled_host_.assign(chunks_.size(), nullptr);
     std::vector<std::thread> readers;
     for (uint32_t i = 0; i < n; ++i) readers.emplace_back([this] { read_worker(); });
-    // The pools this load made are registered now, once the readers filled their first chunks (pool.h).
-    std::vector<size_t> chunks_of(pools_.size(), 0);
-    for (const Chunk &c : chunks_) ++chunks_of[c.device];
-    for (size_t d = 0; d < pools_.size(); ++d)
-      if (pools_[d] && !s)
-        if (rig_status f = pools_[d]->finish(halted_, chunks_of[d])) fail_with(s = f);
-    if (!s) copy_worker();
+    copy_worker();
     for (auto &r : readers) r.join();
     give_back_unsubmitted();
   } else if (!s) {

@@ -18,28 +18,12 @@ namespace rig::load {
 class StagingPool {
  public:
   // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). Sets rig's message.
-  // `defer`: on a device whose staging is registered host memory (CUDA, HIP, memory devices), only maps the
-  // memory; registering it is left to finish(), which a load calls on its own thread while its readers
-  // fill the chunks through unregistered_host() (elsewhere `defer` changes nothing).
-  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out,
-                         bool defer = false);
+  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out);
   ~StagingPool();
-
-  // Registers a deferred pool's memory (nothing for any other pool): every chunk's buffer() exists after it.
-  // First waits (the pool's lock, released while asleep) up to 5 ms until readers have filled `fills` chunks
-  // through unregistered_host() (filled()), at most every chunk, or `halt` is set: their writes are the pages'
-  // first touch, so the registration pins pages that exist. Then calls the driver, holding no lock of the pool's.
-  // Sets rig's message.
-  rig_status finish(const std::atomic<bool> &halt, size_t fills);
-  // A reader filled a chunk through unregistered_host(): counts towards finish()'s wait.
-  void filled();
 
   rig_device device() const { return device_; }
   size_t chunk_bytes() const { return chunk_bytes_; }
-  size_t bytes() const { return chunk_bytes_ * count_; }
-  // A chunk's host memory while the pool waits for finish() (null after, and for any other pool): no copy
-  // can read a chunk before its buffer exists, so a reader may fill it at once, with nothing to wait for.
-  void *unregistered_host(size_t slot) const { return pending_.load(std::memory_order_acquire) ? host(slot) : nullptr; }
+  size_t bytes() const { return chunk_bytes_ * slots_.size(); }
 
   // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
   // answers false: the load stopped). wake() makes waiters look at their `halt` again.
@@ -60,15 +44,8 @@ class StagingPool {
  private:
   rig_device device_ = nullptr;
   size_t chunk_bytes_ = 0;
-  // Registered chunks: the memory mapped (map_region), then the region's own borrow (its one registration)
-  // and every chunk's wrap and borrow (register_region).
-  rig_status map_region(bool touch);
-  rig_status register_region();
-  void *host(size_t slot) const { return static_cast<char *>(base_) + slot * chunk_bytes_; }
-  size_t count_ = 0;
-  void *base_ = nullptr;
-  std::atomic<bool> pending_{false};  // mapped, registering left to finish() (readers read it meanwhile)
-  size_t first_fills_ = 0;             // filled(), under mutex_
+  // Registered chunks: the region's own borrow (its one registration) and every chunk's wrap and borrow.
+  rig_status make_registered(size_t count);
   struct Mapping *region_ = nullptr;
   rig_buffer region_borrow_ = nullptr;
   std::vector<rig_buffer> wraps_;

@@ -13,15 +13,13 @@
 
 namespace rig::mapped {
 
-// A private anonymous mapping of `length` bytes, on huge pages where the kernel gives them (a hint) and,
-// with `touch`, touched on several threads (without: the caller has its own threads write every page before
-// registering); nullptr where mmap refuses. munmap it.
-inline void *map_for_registering(size_t length, bool touch = true) {
+// A private anonymous mapping of `length` bytes, on huge pages where the kernel gives them (a hint) and
+// touched on several threads; nullptr where mmap refuses. munmap it.
+inline void *map_for_registering(size_t length) {
   void *p = length ? mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
   if (p == MAP_FAILED) return nullptr;
   madvise(p, length, MADV_HUGEPAGE);
-  if (touch)
-    split_pass(length, 4096, [p](size_t off, size_t len) { std::memset(static_cast<char *>(p) + off, 0, len); });
+  split_pass(length, 4096, [p](size_t off, size_t len) { std::memset(static_cast<char *>(p) + off, 0, len); });
   return p;
 }
 
