@@ -195,7 +195,8 @@ RIG_API rig_status rig_buffer_export_ipc(rig_buffer RIG_NONNULL buffer, rig_ipc_
  * buffer over it is released and every use of it is reached. rig does not see the exporter's work on the
  * bytes: import its point (rig_point_import_ipc) and let the importer's first use follow it. Waits for
  * nothing. RIG_INVALID_ARGUMENT for bad bytes (above) and the driver's refusal; RIG_UNSUPPORTED for a
- * device without RIG_INTEROP_IPC_MEMORY; RIG_LOST for a lost or released device. */
+ * device without RIG_INTEROP_IPC_MEMORY, or memory on another GPU that `device`'s cannot reach as a peer;
+ * RIG_LOST for a lost or released device. */
 RIG_API rig_status rig_buffer_import_ipc(rig_device RIG_NONNULL device, const rig_ipc_handle *RIG_NONNULL handle,
                                          rig_buffer *RIG_NONNULL out);
 

@@ -1,17 +1,20 @@
 /* Two processes share a buffer and its points through rig (docs/interop.md, "Across processes"), by CUDA or
- * HIP IPC handles, or (Vulkan) by a memory descriptor:
- *   A makes a buffer and writes it with a rig submit, then sends the buffer's handle and the write's point
- *     over a UNIX socket to B;
- *   B imports both, copies the bytes out with a submit of its own (ordered after A's write by the imported
+ * HIP IPC handles, or (Vulkan) by a memory descriptor, on one GPU or on two GPUs of the host:
+ *   A makes a buffer on DEVICE_A and writes it with a rig submit, then sends the buffer's handle and the
+ *     write's point over a UNIX socket to B;
+ *   B imports both on DEVICE_B (the exporter's GPU, or another: CUDA maps the bytes there through peer
+ *     access), copies the bytes out with a submit of its own (ordered after A's write by the imported
  *     point, stamped as the buffer's last write), checks every byte, and sends back its copy's point;
  *   A imports that point, stamps it as a read of its buffer, and overwrites the buffer: rig's rule 4 makes
  *     the overwrite wait, in A's queue, for B's copy. A checks the overwrite landed and closes its export.
  * CUDA IPC handles are bytes: they travel as they are. A Vulkan device's buffer travels as a memory
  * descriptor with SCM_RIGHTS; its points cannot (rig has no semaphore descriptors yet), so each side waits
  * on the host for its own work before it tells the other: A for its write, B for its copy.
- * Usage: ipc_pair [DEVICE] (default cuda:0; vulkan:0 takes the descriptor way). Exits 0 when every byte checked out, 77 where the device does
- * not open or cannot share across processes (1 instead under RIG_REQUIRE naming its backend), 1 on failure.
- * B is A's child by fork(), before either uses rig: each process has a rig of its own. */
+ * Usage: ipc_pair [DEVICE_A [DEVICE_B]] (default cuda:0, B on A's device; `ipc_pair cuda:0 cuda:1` is the
+ * pair; vulkan:0 takes the descriptor way). Exits 0 when every byte checked out; 77 where a device does not
+ * open or cannot share across processes (1 instead under RIG_REQUIRE naming its backend); 2 on bad
+ * arguments; 1 on failure. B is A's child by fork(), before either uses rig: each process has a rig of its
+ * own. */
 #define _GNU_SOURCE
 #include <rig.h>
 #include <rig_interop.h>
@@ -22,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "device_names.h"
 #include "scm_rights.h"
 
 #define LENGTH (1u << 20)
@@ -117,10 +121,30 @@ static rig_buffer import_shared(rig_device d, int sock, int by_fd) {
   return shared;
 }
 
+/* Whether `name` opens and can import the way A shares (IPC handles, or a descriptor): says so to A ('y' or
+ * 'n', after printing why not), which decides whether the run is skipped. */
+static int open_b(const char *name, int sock, int by_fd, rig_device *d) {
+  int memory = 0, event = 0, fd = 0;
+  rig_status s = rig_device_open(name, d);
+  if (s == RIG_OK) {
+    CHECK(rig_interop_supported(*d, NULL, RIG_INTEROP_IPC_MEMORY, &memory));
+    CHECK(rig_interop_supported(*d, NULL, RIG_INTEROP_IPC_EVENT, &event));
+    CHECK(rig_interop_supported(*d, NULL, RIG_INTEROP_MEMORY_FD, &fd));
+  }
+  int ok = s == RIG_OK && (by_fd ? fd : memory && event);
+  if (!ok) {
+    fprintf(stderr, "ipc_pair B: %s %s\n", name,
+            s != RIG_OK ? rig_last_error() : by_fd ? "cannot import a memory descriptor" : "cannot import IPC handles");
+    if (s == RIG_OK) CHECK(rig_device_release(*d));
+  }
+  send_all(sock, ok ? "y" : "n", 1);
+  return ok;
+}
+
 static int process_b(const char *name, int sock, int by_fd) {
   who = "B";
   rig_device d;
-  CHECK(rig_device_open(name, &d));
+  if (!open_b(name, sock, by_fd, &d)) return 0; /* A skips the run, or fails it under RIG_REQUIRE */
   rig_buffer mine, shared = import_shared(d, sock, by_fd);
   CHECK(rig_buffer_create(d, LENGTH, RIG_MEMORY_DEVICE, &mine));
   rig_part copy = {sizeof copy};
@@ -132,7 +156,7 @@ static int process_b(const char *name, int sock, int by_fd) {
   rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
   rig_point copied = submit(d, &copy, 1, slots, access, 2);
   size_t bad = mismatches(mine, FIRST, SECOND); /* waits for the copy (rule 5), so its read is done */
-  printf("ipc_pair B: imported %u bytes, %zu mismatching after the copy\n", LENGTH, bad);
+  printf("ipc_pair B: imported %u bytes on %s, %zu mismatching after the copy\n", LENGTH, name, bad);
   rig_ipc_handle back;
   if (!by_fd) {
     CHECK(rig_point_export_ipc(copied, &back));
@@ -148,14 +172,27 @@ static int process_b(const char *name, int sock, int by_fd) {
   return bad != 0;
 }
 
-static int required(const char *name) {
+static int required(const char *backend) {
   const char *req = getenv("RIG_REQUIRE");
-  size_t n = strcspn(name, ":");
-  return req && strncmp(req, name, n) == 0;
+  return req && strncmp(req, backend, strlen(backend)) == 0;
+}
+
+/* A's end of a run that cannot happen here: B is told (or has told us) and waited for; skipped, or failed
+ * under RIG_REQUIRE naming the backend. */
+static int skip(int sock, pid_t pid, int tell_b, const char *backend) {
+  if (tell_b) send_all(sock, "n", 1);
+  waitpid(pid, NULL, 0);
+  return required(backend) ? 1 : 77;
 }
 
 int main(int argc, char **argv) {
-  const char *name = argc > 1 ? argv[1] : "cuda:0";
+  char *texts[2] = {argc > 1 ? argv[1] : "cuda:0", argc > 2 ? argv[2] : argc > 1 ? argv[1] : "cuda:0"};
+  device_name names[2];
+  if (argc > 3 || !device_names_parse("ipc_pair", texts, 2, NULL, 0, names)) {
+    fprintf(stderr, "usage: ipc_pair [DEVICE_A [DEVICE_B]] (BACKEND:N, both of one backend; B defaults to A's)\n");
+    return 2;
+  }
+  const char *name = texts[0];
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair", RIG_DRIVER);
   pid_t pid = fork();
@@ -165,7 +202,7 @@ int main(int argc, char **argv) {
     char way;
     recv_all(sv[1], &way, 1); /* A checked how the device shares: IPC handles, a descriptor, or not at all */
     if (way != 'h' && way != 'f') _exit(0);
-    _exit(process_b(name, sv[1], way == 'f'));
+    _exit(process_b(texts[1], sv[1], way == 'f'));
   }
   close(sv[1]);
   int sock = sv[0];
@@ -180,12 +217,18 @@ int main(int argc, char **argv) {
   if (s != RIG_OK || !((yes && event) || by_fd)) {
     fprintf(stderr, "SKIP ipc_pair: %s %s\n", name,
             s != RIG_OK ? rig_last_error() : "cannot share buffers and points across processes");
-    send_all(sock, "n", 1);
-    waitpid(pid, NULL, 0);
-    return required(name) ? 1 : 77;
+    if (s == RIG_OK) CHECK(rig_device_release(d));
+    return skip(sock, pid, 1, names[0].backend);
   }
-  send_all(sock, by_fd && !(yes && event) ? "f" : "h", 1);
   by_fd = by_fd && !(yes && event);
+  send_all(sock, by_fd ? "f" : "h", 1);
+  char b_ready;
+  recv_all(sock, &b_ready, 1);
+  if (b_ready != 'y') { /* B said why */
+    fprintf(stderr, "SKIP ipc_pair: B's device %s cannot take part\n", texts[1]);
+    CHECK(rig_device_release(d));
+    return skip(sock, pid, 0, names[0].backend);
+  }
   rig_buffer b;
   CHECK(rig_buffer_create(d, LENGTH, RIG_MEMORY_DEVICE, &b));
   rig_part halves[2] = {fill(0, LENGTH / 2, FIRST), fill(LENGTH / 2, LENGTH / 2, SECOND)};
@@ -224,7 +267,8 @@ int main(int argc, char **argv) {
   CHECK(rig_buffer_release(b));
   CHECK(rig_device_release(d));
   int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && bad_in_b == 0 && bad_after == 0;
-  printf("ipc_pair A: B %s (%zu mismatching bytes), the overwrite after B's copy: %zu mismatching; %s\n",
+  printf("ipc_pair A on %s, B on %s: B %s (%zu mismatching bytes), the overwrite after B's copy: %zu "
+         "mismatching; %s\n", texts[0], texts[1],
          WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ended well" : "failed", bad_in_b, bad_after,
          ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;

@@ -1,7 +1,7 @@
 /* rig_interop.h across processes (CUDA and HIP IPC handles) on a stream backend: every bad input of the
  * import, export and close calls, and the cases only another process can make (an exporter that exited, an
  * export closed before it was opened, a point of another process never reached, a mapping closed once its
- * last use is reached). The other process is this program again (fork + exec of /proc/self/exe with a role),
+ * last use is reached, memory of another GPU reached as a peer). The other process is this program again (fork + exec of /proc/self/exe with a role),
  * talking over a UNIX socket pair; the round trip itself is ipc_pair.c's, which meson runs as a test too.
  * Where the backend's library has no IPC calls (the fake HIP runtime), the calls must answer RIG_UNSUPPORTED
  * and the capability query no; the cross-process cases then skip, saying so. */
@@ -351,6 +351,55 @@ static void imported_mapping_closes_after_its_last_use(void **state) {
   OK(rig_device_release(d));
 }
 
+/* Memory another process exported on GPU 0, imported on GPU 1 (ipc_pair cuda:0 cuda:1's case): the bytes
+ * stay on GPU 0, and GPU 1's kernels reach them as a peer, which rig's open asks for lazily (on the fake, a
+ * kernel of GPU 1 without it faults). Where the two GPUs cannot be peers (the fake's peer_access 0), the
+ * open answers RIG_UNSUPPORTED saying so. */
+static void memory_of_another_gpu_is_reached_as_a_peer(void **state) {
+  (void)state;
+  if (gt_gpu_count() < 2) {
+    rt_skip("needs two GPUs");
+    return;
+  }
+  rig_device d;
+  if (!gt_open(gt_name(1), &d)) return;
+  if (!ipc_supported(d)) {
+    rt_skip("the backend's library has no interprocess calls (RIG_INTEROP_IPC_* say no)");
+    OK(rig_device_release(d));
+    return;
+  }
+  int sock;
+  pid_t pid = spawn("export-and-wait", &sock); /* exports a buffer of GPU 0 */
+  rig_ipc_handle h;
+  assert_int_equal(recv_all(sock, &h, sizeof h), 0);
+  rig_buffer shared, mine;
+  OK(rig_buffer_import_ipc(d, &h, &shared));
+  rig_module m = gt_kernels(d);
+  mine = rt_create(d, N * 4);
+  gt_fill_u32(d, m, shared, N, 41);                 /* GPU 1's kernel writes GPU 0's bytes */
+  gt_step(d, m, "rig_add_u32", shared, mine, N, 1); /* ... and reads them */
+  uint32_t host[N];
+  OK(rig_buffer_read_into(mine, 0, host, sizeof host));
+  size_t bad = 0;
+  for (uint32_t i = 0; i < N; ++i) bad += host[i] != 42;
+  assert_int_equal(bad, 0);
+  OK(rig_buffer_release(shared));
+  if (gt_fake()) {
+    gt_set("peer_access", 0);
+    rig_buffer refused = NULL;
+    STATUS(RIG_UNSUPPORTED, rig_buffer_import_ipc(d, &h, &refused));
+    expect_message("cannot reach as a peer");
+    assert_null(refused);
+    gt_set("peer_access", 1);
+  }
+  OK(rig_buffer_release(mine));
+  OK(rig_module_release(m));
+  OK(rig_device_release(d));
+  send_byte(sock);
+  expect_exit_0(pid);
+  close(sock);
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && !strcmp(argv[1], "peer")) return peer(argv[2], atoi(argv[3]));
   if (!gt_available()) return 77; /* skipped, with the reason printed */
@@ -360,6 +409,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(handles_of_an_exited_exporter_are_refused),
       cmocka_unit_test(closed_export_refused_and_unreached_point_times_out),
       cmocka_unit_test(imported_mapping_closes_after_its_last_use),
+      cmocka_unit_test(memory_of_another_gpu_is_reached_as_a_peer),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

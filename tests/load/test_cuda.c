@@ -84,6 +84,29 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   rig_load_file_release(f);
 }
 
+/* Where the driver refuses to register the staging (src/load/pool.cpp), a staged load falls back to the
+ * device's own pinned buffers: every byte still arrives, and once released nothing is left behind (device
+ * memory, pinned memory, registrations). */
+static void staging_the_driver_refuses_to_register_falls_back_and_leaves_nothing(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load = NULL;
+  long long live = query("live_allocations"), registers = query("registers"), unregisters = query("unregisters");
+  long long calls = query("register_calls");
+  control("register_refuse", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
+  rig_status s = load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 1), f, &load);
+  control("register_refuse", 0);
+  if (s != RIG_OK) fail_msg("the load: %s: %s", rig_status_name(s), last_why);
+  assert_true(query("register_calls") > calls); /* asked, and refused: */
+  assert_int_equal(query("registers"), registers);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  assert_int_equal(query("live_allocations"), live);
+  assert_int_equal(query("registers") - query("unregisters"), registers - unregisters);
+  rig_load_file_release(f);
+}
+
 static void a_registration_serving_wrong_bytes_is_refused_by_the_probe(void **state) {
   (void)state;
   rig_load_file f;
@@ -213,6 +236,7 @@ int main(void) {
   tw_safetensors_u8(path, lengths, COUNT);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(staged_copies_through_pinned_chunks_equal_the_file),
+      cmocka_unit_test(staging_the_driver_refuses_to_register_falls_back_and_leaves_nothing),
       cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),

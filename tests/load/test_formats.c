@@ -115,7 +115,7 @@ static void safetensors_lengths_truncation_and_limits(void **state) {
   tw_safetensors_json(p, "{}", UINT64_MAX, 10);
   assert_int_equal(rig_load_open(p, RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
   unlink(p);
-  /* a header over 1 MiB: read in more than one step */
+  /* a header over 1 MiB, past the first read of 64 KiB: read in more than one step */
   size_t n = 3 << 20;
   char *json = malloc(n + 64);
   memset(json, ' ', n);

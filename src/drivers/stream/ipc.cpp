@@ -22,6 +22,11 @@ void from_native(const IpcHandle &h, IpcBytes *b) { std::memcpy(b->bytes, &h, si
 
 rig_status StreamDevice::ipc_refused(const char *call, Result r) const {
   if (family_.is_sticky(r)) return native_failed(call, "another process's handle", r);
+  if (r == ERROR_PEER_ACCESS_UNSUPPORTED)  // the one refusal that names the host, not the handle
+    return fail(RIG_UNSUPPORTED,
+                "%s refused the handle on %s: %s (the memory is on another GPU of the host, which this one cannot "
+                "reach as a peer)",
+                call, info_.name.c_str(), family_.error_name(r));
   // The driver cannot tell these apart: a handle is bytes, and a stale one looks like any other.
   return fail(RIG_INVALID_ARGUMENT,
               "%s refused the handle on %s: %s (its exporter freed or closed what it names, or exited; or the bytes "

@@ -33,7 +33,8 @@ struct Handle {
   uint64_t inode;   // the descriptor's file: a number reused for another file is not it
   uint64_t offset;  // within that file
   uint64_t length;
-  char unused[16];
+  int32_t device;  // memory: the exporter's GPU (the fake's ordinal), where the bytes stay; -1 for events
+  char unused[12];
 };
 static_assert(sizeof(Handle) == 64);
 
@@ -42,8 +43,9 @@ inline uint64_t inode_of(int fd) {
   return fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
 }
 
-inline Handle describe(const char *tag, int fd, uint64_t offset, uint64_t length) {
+inline Handle describe(const char *tag, int fd, uint64_t offset, uint64_t length, int32_t device = -1) {
   Handle h{};
+  h.device = device;
   std::memcpy(h.tag, tag, std::min(std::strlen(tag), sizeof h.tag - 1));  // zero-padded: h is zeroed
   h.pid = static_cast<int32_t>(getpid());
   h.fd = fd;

@@ -1,6 +1,7 @@
 // A fake libcuda over host memory, so the CUDA driver's logic (timeline, in-queue waits, loss, memory,
 // registration, modules) runs in CI with no GPU. It exports exactly the entry points rig's CUDA driver
-// loads (src/drivers/cuda/cu.h) plus fakecuda_control/fakecuda_query (fake_cuda.h).
+// loads (src/drivers/cuda/cu.h) plus fakecuda_control/fakecuda_query (fake_cuda.h), and cuLaunchHostFunc
+// for the fake libnccl.
 //
 // Model: each context is a GPU; device memory is host memory (shared memory, so that another process can
 // open it through an IPC handle: common/fake_ipc.h); each stream runs its queue of operations on
@@ -612,6 +613,17 @@ EXPORT Result cuStreamWaitEvent(FStream *stream, FEvent *event, unsigned flags) 
   return SUCCESS;
 }
 
+// Not one of rig's entry points: the fake libnccl (tests/doubles/fake_nccl) runs its collectives' work on
+// the caller's streams through it, as NCCL's kernels run there. Skipped after a sticky error, as all work.
+EXPORT Result cuLaunchHostFunc(FStream *stream, void (*fn)(void *), void *data) {
+  if (!fn) return ERROR_INVALID_VALUE;
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->owner->sticky.load()) return e;
+  st->push([fn, data] { fn(data); });
+  return SUCCESS;
+}
+
 EXPORT Result cuStreamWriteValue64_v2(FStream *stream, DevicePtr addr, uint64_t value, unsigned flags) {
   (void)flags;
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
@@ -891,7 +903,8 @@ EXPORT Result cuIpcGetMemHandle(IpcHandle *handle, DevicePtr ptr) {
   auto it = state().regions.find(ptr);  // the base of an allocation of cuMemAlloc's, as CUDA requires
   if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
   void *p = reinterpret_cast<void *>(ptr);
-  auto h = fake_ipc::describe("fake-ipc-memory", device_memory().fd(), device_memory().offset_of(p), it->second.length);
+  auto h = fake_ipc::describe("fake-ipc-memory", device_memory().fd(), device_memory().offset_of(p), it->second.length,
+                              it->second.owner);
   std::memcpy(handle, &h, sizeof h);
   return SUCCESS;
 }
@@ -905,8 +918,19 @@ EXPORT Result cuIpcOpenMemHandle_v2(DevicePtr *ptr, IpcHandle handle, unsigned f
   void *p = fake_ipc::open(&handle, "fake-ipc-memory", &h, &why);
   if (!p) return refused(why);
   std::lock_guard g(state().lock);
-  state().regions[reinterpret_cast<uintptr_t>(p)] = {reinterpret_cast<uintptr_t>(p), h.length, Kind::ipc,
-                                                     current->ordinal, 0, nullptr};
+  // The bytes stay on the exporter's GPU. Opened from another GPU of the host, kernels reach them through
+  // peer access, which the lazy flag enables as cuCtxEnablePeerAccess would (CUDA's rule); without the flag
+  // only where it was enabled already. Where the two GPUs cannot be peers, the open fails.
+  int owner = h.device >= 0 ? h.device : current->ordinal;
+  if (owner != current->ordinal) {
+    if (!state().sw.peer_access) {
+      munmap(p, fake_ipc::pages(h.length));
+      return ERROR_PEER_ACCESS_UNSUPPORTED;
+    }
+    if (flags & IPC_MEM_LAZY_ENABLE_PEER_ACCESS) current->peers.insert(owner);
+  }
+  state().regions[reinterpret_cast<uintptr_t>(p)] = {reinterpret_cast<uintptr_t>(p), h.length, Kind::ipc, owner, 0,
+                                                     nullptr};
   ++state().count.live_ipc_mappings;
   *ptr = reinterpret_cast<uintptr_t>(p);
   return SUCCESS;

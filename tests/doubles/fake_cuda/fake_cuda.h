@@ -9,7 +9,9 @@
  *   read_only_supported          attribute 113's answer (default 1); 0 also makes the flag fail (801)
  *   host_register_supported      attribute 99's answer (default 1)
  *   memops                       attribute 122 (default 1); 0 also makes cuStream*Value64 answer 801
- *   peer_access                  cuDeviceCanAccessPeer's answer between two devices (default 1)
+ *   peer_access                  cuDeviceCanAccessPeer's answer between two devices (default 1); 0 also makes
+ *                                cuIpcOpenMemHandle of another device's memory answer 217 (an IPC handle names
+ *                                its device; the lazy flag opens it as a peer, as cuCtxEnablePeerAccess would)
  *   register_refuse              a CUresult (e.g. 1, 800) every cuMemHostRegister returns (default 0)
  *   register_wrong_bytes         1: registration succeeds but the device sees other bytes than the host's
  *   unregister_fail              1: the next cuMemHostUnregister answers 713 (once); 2: every one does
@@ -31,6 +33,8 @@
  * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,
  *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
  *   live_modules, sticky (of device 0), sticky1 (of device 1).
+ *
+ * Beyond rig's entry points: cuLaunchHostFunc (the fake libnccl's collectives run through it).
  *
  * Kernels: cuModuleLoadDataEx takes PTX text (or any text) and binds every `.entry NAME` whose NAME is a
  * built-in host function: rig_add_u32, rig_chain_step, rig_fill_u32, rig_delay, rig_fault (see
