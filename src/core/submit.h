@@ -102,8 +102,9 @@ template <class HandOver>
 
 }  // namespace submit_detail
 
-// Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) with no explicit
-// waits whose every point to follow is already reached (every such submit but after a loss), steps 2 and 3
+// Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) of at most two slots
+// (InlineCopy::near) with no explicit waits whose every point to follow is already reached (every such
+// submit but after a loss), steps 2 and 3
 // as one pass over the slots' stamps and the turn, here; anything else takes the full path
 // (submit_waiting). The inline path builds no collected set and no in-queue waits with their spill vectors,
 // which only waiting submits use. Statuses: rig.h's rig_submit. Blocks only for the device's turn, or, on
