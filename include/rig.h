@@ -47,6 +47,9 @@
  *   must pass one returns RIG_LOST (rig_device_wait says exactly which). A wait's answer never changes.
  * - Fork: in a child of fork(), every device the parent had opened is lost ("inherited across fork"): its
  *   waits and submits answer RIG_LOST at once, whatever a parent thread held. Devices the child opens work.
+ *   A handle a parent thread was inside a call with (a run being submitted) is free in the child: its calls
+ *   never answer RIG_BUSY for that thread, and releasing it does not wait. Do not fork from inside a
+ *   callback rig runs (a host kernel, a progress callback): the child would drop that call's hold too.
  */
 #ifndef RIG_H
 #define RIG_H

@@ -21,24 +21,37 @@ struct Table {
 
 Table &table();
 
+Slot *slot_at(uint32_t index) {
+  Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
+  return chunk ? &chunk[index % kChunkSlots] : nullptr;
+}
+
 // Fork: a parent thread may hold the table's lock (it is held only for a moment, to insert or free a slot):
 // it is taken around fork() so that the child, whose other threads are gone, finds it free.
 void lock_for_fork() { table().lock.lock(); }
 void unlock_after_fork() { table().lock.unlock(); }
+// The child also drops every pin: a pin is held by a thread inside a call, and the forking thread is in
+// none (fork from inside a callback rig runs is not supported), so each pin the child finds was a parent
+// thread's, which the child does not have. Kept, a run's `alone` word would answer RIG_BUSY to the child
+// forever and its release would wait forever for the pins to drain.
+void unlock_after_fork_in_child() {
+  Table &t = table();
+  for (uint32_t i = 0; i < t.used; ++i)
+    if (Slot *s = slot_at(i)) {
+      s->pins.store(0, std::memory_order_relaxed);
+      s->alone.store(0, std::memory_order_relaxed);
+    }
+  t.lock.unlock();
+}
 
 Table &table() {
   // Leaked on purpose: handles stay checkable during static destruction.
   static Table *t = [] {
     auto *made = new Table;
-    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork_in_child);
     return made;
   }();
   return *t;
-}
-
-Slot *slot_at(uint32_t index) {
-  Slot *chunk = slot_chunks[index / kChunkSlots].load(std::memory_order_acquire);
-  return chunk ? &chunk[index % kChunkSlots] : nullptr;
 }
 
 uint64_t make_word(Kind kind, uint32_t generation, uint32_t index) {

@@ -1,6 +1,8 @@
-/* Fork (rig.h, Fork): a child forked while a parent thread holds a device's turn does not block; every
- * device it inherits answers RIG_LOST ("inherited across fork") at once; devices it opens work. The child's
- * checks run in the child, which reports by exit status; an alarm kills a child that blocks. */
+/* Fork (rig.h, Fork): a child forked while a parent thread holds a device's turn, inside rig_submit on a run,
+ * does not block; every device it inherits answers RIG_LOST ("inherited across fork") at once; the run that
+ * parent thread was submitting is the child's to release (no other thread holds it there); devices it opens
+ * work. The child's checks run in the child, which reports by exit status; an alarm kills a child that
+ * blocks. */
 #define _DEFAULT_SOURCE /* usleep */
 #include <pthread.h>
 #include <signal.h>
@@ -13,19 +15,18 @@
 #include "test_driver.h"
 
 typedef struct {
-  rig_device device;
-  rig_buffer src, dst;
+  rig_run run;
   rig_status status;
 } filler;
 
 static void *fill_blocked(void *arg) {
   filler *f = arg;
-  f->status = rt_try_copy(f->device, f->src, f->dst, NULL, 0, NULL);
+  f->status = rig_submit(f->run, NULL, 0, NULL);
   return NULL;
 }
 
 /* The child's checks: each failure is a line on stderr and a nonzero exit. */
-static int child_checks(rig_device a, rig_device m, rig_buffer on_m, rig_buffer on_m2) {
+static int child_checks(rig_device a, rig_device m, rig_buffer on_m, rig_buffer on_m2, rig_run run) {
   int bad = 0;
 #define EXPECT(cond)                                                   \
   do {                                                                 \
@@ -53,6 +54,10 @@ static int child_checks(rig_device a, rig_device m, rig_buffer on_m, rig_buffer 
   EXPECT(rig_buffer_write_from(y, 0, "\x07", 1) == RIG_OK);
   EXPECT(rt_try_copy(c, y, z, NULL, 0, NULL) == RIG_OK);
   EXPECT(rig_buffer_read_into(z, 0, &byte, 1) == RIG_OK && byte == 7);
+  /* The run a parent thread was inside rig_submit with: that thread is not in the child, so neither is its
+   * hold on the run (a submit there is not RIG_BUSY, and the release does not wait for it forever). */
+  EXPECT(rig_submit(run, NULL, 0, NULL) == RIG_LOST);
+  EXPECT(rig_run_release(run) == RIG_OK);
   EXPECT(rig_device_release(a) == RIG_OK); /* at once: lost */
   EXPECT(rig_device_release(c) == RIG_OK);
 #undef EXPECT
@@ -70,7 +75,7 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   rt_fill(m, on_m, 2);
   /* A parent thread takes A's turn and blocks in the driver's hand-over. */
   tdrv_set_block_hand_over(a, 1);
-  filler f = {a, x, x2, RIG_DRIVER};
+  filler f = {rt_copy_run(a, x, x2), RIG_DRIVER};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, fill_blocked, &f), 0);
   while (!tdrv_in_hand_over(a)) usleep(100);
@@ -79,7 +84,7 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   assert_true(pid >= 0);
   if (pid == 0) {
     alarm(10); /* a child that blocks dies of SIGALRM, which the parent reports */
-    _exit(child_checks(a, m, on_m, on_m2) ? 1 : 0);
+    _exit(child_checks(a, m, on_m, on_m2, f.run) ? 1 : 0);
   }
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -94,6 +99,7 @@ static void a_child_forked_while_a_turn_is_held_loses_inherited_devices_and_open
   OK(rig_device_lost_reason(a, &why));
   assert_null(why);
   OK(rig_device_wait(a, 2, UINT64_MAX));
+  OK(rig_run_release(f.run));
   OK(rig_buffer_release(x));
   OK(rig_buffer_release(x2));
   OK(rig_buffer_release(on_m));
