@@ -22,6 +22,19 @@ static void held_kernel(void *user, const rig_span *slots, size_t n) {
   }
 }
 
+/* A run on `a` of one host kernel writing x that holds its thread until g->go; *sub keeps its submission. */
+static rig_run held_run(rig_device a, rig_buffer x, gate *g, rig_submission *sub) {
+  rig_part part = {sizeof part, RIG_PART_HOST_KERNEL};
+  part.fn = held_kernel;
+  part.user = g;
+  rig_access access = RIG_ACCESS_WRITE;
+  rig_run run;
+  OK(rig_submission_make(a, &part, 1, &access, 1, sub));
+  OK(rig_run_take(*sub, &run));
+  OK(rig_run_set_buffer(run, 0, x));
+  return run;
+}
+
 typedef struct {
   rig_run run;
   rig_status status;
@@ -39,15 +52,8 @@ static void a_run_submitted_by_two_threads_at_once_is_refused_busy(void **state)
   OK(rig_memory_device("A", &a));
   rig_buffer x = rt_create(a, 64);
   gate g = {0, 0};
-  rig_part part = {sizeof part, RIG_PART_HOST_KERNEL};
-  part.fn = held_kernel;
-  part.user = &g;
-  rig_access access = RIG_ACCESS_WRITE;
   rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(a, &part, 1, &access, 1, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_run_set_buffer(run, 0, x));
+  rig_run run = held_run(a, x, &g, &sub);
   submitter s = {run, RIG_DRIVER};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, submit_run, &s), 0);
@@ -92,16 +98,9 @@ static void a_run_released_while_another_thread_submits_it_is_freed_after_the_su
   OK(rig_memory_device("A", &a));
   rig_buffer x = rt_create(a, 64);
   gate g = {0, 0};
-  rig_part part = {sizeof part, RIG_PART_HOST_KERNEL};
-  part.fn = held_kernel;
-  part.user = &g;
-  rig_access access = RIG_ACCESS_WRITE;
   rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(a, &part, 1, &access, 1, &sub));
-  OK(rig_run_take(sub, &run));
+  rig_run run = held_run(a, x, &g, &sub);
   OK(rig_submission_release(sub));
-  OK(rig_run_set_buffer(run, 0, x));
   submitter s = {run, RIG_DRIVER};
   pthread_t t, u;
   assert_int_equal(pthread_create(&t, NULL, submit_run, &s), 0);
