@@ -38,7 +38,13 @@ SUITES="--no-suite bindings --no-suite install --no-suite bench --no-suite fuzz"
 # count): their instrumented runs were most of the hour CI allows.
 RIG_MODEL_PROGRAMS=150 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run asan+ubsan "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false
-RIG_MODEL_PROGRAMS=150 run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+# ThreadSanitizer stops a program at its first report (halt_on_error): a must-fail twin on a fake that drops
+# in-queue waits races on every element it checks, and TSan unwinds a stack for each racy access, which took
+# nccl_step's two-GPU twin past its 120 s timeout (2026-12-01); a report fails a test either way. The fakes'
+# device arena is 16 GiB there, not 256: in that run one model program died of TSan failing to map memory
+# (ENOMEM) beside the 256 GiB reservation, and the tests use a few MiB of it.
+RIG_MODEL_PROGRAMS=150 TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1 FAKE_DEVICE_ARENA_GIB=16 \
+  run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
 echo "=== fuzz: the safetensors and GGUF header parsers, 20 s of libFuzzer each (clang only)"
 if meson test -C "$out/plain" --suite fuzz --print-errorlogs; then
   echo "=== fuzz: passed"; else echo "=== fuzz: FAILED"; status=1; fi
