@@ -137,3 +137,11 @@ const native_api *native(void) {
   }
   return ok ? &api : NULL;
 }
+
+int native_ready(const native_api **out) {
+  if (!gt_available()) return 77; /* skipped, with the reason printed */
+  *out = native();
+  if (*out) return 0;
+  fprintf(stderr, "%s: the native calls the test makes are missing\n", gt()->prefix);
+  return 1;
+}

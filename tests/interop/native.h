@@ -32,4 +32,8 @@ typedef struct native_api {
 /* The table for the running backend; null (with the reason printed) where a call is missing. */
 const native_api *native(void);
 
+/* For a test's main: 0 with *out set where the backend's device is there and the table complete; else the
+ * status to exit with, the reason printed: 77 (skipped: no device) or 1 (a native call is missing). */
+int native_ready(const native_api **out);
+
 #endif

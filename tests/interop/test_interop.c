@@ -666,12 +666,8 @@ static void device_lost_with_a_held_point_answers_lost(void **state) {
 }
 
 int main(void) {
-  if (!gt_available()) return 77; /* skipped, with the reason printed */
-  api = native();
-  if (!api) {
-    fprintf(stderr, "%s: the native calls the test makes are missing\n", gt()->prefix);
-    return 1;
-  }
+  int not_ready = native_ready(&api);
+  if (not_ready) return not_ready;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(native_stream_follows_rig_point_and_rig_follows_native_stream),
       cmocka_unit_test(native_stream_of_another_gpu_waits_for_rig_point),

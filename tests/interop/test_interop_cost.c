@@ -138,12 +138,8 @@ static void interop_edge_allocates_nothing_in_rig(void **state) {
 }
 
 int main(void) {
-  if (!gt_available()) return 77; /* skipped, with the reason printed */
-  api = native();
-  if (!api) {
-    fprintf(stderr, "%s: the native calls the test makes are missing\n", gt()->prefix);
-    return 1;
-  }
+  int not_ready = native_ready(&api);
+  if (not_ready) return not_ready;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(interop_edge_allocates_nothing_in_rig),
   };
