@@ -18,7 +18,7 @@ std::shared_ptr<Buffer> make_buffer(std::shared_ptr<Allocation> a, Device &d, co
   b->memory = m;
   b->offset = offset;
   b->length = length;
-  if (!d.is_host()) b->use = b->allocation->stamps().use_word(d.index());
+  if (!d.is_host()) b->use = b->allocation->stamps().use_word(d);
   return b;
 }
 

@@ -74,6 +74,13 @@ class Device final : public LossSink {
       return settled(s, value);
     return r;
   }
+  // inline_known_reached() of a device neither released nor lost; false for one that is either, where the
+  // caller asks the full question instead (known_reached). What a submit's pass asks (core/submit.h): it
+  // calls nothing (settled() is a call), so the pass keeps its values in registers. The same two loads in
+  // the same order: the driver's word, then the state.
+  bool inline_reached_open(uint64_t value) const {
+    return inline_signal_->load(std::memory_order_acquire) >= value && state() == 0;
+  }
 
   // Commits held work through `value` (a wait's first step). LOST if the commit fails or the device is
   // lost (without taking the turn, which a forked child may find held forever). Inline for the

@@ -1,7 +1,9 @@
 // An allocation's stamps: the point of its last write and one last-use word per device that has a buffer
 // over it. Words are added when a device first gets a buffer over the allocation (create, borrow), never on
 // the submit path, and live in chunks that are never moved, so a submit reads and raises them with plain
-// atomics and no lock.
+// atomics and no lock. Each word holds points of one device only, its owner (only the owner raises it, with
+// its own points), and the owner is kept beside the word: a submit that checks a use finds the device
+// without decoding the point and looking it up (core/submit.h).
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,8 @@
 #include "core/point.h"
 
 namespace rig {
+
+class Device;
 
 class Stamps {
  public:
@@ -30,25 +34,26 @@ class Stamps {
     return last_write_.load(std::memory_order_acquire);
   }
 
-  // The use word of device `index`, made on first request. Not on the submit path (takes a lock).
-  std::atomic<uint64_t> *use_word(uint32_t index);
+  // The use word of `device` (its owner), made on first request. Not on the submit path (takes a lock).
+  std::atomic<uint64_t> *use_word(const Device &device);
 
   // Calls f(point) for every device's last use (0 words skipped).
   template <class F>
   void for_each_use(F &&f) const {
-    every_use([&](uint64_t p) {
+    every_owned_use([&](uint64_t p, const Device &) {
       f(p);
       return true;
     });
   }
-  // Whether pred(point) holds for every device's last use (0 words skipped); stops at the first that fails.
+  // Whether pred(point, owner) holds for every device's last use (0 words skipped), owner the device the
+  // point is of; stops at the first that fails.
   template <class P>
-  bool every_use(P &&pred) const {
+  bool every_owned_use(P &&pred) const {
     for (const Chunk *c = &first_; c; c = c->next.load(std::memory_order_acquire)) {
       int n = c->used.load(std::memory_order_acquire);
       for (int i = 0; i < n; ++i) {
-        uint64_t p = c->words[i].load(std::memory_order_acquire);
-        if (p && !pred(p)) return false;
+        uint64_t p = c->uses[i].word.load(std::memory_order_acquire);
+        if (p && !pred(p, *c->uses[i].owner)) return false;
       }
     }
     return true;
@@ -77,8 +82,14 @@ class Stamps {
   }
 
  private:
+  // A word and its owner side by side: a submit reads both for every use, so a 2-device allocation's uses
+  // are 32 bytes of one or two cache lines. The owner is set before `used` counts the word (release).
+  struct Use {
+    std::atomic<uint64_t> word{0};
+    const Device *owner = nullptr;
+  };
   struct Chunk {
-    std::atomic<uint64_t> words[kChunk] = {};
+    Use uses[kChunk];
     std::atomic<int> used{0};
     std::atomic<Chunk *> next{nullptr};
   };
@@ -86,7 +97,7 @@ class Stamps {
   std::atomic<uint64_t> last_write_{0};
   Chunk first_;
   std::mutex grow_;                                                  // guards owners_ and appending words
-  std::vector<std::pair<uint32_t, std::atomic<uint64_t> *>> owners_;  // device index -> its word
+  std::vector<std::pair<const Device *, std::atomic<uint64_t> *>> owners_;  // device -> its word
   std::vector<std::unique_ptr<Chunk>> more_;                          // chunks after the first
 };
 

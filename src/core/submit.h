@@ -29,27 +29,36 @@ namespace submit_detail {
 // Out of line and cold, in core/submit.cpp.
 [[gnu::cold]] void report_collected(const Run &run, uint32_t self, testing::CollectObserver observe);
 
-// Whether a point needs no wait from a submit of device `self`: none (0), self's own (rule 1), or of a
-// device that runs work inline and known reached (a lost device's only if reached at the loss). False for
-// a point of any other device, reached or not: no driver call here (see nothing_to_wait_for).
-inline bool passed(uint64_t p, uint32_t self) {
+// Whether a point of `device` needs no wait from a submit: `device` runs work inline, is neither released
+// nor lost, and is known to have reached the value. False for any other device, reached or not: no call here
+// (see nothing_to_wait_for); the full collect asks the rest (a lost device's value reached at the loss, a
+// released device's, a GPU's driver).
+inline bool inline_passed(const Device &device, uint64_t p) {
+  return device.runs_inline() && device.inline_reached_open(point_value(p));
+}
+
+// Whether a point needs no wait from a submit of device `self`: none (0), self's own (rule 1), or
+// inline_passed.
+inline bool passed(uint64_t p, const Device &self) {
   if (!p) return true;
   uint32_t d = point_device(p);
-  if (rule_on(1) && d == self) return true;
-  const Device *device = device_at(d);
-  return device->runs_inline() && device->inline_known_reached(point_value(p));
+  if (rule_on(1) && d == self.index()) return true;
+  return inline_passed(*device_at(d), p);
 }
 
 // Steps 2 and 3 where nothing is to be waited for: true if every point rules 3 and 4 name for the run's
 // slots is passed, found without collecting them (the highest point per device matters only to what must
 // be waited for). False at the first other point: the full collect then decides (submit_waiting). Only
-// devices that run work inline are asked, from their signaled word: no call in the loop, so it keeps its
-// values in registers (a point of a GPU goes the full way, where its driver is asked once).
-inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, uint32_t self) {
+// open devices that run work inline are asked, from their signaled word and state: no call in the loop, so
+// it keeps its values in registers (a point of a GPU goes the full way, where its driver is asked once). A use word's
+// device is the word's owner (Stamps), so rule 4 needs no lookup of the point's device.
+inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, const Device &self) {
   for (const Run::Stamping &slot : slots) {
     if (rule_on(3) && (slot.access & RIG_ACCESS_READ) && !passed(slot.stamps->last_write(), self)) return false;
     if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE) &&
-        !slot.stamps->every_use([self](uint64_t p) { return passed(p, self); }))
+        !slot.stamps->every_owned_use([&self](uint64_t p, const Device &owner) {
+          return (rule_on(1) && &owner == &self) || inline_passed(owner, p);
+        }))
       return false;
   }
   return true;
@@ -104,21 +113,22 @@ template <class HandOver>
 
 // Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) of at most two slots
 // (InlineCopy::near) with no explicit waits whose every point to follow is already reached (every such
-// submit but after a loss), steps 2 and 3
-// as one pass over the slots' stamps and the turn, here; anything else takes the full path
-// (submit_waiting). The inline path builds no collected set and no in-queue waits with their spill vectors,
-// which only waiting submits use. Statuses: rig.h's rig_submit. Blocks only for the device's turn, or, on
-// the full path, on the host for a point whose device cannot be waited for in this device's queue.
+// submit but after a loss), steps 2 and 3 as one pass over the slots' stamps and the turn, here; anything
+// else takes the full path (submit_waiting). The inline path builds no collected set and no in-queue waits
+// with their spill vectors, which only waiting submits use. Statuses: rig.h's rig_submit. Blocks only for
+// the device's turn, or, on the full path, on the host for a point whose device cannot be waited for in
+// this device's queue.
 [[gnu::always_inline]] inline rig_status submit(Run &run, const rig_point *waits, size_t wait_count,
                                                 rig_point *point) {
   Device &self = run.device();
+  // Before the turn, which a forked child may find held for good (its devices are lost: Device::lose_inherited).
   if (!self.open()) [[unlikely]]
     return self.released() ? fail(RIG_LOST, "%s was released", self.info().name.c_str()) : self.lost_status();
-  // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer).
-  if (rig_status s = run.check_ready(); s != RIG_OK) return s;
-  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
+  // 1. Check: every slot set, every range inside its buffer (prepared by Run::set_buffer). A run with an
+  // inline copy is ready (Run::inline_copy), so that path asks nothing more; with no waits named, the
+  // null waits check has nothing to refuse.
   const Run::InlineCopy *copy = run.inline_copy();
-  if (copy && copy->near_count && !wait_count && submit_detail::nothing_to_wait_for(copy->near_stamping(), self.index()))
+  if (copy && copy->near_count && !wait_count && submit_detail::nothing_to_wait_for(copy->near_stamping(), self))
       [[likely]] {
     if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
@@ -126,6 +136,8 @@ template <class HandOver>
       return submit_detail::hand_over_inline_copy(*copy, self, value);
     });
   }
+  if (rig_status s = run.check_ready(); s != RIG_OK) return s;
+  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
   return submit_waiting(run, waits, wait_count, point);
 }
 

@@ -54,7 +54,7 @@ std::shared_ptr<Buffer> buffer_over(Device &device, std::shared_ptr<Allocation> 
   b->allocation = std::move(allocation);
   b->device = &device;
   b->memory = &b->allocation->base();
-  if (!device.is_host()) b->use = b->allocation->stamps().use_word(device.index());
+  if (!device.is_host()) b->use = b->allocation->stamps().use_word(device);
   return b;
 }
 
@@ -83,7 +83,7 @@ rig_status stamp(const Buffer &buffer, uint64_t point, rig_access access) {
   Stamps &stamps = buffer.allocation->stamps();
   // The buffer's own device's word is at hand (the common stamp: a stream of the buffer's device); another
   // device's may take the stamps' lock (its first stamp makes it): before the turn.
-  std::atomic<uint64_t> *word = p == buffer.device && buffer.use ? buffer.use : stamps.use_word(p->index());
+  std::atomic<uint64_t> *word = p == buffer.device && buffer.use ? buffer.use : stamps.use_word(*p);
   if (!(access & RIG_ACCESS_WRITE)) {
     Stamps::raise_use_unturned(word, point);  // a read: no turn taken (core/stamps.h says why that is safe)
     return RIG_OK;
