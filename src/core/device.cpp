@@ -18,7 +18,8 @@ namespace rig {
 
 Device::Device(uint32_t index, std::unique_ptr<DriverDevice> driver, rig_device_kind kind)
     : index_(index), kind_(kind), driver_(std::move(driver)),
-      commits_at_hand_over_(driver_->info().commits_at_hand_over), inline_signal_(driver_->info().inline_signal) {
+      commits_at_hand_over_(driver_->info().commits_at_hand_over),
+      inline_signal_(commits_at_hand_over_ ? driver_->info().inline_signal : nullptr) {
   driver_->set_loss_sink(this);
 }
 

@@ -97,8 +97,14 @@ class Device final : public LossSink {
   // The driver's word for work the engine runs inline (DriverInfo::inline_signal), or null.
   bool runs_inline() const { return inline_signal_ != nullptr; }
   // Called holding the turn, after the engine ran value `value`'s one host copy itself (runs_inline()): the
-  // driver's signaled word takes the value, with release so that a host that reads it sees the copy's bytes.
-  void signal_inline(uint64_t value) { inline_signal_->store(value, std::memory_order_release); }
+  // driver's signaled word takes the value, with release so that a host that reads it sees the copy's bytes;
+  // then assign(), without its test: a device that runs work inline commits at hand-over (the constructor
+  // takes the driver's inline_signal only then).
+  void ran_inline(uint64_t value) {
+    inline_signal_->store(value, std::memory_order_release);
+    submitted_.store(value, std::memory_order_release);
+    committed_.store(value, std::memory_order_release);
+  }
   // Called holding the turn, after the driver took value `value`.
   void assign(uint64_t value) {
     // release: a thread that reads a stamp naming `value` (acquire) sees submitted >= value.
@@ -140,7 +146,9 @@ class Device final : public LossSink {
   const rig_device_kind kind_;
   std::unique_ptr<DriverDevice> driver_;
   const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
-  std::atomic<uint64_t> *const inline_signal_;  // the driver's fact (DriverInfo::inline_signal), read once
+  // The driver's fact (DriverInfo::inline_signal), read once; null where the driver does not also commit at
+  // hand-over (a driver that runs work inline holds nothing: ran_inline relies on it).
+  std::atomic<uint64_t> *const inline_signal_;
   Turn turn_;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};

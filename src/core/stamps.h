@@ -62,7 +62,8 @@ class Stamps {
   // Raises a device's use word to `point` (a value of that device). Only that device raises its word, and
   // only holding its turn, so a load and a release store suffice (a CAS costs ~8 ns a buffer).
   static void raise_use(std::atomic<uint64_t> *word, uint64_t point) {
-    if (word->load(std::memory_order_relaxed) < point) word->store(point, std::memory_order_release);
+    if (word->load(std::memory_order_relaxed) < point) [[likely]]  // equal only for a second slot on the word
+      word->store(point, std::memory_order_release);
   }
 
   // raise_use from a thread that does not hold the device's turn (rig_buffer_stamp of a read): a CAS to the

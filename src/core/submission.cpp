@@ -195,10 +195,18 @@ void Run::resolve() {
     const Part &p = parts_[0];
     void *src = bindings_[p.src_slot].host(), *dst = bindings_[p.dst_slot].host();
     if (src && dst) {
-      inline_copy_ = {static_cast<char *>(dst) + p.dst_offset, static_cast<const char *>(src) + p.src_offset, p.length};
+      inline_copy_.dst = static_cast<char *>(dst) + p.dst_offset;
+      inline_copy_.src = static_cast<const char *>(src) + p.src_offset;
+      inline_copy_.length = p.length;
       if (stamping_.size() <= InlineCopy::kNear) {
-        std::copy(stamping_.begin(), stamping_.end(), inline_copy_.near);
-        inline_copy_.near_count = stamping_.size();
+        inline_copy_.near = true;
+        size_t reads = 0, writes = 0;
+        for (size_t i = 0; i < stamping_.size(); ++i) {
+          const Stamping &slot = stamping_[i];
+          if (slot.access & RIG_ACCESS_READ) inline_copy_.read[reads++] = slot.stamps;
+          if (slot.access & RIG_ACCESS_WRITE) inline_copy_.written[writes++] = slot.stamps;
+          inline_copy_.use[i] = slot.use;
+        }
       }
     }
   }

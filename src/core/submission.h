@@ -61,15 +61,16 @@ class Run {
     const void *src;
     size_t length;
     // stamping() again, kept in the run itself where it has at most kNear slots (every lone copy's submission
-    // but one that declares slots the copy does not use): a submit then finds the stamps' addresses one
-    // dependent load sooner than through stamping()'s vector, on the chain of loads (handle, slot, run,
-    // stamps, point, device) that the submit's path waits for before it takes the turn.
+    // but one that declares slots the copy does not use), and laid out by what a submit does with each slot:
+    // a submit then finds the stamps' addresses one dependent load sooner than through stamping()'s vector,
+    // on the chain of loads (handle, slot, run, stamps, point, device) that the submit's path waits for before
+    // it takes the turn, and tests no slot's access. Each array is filled from the front, null after its last.
     static constexpr size_t kNear = 2;
-    Stamping near[kNear];
-    size_t near_count;  // 0: the run has more slots than near holds (then read stamping())
-    std::span<const Stamping> near_stamping() const { return {near, near_count}; }
-  };
-  // The run's inline copy, or null where the driver hands the work over.
+    bool near;                           // false: the run has more slots than kNear (then read stamping())
+    Stamps *read[kNear];                 // slots read: rule 3 asks their last write
+    Stamps *written[kNear];              // slots written: rule 4 asks their uses; their last write is raised
+    std::atomic<uint64_t> *use[kNear];   // every slot's use word of the run's device, raised
+  };  // The run's inline copy, or null where the driver hands the work over.
   const InlineCopy *inline_copy() const { return inline_copy_.dst ? &inline_copy_ : nullptr; }
   // The driver's hand-over of this run prepared ahead (DriverWork::record), or null where the driver made
   // none (the engine then hands over work()). Made once the run is ready, dropped before its bindings or

@@ -181,10 +181,13 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
   std::span<const QueueWait> queue_waits(in_queue, queued);
   if (!in_queue_spill.empty()) [[unlikely]]
     queue_waits = join(in_queue, queued, in_queue_spill);
-  return submit_detail::in_turn(run.stamping(), self, point, [&](uint64_t value) {
-    if (const Run::InlineCopy *copy = run.inline_copy()) return submit_detail::hand_over_inline_copy(*copy, self, value);
-    return submit_detail::hand_over(run, driver, value, queue_waits);
-  });
+  return submit_detail::in_turn(
+      self, point,
+      [&](uint64_t value) {
+        if (const Run::InlineCopy *copy = run.inline_copy()) return submit_detail::hand_over_inline_copy(*copy, self, value);
+        return submit_detail::hand_over(run, self, value, queue_waits);
+      },
+      [&](uint64_t here) { submit_detail::raise_stamps(run.stamping(), here); });
 }
 
 }  // namespace rig

@@ -46,39 +46,32 @@ inline bool passed(uint64_t p, const Device &self) {
   return inline_passed(*device_at(d), p);
 }
 
-// Steps 2 and 3 where nothing is to be waited for: true if every point rules 3 and 4 name for the run's
-// slots is passed, found without collecting them (the highest point per device matters only to what must
-// be waited for). False at the first other point: the full collect then decides (submit_waiting). Only
-// open devices that run work inline are asked, from their signaled word and state: no call in the loop, so
-// it keeps its values in registers (a point of a GPU goes the full way, where its driver is asked once). A use word's
-// device is the word's owner (Stamps), so rule 4 needs no lookup of the point's device.
-inline bool nothing_to_wait_for(std::span<const Run::Stamping> slots, const Device &self) {
-  for (const Run::Stamping &slot : slots) {
-    if (rule_on(3) && (slot.access & RIG_ACCESS_READ) && !passed(slot.stamps->last_write(), self)) return false;
-    if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE) &&
-        !slot.stamps->every_owned_use([&self](uint64_t p, const Device &owner) {
-          return (rule_on(1) && &owner == &self) || inline_passed(owner, p);
-        }))
-      return false;
-  }
+// Steps 2 and 3 where nothing is to be waited for: true if every point rules 3 and 4 name for the inline
+// copy's slots (InlineCopy::read, written) is passed, found without collecting them (the highest point per
+// device matters only to what must be waited for). False at the first other point: the full collect then
+// decides (submit_waiting). Only open devices that run work inline are asked, from their signaled word and
+// state: no call here, so the pass keeps its values in registers (a point of a GPU goes the full way, where
+// its driver is asked once). A use word's device is the word's owner (Stamps), so rule 4 needs no lookup
+// of the point's device. The kNear entries of each array are tested one by one, without a loop.
+inline bool nothing_to_wait_for(const Run::InlineCopy &copy, const Device &self) {
+  static_assert(Run::InlineCopy::kNear == 2);
+  auto read_passed = [&self](const Stamps *stamps) { return !stamps || passed(stamps->last_write(), self); };
+  auto uses_passed = [&self](const Stamps *stamps) {
+    return !stamps || stamps->every_owned_use([&self](uint64_t p, const Device &owner) {
+      return (rule_on(1) && &owner == &self) || inline_passed(owner, p);
+    });
+  };
+  if (rule_on(3) && !(read_passed(copy.read[0]) && read_passed(copy.read[1]))) return false;
+  if (rule_on(4) && !(uses_passed(copy.written[0]) && uses_passed(copy.written[1]))) return false;
   return true;
 }
 
-// The driver's hand-over: the run's recorded one where the driver made it when the run's buffers were set
-// (what it could decide ahead is decided), else the work itself. Called holding the turn, the device not lost.
-inline rig_status hand_over(const Run &run, DriverDevice &driver, uint64_t value, std::span<const QueueWait> waits) {
-  if (RecordedWork *recorded = run.recorded()) [[likely]]
-    return recorded->hand_over(value, waits);
-  return driver.hand_over(run.work(), value, waits);
-}
-
-// 4. The turn: assign the value, hand over (`hand(value)`: OK, or a failure that loses the device), raise
-// the stamps. From here the work is handed over or the device is lost; nothing fails silently. Blocks
-// while another thread holds the device's turn (a hand-over that blocks on a full queue holds it).
-// `slots` is the run's stamping() (or the same in InlineCopy::near).
-template <class HandOver>
-[[gnu::always_inline]] inline rig_status in_turn(std::span<const Run::Stamping> slots, Device &self, rig_point *point,
-                                                 HandOver &&hand) {
+// 4. The turn: take the value, hand over and assign it (`hand(value)`: OK, or a failure that loses the
+// device), raise the stamps (`raise(point)`: the run's use words and the last write of what it writes).
+// From here the work is handed over or the device is lost; nothing fails silently. Blocks while another
+// thread holds the device's turn (a hand-over that blocks on a full queue holds it).
+template <class HandOver, class Raise>
+[[gnu::always_inline]] inline rig_status in_turn(Device &self, rig_point *point, HandOver &&hand, Raise &&raise) {
   std::lock_guard turn(self.turn());
   if (self.lost()) return self.lost_status();
   uint64_t value = self.submitted() + 1;
@@ -87,25 +80,53 @@ template <class HandOver>
     self.lose_now(last_error());
     return self.lost_status();
   }
-  self.assign(value);
   uint64_t here = self.point(value);
-  for (const Run::Stamping &slot : slots) {
-    Stamps::raise_use(slot.use, here);
-    if (slot.access & RIG_ACCESS_WRITE) slot.stamps->raise_write(here);
-  }
+  raise(here);
   if (point) *point = here;
   return RIG_OK;
 }
 
-// The hand-over of a run of one copy on a device that runs work inline and holds nothing (memory devices,
-// Run::inline_copy): the copy itself, then the driver's signaled word; no driver call, no Work to build.
-// The turn and the loss check hold as for every hand-over; nothing waits in a queue (such a driver's
-// can_wait_in_queue says no). memmove: a copy within one allocation never overlaps (the run refused it when
-// its buffers were set), but memmove is what the driver's hand_over runs. Called holding the turn.
+// in_turn's raise for the run's slots (Run::stamping).
+inline void raise_stamps(std::span<const Run::Stamping> slots, uint64_t here) {
+  for (const Run::Stamping &slot : slots) {
+    Stamps::raise_use(slot.use, here);
+    if (slot.access & RIG_ACCESS_WRITE) slot.stamps->raise_write(here);
+  }
+}
+
+// in_turn's raise for an inline copy's near slots (InlineCopy::use, written), one by one.
+[[gnu::always_inline]] inline void raise_stamps(const Run::InlineCopy &copy, uint64_t here) {
+  static_assert(Run::InlineCopy::kNear == 2);
+  Stamps::raise_use(copy.use[0], here);  // a copy has a slot
+  if (copy.use[1]) Stamps::raise_use(copy.use[1], here);
+  if (copy.written[0]) copy.written[0]->raise_write(here);
+  if (copy.written[1]) copy.written[1]->raise_write(here);
+}
+
+// in_turn's hand-over by the driver: the run's recorded one where the driver made it when the run's buffers
+// were set (what it could decide ahead is decided), else the work itself; then the value assigned. Called
+// holding the turn, the device not lost.
+inline rig_status hand_over(const Run &run, Device &self, uint64_t value, std::span<const QueueWait> waits) {
+  rig_status s;
+  if (RecordedWork *recorded = run.recorded()) [[likely]]
+    s = recorded->hand_over(value, waits);
+  else
+    s = self.driver().hand_over(run.work(), value, waits);
+  if (s == RIG_OK) [[likely]]
+    self.assign(value);
+  return s;
+}
+
+// in_turn's hand-over of a run of one copy on a device that runs work inline and holds nothing (memory
+// devices, Run::inline_copy): the copy itself, then the driver's signaled word and the assignment
+// (Device::ran_inline); no driver call, no Work to build. The turn and the loss check hold as for every
+// hand-over; nothing waits in a queue (such a driver's can_wait_in_queue says no). memmove: a copy within one
+// allocation never overlaps (the run refused it when its buffers were set), but memmove is what the driver's
+// hand_over runs. Called holding the turn.
 [[gnu::always_inline]] inline rig_status hand_over_inline_copy(const Run::InlineCopy &copy, Device &self,
                                                                uint64_t value) {
   std::memmove(copy.dst, copy.src, copy.length);
-  self.signal_inline(value);
+  self.ran_inline(value);
   return RIG_OK;
 }
 
@@ -128,13 +149,12 @@ template <class HandOver>
   // inline copy is ready (Run::inline_copy), so that path asks nothing more; with no waits named, the
   // null waits check has nothing to refuse.
   const Run::InlineCopy *copy = run.inline_copy();
-  if (copy && copy->near_count && !wait_count && submit_detail::nothing_to_wait_for(copy->near_stamping(), self))
-      [[likely]] {
+  if (copy && copy->near && !wait_count && submit_detail::nothing_to_wait_for(*copy, self)) [[likely]] {
     if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
-    return submit_detail::in_turn(copy->near_stamping(), self, point, [&](uint64_t value) {
-      return submit_detail::hand_over_inline_copy(*copy, self, value);
-    });
+    return submit_detail::in_turn(
+        self, point, [&](uint64_t value) { return submit_detail::hand_over_inline_copy(*copy, self, value); },
+        [&](uint64_t here) { submit_detail::raise_stamps(*copy, here); });
   }
   if (rig_status s = run.check_ready(); s != RIG_OK) return s;
   if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
