@@ -46,16 +46,16 @@ class Stamps {
     });
   }
   // Whether pred(point, owner) holds for every device's last use (0 words skipped), owner the device the
-  // point is of; stops at the first that fails.
+  // point is of; stops at the first that fails. The first kAtHand words are read without the count and with
+  // no loop (an allocation of one or two devices, the common one, asks nothing more): a word is 0 until it is
+  // counted and then raised by its owner, so an uncounted word is skipped as a 0 word is, and a counted one
+  // read before its count is no different from one counted a moment after the call.
   template <class P>
   bool every_owned_use(P &&pred) const {
-    for (const Chunk *c = &first_; c; c = c->next.load(std::memory_order_acquire)) {
-      int n = c->used.load(std::memory_order_acquire);
-      for (int i = 0; i < n; ++i) {
-        uint64_t p = c->uses[i].word.load(std::memory_order_acquire);
-        if (p && !pred(p, *c->uses[i].owner)) return false;
-      }
-    }
+    static_assert(kAtHand == 2);  // one by one: the compiler keeps a loop of two as a loop
+    if (!use_passes(first_.uses[0], pred) || !use_passes(first_.uses[1], pred)) return false;
+    if (first_.used.load(std::memory_order_acquire) > kAtHand) [[unlikely]]
+      return every_owned_use_after(kAtHand, pred);
     return true;
   }
 
@@ -90,12 +90,33 @@ class Stamps {
     const Device *owner = nullptr;
   };
   struct Chunk {
-    Use uses[kChunk];
     std::atomic<int> used{0};
     std::atomic<Chunk *> next{nullptr};
+    Use uses[kChunk];
   };
 
-  std::atomic<uint64_t> last_write_{0};
+  static constexpr int kAtHand = 2;  // every_owned_use's words read without a loop or the count
+  static_assert(kAtHand <= kChunk);
+
+  template <class P>
+  static bool use_passes(const Use &use, P &&pred) {
+    uint64_t p = use.word.load(std::memory_order_acquire);
+    return !p || pred(p, *use.owner);  // acquire: a raised word's owner, set before it was counted, is seen
+  }
+  // every_owned_use from the first chunk's word `from` on.
+  template <class P>
+  bool every_owned_use_after(int from, P &&pred) const {
+    for (const Chunk *c = &first_; c; c = c->next.load(std::memory_order_acquire), from = 0) {
+      int n = c->used.load(std::memory_order_acquire);
+      for (int i = from; i < n; ++i)
+        if (!use_passes(c->uses[i], pred)) return false;
+    }
+    return true;
+  }
+
+  // One cache line holds what a submit reads of an allocation of one or two devices: the last write, the
+  // first chunk's count and link, and its first kAtHand words with their owners (8 + 16 + 2 * 16 bytes).
+  alignas(64) std::atomic<uint64_t> last_write_{0};
   Chunk first_;
   std::mutex grow_;                                                  // guards owners_ and appending words
   std::vector<std::pair<const Device *, std::atomic<uint64_t> *>> owners_;  // device -> its word
