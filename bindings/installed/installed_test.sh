@@ -2,7 +2,8 @@
 # The bindings as their users get them, after `meson install` into a temporary prefix and with no
 # LD_LIBRARY_PATH anywhere (meson test: bindings-installed):
 #   Go     a program requiring rig.dev/rig v0.1.0, built with only PKG_CONFIG_PATH (no CGO_* flags, no
-#          replace line) from the installed module proxy (GOPROXY=file://PREFIX/share/go/proxy), offline;
+#          replace line) from the installed module proxy (GOPROXY=file://PREFIX/share/go/proxy,
+#          GONOSUMDB=rig.dev/rig), offline, by `go mod tidy` and `go build` as the README says;
 #   Rust   a program depending on librig 0.1.0 as `cargo package` made it (both crates packaged, offline,
 #          served from a directory source standing in for crates.io), linked through pkg-config;
 #   OCaml  a program built by ocamlfind against the findlib package rig (OCAMLPATH at the prefix).
@@ -37,8 +38,12 @@ echo "rig.pc in $pc, librig in $libdir"
 if [ -n "$go" ]; then
   echo "== Go: a program requiring rig.dev/rig from the installed module proxy"
   cp -r "$src/bindings/installed/go" "$work/go"
-  (cd "$work/go" && env PKG_CONFIG_PATH="$pc" GOPROXY="file://$prefix/share/go/proxy" GOFLAGS=-mod=mod \
-    GOSUMDB=off GOCACHE="$work/go-cache" GOPATH="$work/go-path" HOME="$work" "$go" build -o hello . >"$work/go.log" 2>&1 &&
+  # What the README tells a user: GONOSUMDB for the one module no checksum database knows (go's default
+  # GOSUMDB, sum.golang.org, cannot vouch for a module served from a file), `go mod tidy` to write go.sum,
+  # then `go build`; the rest of go's environment as a user has it.
+  (cd "$work/go" && env -u GOFLAGS -u GOSUMDB -u GOPRIVATE -u GONOPROXY -u GOINSECURE PKG_CONFIG_PATH="$pc" \
+    GOPROXY="file://$prefix/share/go/proxy" GONOSUMDB=rig.dev/rig GOCACHE="$work/go-cache" GOPATH="$work/go-path" \
+    HOME="$work" sh -c "'$go' mod tidy && '$go' build -o hello ." >"$work/go.log" 2>&1 &&
     ./hello) >"$work/go.out" 2>&1 || cat "$work/go.log" >>"$work/go.out"
   step "Go program from the installed module, PKG_CONFIG_PATH only" "$work/go.out"
 fi
