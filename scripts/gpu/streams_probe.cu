@@ -1,7 +1,7 @@
 // Whether the gap between one stream's back-to-back host-to-device copies, the later load's bound (issue 12:
 // 4 MiB copies move 0.966-0.982 of the link on one stream, 16 MiB 0.995), is hidden by spreading the same
-// copies over several streams, which the GPU may serve with more than one copy engine. Built and run on the
-// GPU machine by scripts/gpu/load.sh's probe step (nvcc; a measurement, not part of rig).
+// copies over several streams, which the GPU may serve with more than one copy engine. A measurement, not
+// part of rig: on the GPU machine, `nvcc -O2 -o /tmp/sp scripts/gpu/streams_probe.cu && /tmp/sp [rounds]`.
 // Every row moves 8 GiB from a 64 MiB pinned ring (the staged path's pool) into one 8 GiB device buffer:
 //   link            one stream, 256 MiB copies (the bench's link row)
 //   1 stream, N MiB one stream of N MiB copies
