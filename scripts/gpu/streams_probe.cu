@@ -7,7 +7,7 @@
 //   1 stream, N MiB one stream of N MiB copies
 //   S streams, 4 MiB copies dealt round robin over S streams
 // Rounds interleave the rows; each row's best and median GB/s and its fraction of the link's median.
-#include <cuda_runtime.h>
+#include "probe.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,16 +17,6 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
-
-using clk = std::chrono::steady_clock;
 constexpr size_t MiB = size_t(1) << 20, total = 8192 * MiB, ring = 64 * MiB;
 
 struct Row {
@@ -45,7 +35,7 @@ static double pass(const Row &row, std::vector<cudaStream_t> &streams, char *hos
     CK(cudaMemcpyAsync(dst + off, src, chunk, cudaMemcpyHostToDevice, streams[i % row.streams]));
   }
   for (int s = 0; s < row.streams; ++s) CK(cudaStreamSynchronize(streams[s]));
-  return total / std::chrono::duration<double>(clk::now() - t0).count() / 1e9;
+  return total / since(t0) / 1e9;
 }
 
 int main(int argc, char **argv) {
