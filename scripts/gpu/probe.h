@@ -1,7 +1,9 @@
 // What the CUDA probes under scripts/gpu/ share (measurements built with nvcc on the GPU machine, not part
-// of rig): a runtime call that fails ends the probe with its place and CUDA's words, and a clock.
+// of rig): a runtime (CK) or driver (CU) call that fails ends the probe with its place and CUDA's words, and
+// a clock.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -15,6 +17,17 @@
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
       std::exit(1);                                                                             \
     }                                                                                           \
+  } while (0)
+
+#define CU(x)                                                                 \
+  do {                                                                        \
+    CUresult r_ = (x);                                                        \
+    if (r_ != CUDA_SUCCESS) {                                                 \
+      const char *n_ = "?";                                                   \
+      cuGetErrorName(r_, &n_);                                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, n_); \
+      std::exit(1);                                                           \
+    }                                                                         \
   } while (0)
 
 using clk = std::chrono::steady_clock;
