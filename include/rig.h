@@ -202,10 +202,11 @@ RIG_API rig_status rig_host(rig_device *RIG_NONNULL out);
  * a new device with a new index, even for a name already open. Holds the name's lock while opening. */
 RIG_API rig_status rig_memory_device(const char *RIG_NONNULL name, rig_device *RIG_NONNULL out);
 
-/* Opens a driver's device by name: "cuda:0", "hip:1", "vulkan:0". RIG_NOT_FOUND where the driver cannot
- * be loaded or has no such device (the message says which); RIG_LOST where the GPU can run nothing more in
- * this process (a fault ended its context: CUDA ends it for the process). Each call opens a new device (a
- * new index). Holds the name's lock while the driver opens it. */
+/* Opens a driver's device by name: "cuda:0", "hip:1", "vulkan:0". RIG_INVALID_ARGUMENT for a name not
+ * DRIVER:N and for "memory:NAME" (rig_memory_device opens those; the message says so). RIG_NOT_FOUND
+ * where the driver cannot be loaded or has no such device (the message says which); RIG_LOST where the GPU
+ * can run nothing more in this process (a fault ended its context: CUDA ends it for the process). Each
+ * call opens a new device (a new index). Holds the name's lock while the driver opens it. */
 RIG_API rig_status rig_device_open(const char *RIG_NONNULL name, rig_device *RIG_NONNULL out);
 
 /* Writes up to `capacity` device names that rig_device_open accepts into `names` (static strings, valid

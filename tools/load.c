@@ -57,7 +57,7 @@ static void usage(FILE *out) {
         "  why, GB/s end to end (until the devices finished the copies), time to the first tensor and host\n"
         "  memory used.\n"
         "  --device NAME[,NAME...]   names from `rig devices` (cuda:0, hip:0, vulkan:0, memory:NAME)\n"
-        "  --path auto|staged|registered|direct   default auto (docs/load.md says how each works)\n"
+        "  --path auto|staged|registered|direct   default auto (rig(1) says how each works)\n"
         "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
         "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
         "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
@@ -67,7 +67,7 @@ static void usage(FILE *out) {
         "  --repeat N                load N times in this process through one staging pool per device\n"
         "  --keep-registered         register the whole file on each device once (inside the first load's\n"
         "                            time) and copy every load from it: reloads at the link's rate\n"
-        "  --json                    one JSON object on stdout (docs/cli-json.md)\n"
+        "  --json                    one JSON object on stdout (fields: rig(1))\n"
         "  Exit status: 0 loaded, 1 the file, a device or the load failed (stderr says), 2 usage.\n",
         out);
 }

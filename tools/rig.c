@@ -22,7 +22,7 @@ static const struct {
     {"devices", rig_tool_devices, "list the devices this machine can open (--json)"},
     {"demo", rig_tool_demo, "run the seed page's program on two memory devices"},
     {"probe", rig_tool_probe, "can a GPU copy straight from FILE's registered mapping?"},
-    {"load", rig_load_command, "load a weights file's tensors onto devices (tools/load.c)"},
+    {"load", rig_load_command, "load a weights file's tensors onto devices"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
 

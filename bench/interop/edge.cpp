@@ -6,7 +6,9 @@
 //          stream waits for that record: the calls a program makes with streams and events;
 //   (rig)  rig_submit, then rig_stream_wait_point on the foreign stream (the exported edge), the copy, then
 //          rig_stream_point + rig_buffer_stamp (the imported edge): no host wait;
-//   (sync) rig_submit, rig_wait_point on the host, the copy, cuStreamSynchronize: the edge without interop.
+//   (sync) rig_submit, rig_wait_point on the host, the copy, cuStreamSynchronize: the edge without interop;
+//   (ring) the hand's calls with the kernel's event taken in turn from 1024, as rig's timeline takes one
+//          per value: what many events cost the driver against one reused.
 // Wall time per operation covers enqueueing a pass and waiting for its end. Every figure is a ratio against
 // (hand) in the same round, the median over rounds (quartiles beside), with (hand) against itself (a second
 // measurement in each round) as the noise. Needs a GPU: exits 77 with the reason otherwise.
@@ -60,18 +62,23 @@ struct Hand {
   const Api &api;
   const rig::stream::Gpu *gpu = nullptr;
   cu::Stream mine = nullptr, foreign = nullptr;
-  cu::Event done = nullptr, copied = nullptr;
+  cu::Event copied = nullptr;
+  // The kernel's event, taken in turn from a ring of `ring` events as rig's timeline takes its marks' (one
+  // per value, drivers/stream/timeline.h): the driver's cost of many events against one reused.
+  std::vector<cu::Event> ring;
+  size_t next = 0;
   cu::Module module = nullptr;
   cu::Function add = nullptr;
   cu::DevicePtr x = 0, y = 0;
 
-  explicit Hand(const Api &a) : api(a) {
+  explicit Hand(const Api &a, size_t ring_size = 1) : api(a) {
     check(rig::stream::gpu_at(api.family, 0, &gpu), "gpu");
     rig::stream::Current c(*gpu);
     check_cu(api.cuStreamCreate(&mine, cu::STREAM_NON_BLOCKING), "stream");
     check_cu(api.cuStreamCreate(&foreign, cu::STREAM_NON_BLOCKING), "stream");
-    check_cu(api.cuEventCreate(&done, cu::EVENT_DISABLE_TIMING), "event");
     check_cu(api.cuEventCreate(&copied, cu::EVENT_DISABLE_TIMING), "event");
+    ring.resize(ring_size);
+    for (cu::Event &e : ring) check_cu(api.cuEventCreate(&e, cu::EVENT_DISABLE_TIMING), "event");
     check_cu(api.cuModuleLoadDataEx(&module, kernels_ptx, 0, nullptr, nullptr), "module");
     check_cu(api.cuModuleGetFunction(&add, module, "rig_add_u32"), "function");
     check_cu(api.cuMemAlloc(&x, kN * 4), "x");
@@ -81,6 +88,7 @@ struct Hand {
     struct { uint32_t n, k; } s{kN, 1};
     void *params[] = {&x, &x, &s};
     check_cu(api.cuLaunchKernel(add, kN / 256, 1, 1, 256, 1, 1, 0, mine, params, nullptr), "launch");
+    cu::Event done = ring[next++ % ring.size()];
     check_cu(api.cuEventRecord(done, mine), "record");
     check_cu(api.cuStreamWaitEvent(foreign, done, 0), "wait");
     check_cu(api.cuMemcpyAsync(y, x, kN * 4, foreign), "copy");
@@ -124,18 +132,15 @@ struct ThroughRig {
     check(rig_run_set_buffer(run, 0, x), "slot");
     uint32_t s[2] = {kN, 1};
     check(rig_run_set_scalars(run, s, sizeof s), "scalars");
+    check(rig_buffer_device_address(x, &x_address), "address");
   }
-  uint64_t address() {
-    uint64_t a = 0;
-    check(rig_buffer_device_address(x, &a), "address");
-    return a;
-  }
+  // Taken once, as a program takes a tensor's pointer: valid until x is released (rig_interop.h).
+  uint64_t x_address = 0;
   void op_interop() {
     rig_point written;
     check(rig_submit(run, nullptr, 0, &written), "submit");
     check(rig_stream_wait_point(dev, hand.foreign, written), "stream_wait_point");  // exported edge
-    rig::stream::Current c(*hand.gpu);
-    check_cu(api.cuMemcpyAsync(hand.y, address(), kN * 4, hand.foreign), "copy");
+    check_cu(api.cuMemcpyAsync(hand.y, x_address, kN * 4, hand.foreign), "copy");
     rig_point copied;
     check(rig_stream_point(dev, hand.foreign, &copied), "stream_point");  // imported edge
     check(rig_buffer_stamp(x, copied, RIG_ACCESS_READ), "stamp");
@@ -145,8 +150,7 @@ struct ThroughRig {
     rig_point written;
     check(rig_submit(run, nullptr, 0, &written), "submit");
     check(rig_wait_point(written, UINT64_MAX), "wait");
-    rig::stream::Current c(*hand.gpu);
-    check_cu(api.cuMemcpyAsync(hand.y, address(), kN * 4, hand.foreign), "copy");
+    check_cu(api.cuMemcpyAsync(hand.y, x_address, kN * 4, hand.foreign), "copy");
     check_cu(api.cuStreamSynchronize(hand.foreign), "sync");
   }
   void finish() {
@@ -183,19 +187,24 @@ int main(int argc, char **argv) {
   char name[256] = {};
   api->cuDeviceGetName(name, 255, 0);
   Hand hand(*api);
+  Hand hand_ring(*api, 1024);  // as many events as rig's timeline cycles through (Timeline::kRing)
   ThroughRig through(*api, hand);
   std::printf("rig interop edge benchmark on %s, driver %d: %d ops a pass, %d rounds\n", name, api->driver_version,
               ops, rounds);
   const char *names[] = {"hand", "hand (again: the noise)", "rig (stream wait point + stream point)",
-                         "host synchronisation"};
-  std::vector<double> us[4], ratio[4];
-  auto hand_pass = [&] {
-    rig::stream::Current c(*hand.gpu);
-    return pass([&](int) { hand.op(); }, [&] { hand.finish(); });
+                         "host synchronisation", "hand, a ring of 1024 kernel events"};
+  constexpr int kRows = 5;
+  std::vector<double> us[kRows], ratio[kRows];
+  auto hand_pass_of = [&](Hand &h) {
+    rig::stream::Current c(*h.gpu);
+    return pass([&](int) { h.op(); }, [&] { h.finish(); });
   };
+  auto hand_pass = [&] { return hand_pass_of(hand); };
   // Every row runs with the GPU's context current on the thread, as a PyTorch or NCCL program keeps it (and as
   // the hand row needs it): without it rig's context guard and the copy's switched the context in and out
-  // around each of the edge's four calls, a cost of the bench's thread, not of the edge.
+  // around each of the edge's four calls, a cost of the bench's thread, not of the edge. Made current once a
+  // pass, in every row alike (the rig rows' copies once made it current again around each copy: one
+  // cuCtxGetCurrent an operation that the hand row did not pay).
   auto rig_pass = [&] {
     rig::stream::Current c(*hand.gpu);
     return pass([&](int) { through.op_interop(); }, [&] { through.finish(); hand.finish(); });
@@ -204,21 +213,21 @@ int main(int argc, char **argv) {
     rig::stream::Current c(*hand.gpu);
     return pass([&](int) { through.op_sync(); }, [&] { through.finish(); });
   };
-  hand_pass(), rig_pass(), sync_pass();  // warm up (module loads, first launches)
+  hand_pass(), rig_pass(), sync_pass(), hand_pass_of(hand_ring);  // warm up (module loads, first launches)
   for (int r = 0; r < rounds; ++r) {
-    double t[4];
+    double t[kRows];
     // Rotated order: no row always runs first after the others.
-    for (int j = 0; j < 4; ++j) {
-      int row = (j + r) % 4;
-      t[row] = row <= 1 ? hand_pass() : row == 2 ? rig_pass() : sync_pass();
+    for (int j = 0; j < kRows; ++j) {
+      int row = (j + r) % kRows;
+      t[row] = row <= 1 ? hand_pass() : row == 2 ? rig_pass() : row == 3 ? sync_pass() : hand_pass_of(hand_ring);
     }
-    for (int row = 0; row < 4; ++row) {
+    for (int row = 0; row < kRows; ++row) {
       us[row].push_back(t[row]);
       ratio[row].push_back(t[row] / t[0]);
     }
   }
   std::printf("%-42s %12s %28s\n", "row", "us/op (med)", "ratio to hand: med [q1, q3]");
-  for (int row = 0; row < 4; ++row) {
+  for (int row = 0; row < kRows; ++row) {
     Quartiles u = quartiles(us[row]), q = quartiles(ratio[row]);
     std::printf("%-42s %12.2f %12.3f [%.3f, %.3f]\n", names[row], u.median, q.median, q.q1, q.q3);
   }

@@ -4,7 +4,8 @@
 //
 // Import path: rig.dev/rig, a vanity path this project names its module by (it resolves through no
 // server: `meson install` puts the module, in the layout of a Go module proxy, under
-// PREFIX/share/go/proxy; GOPROXY=file://PREFIX/share/go/proxy then serves it to `go get`). librig is
+// PREFIX/share/go/proxy; GOPROXY=file://PREFIX/share/go/proxy then serves it to `go get`, and
+// GONOSUMDB=rig.dev/rig keeps go from asking sum.golang.org to vouch for it). librig is
 // found with pkg-config (PKG_CONFIG_PATH naming PREFIX's pkgconfig directory), as cgo's
 // `#cgo pkg-config: rig` asks: no CGO_CFLAGS, CGO_LDFLAGS or replace line is needed.
 //

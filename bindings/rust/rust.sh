@@ -8,9 +8,22 @@
 #     in for crates.io (CARGO_HOME/config.toml). Both .crate files end in BUILD_DIR/vendor too, for a
 #     program that depends on the packaged crates (tests/install).
 #   rust.sh check-sys SOURCE_DIR BUILD_DIR INCLUDE_DIR BINDGEN
+#   rust.sh install BUILD_DIR REGISTRY_DIR
+#     (meson install) copies the packaged crates, unpacked with their .cargo-checksum.json, from
+#     BUILD_DIR/vendor to DESTDIR/REGISTRY_DIR: a cargo directory source in the layout of Debian's
+#     /usr/share/cargo/registry, which a program names in its .cargo/config.toml.
 set -eu
 mode=$1 src=$2 build=$3
 case "$mode" in
+install)
+  vendor=$2 dest=${DESTDIR:-}$3
+  mkdir -p "$dest"
+  for crate in librig-sys-0.1.0 librig-0.1.0; do
+    [ -f "$vendor/vendor/$crate/.cargo-checksum.json" ] || { echo "rust.sh install: $vendor/vendor/$crate was not packaged" >&2; exit 1; }
+    rm -rf "${dest:?}/$crate"
+    cp -r "$vendor/vendor/$crate" "$dest/"
+  done
+  exit 0 ;;
 check-sys)
   inc=$4 bindgen=$5
   mkdir -p "$build"

@@ -7,24 +7,12 @@
 //                  and how often the stream had drained when the allocation returned (it waited for it)
 //   async, pool    the same with cudaMallocAsync from a pool that keeps freed memory (a later load)
 //   async, fresh   the same on a pool emptied first (what a first load in a process would pay)
-#include <cuda_runtime.h>
+#include "probe.h"
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
-using clk = std::chrono::steady_clock;
-static double since(clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); }
 
 constexpr size_t MiB = size_t(1) << 20, chunk = 4 * MiB, tensor = 64 * MiB;
 constexpr int tensors = 128, per_tensor = int(tensor / chunk);

@@ -62,11 +62,18 @@ rig_status rig_device_open(const char *name, rig_device *out) {
     if (!name) return fail(RIG_INVALID_ARGUMENT, "device_open: null name");
     std::string n(name);
     auto colon = n.find(':');
-    if (colon == std::string::npos) return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N", name);
     std::string prefix = n.substr(0, colon);
+    // `rig devices` lists memory:NAME and the rig command opens it, so users hand it here too: say
+    // which call opens memory devices rather than that "memory:A" is not shaped like DRIVER:N.
+    if (prefix == "memory")
+      return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\": memory devices are opened by name with rig_memory_device",
+                  name);
+    if (colon == std::string::npos)
+      return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N (cuda:0, hip:0, vulkan:0)", name);
     char *end = nullptr;
     unsigned long ordinal = std::strtoul(n.c_str() + colon + 1, &end, 10);
-    if (colon + 1 == n.size() || *end) return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N", name);
+    if (colon + 1 == n.size() || *end)
+      return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N (cuda:0, hip:0, vulkan:0)", name);
     for (Driver *d : drivers()) {
       if (prefix != d->prefix()) continue;
       std::lock_guard g(device_name_lock(n));

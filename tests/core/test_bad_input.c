@@ -163,6 +163,7 @@ static rig_status c_point_zero(void) { return rig_device_point(A, 0, &out_u); }
 static rig_status c_name_empty(void) { return rig_memory_device("", &out_d); }
 static rig_status c_open_no_colon(void) { return rig_device_open("cuda", &out_d); }
 static rig_status c_open_no_driver(void) { return rig_device_open("nosuch:0", &out_d); }
+static rig_status c_open_memory(void) { return rig_device_open("memory:A", &out_d); }
 static rig_status c_info_small(void) {
   rig_device_info i = {4};
   return rig_device_get_info(A, &i);
@@ -217,6 +218,7 @@ static const bad_case cases[] = {
     {"empty name", RIG_INVALID_ARGUMENT, c_name_empty},
     {"name without ordinal", RIG_INVALID_ARGUMENT, c_open_no_colon},
     {"no such driver", RIG_NOT_FOUND, c_open_no_driver},
+    {"memory:NAME to device_open", RIG_INVALID_ARGUMENT, c_open_memory},
     {"info size too small", RIG_INVALID_ARGUMENT, c_info_small},
     {"submission on the host", RIG_UNSUPPORTED, c_host_submission},
     {"part slot past the slots", RIG_INVALID_ARGUMENT, c_part_bad_slot},
@@ -254,7 +256,22 @@ static void every_bad_input_gets_its_status_and_a_message(void **state) {
   assert_int_equal(failed, 0);
 }
 
+/* `rig devices` lists memory:NAME and `rig load --device memory:A` takes it, so a user tries
+ * rig_device_open("memory:A") (Python: rig.open_device): the message must name the call that opens it,
+ * not claim "memory:A" is not DRIVER:N. */
+static void device_open_says_how_to_open_a_memory_device(void **state) {
+  (void)state;
+  rig_device d;
+  assert_int_equal(rig_device_open("memory:A", &d), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "rig_memory_device"));
+  assert_int_equal(rig_device_open("memory", &d), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "rig_memory_device"));
+  assert_int_equal(rig_device_open("cuda", &d), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "cuda:0"));
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(every_bad_input_gets_its_status_and_a_message)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(every_bad_input_gets_its_status_and_a_message),
+                                     cmocka_unit_test(device_open_says_how_to_open_a_memory_device)};
   return cmocka_run_group_tests_name("bad input", tests, setup, teardown);
 }

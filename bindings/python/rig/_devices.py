@@ -22,7 +22,8 @@ class Device(Owned):
 
     @property
     def name(self):
-        """The device's name, as open_device takes it ("memory:A", "cuda:0", ...)."""
+        """The device's name: a driver's as open_device takes it ("cuda:0"), a memory device's as
+        memory_device was given it ("A": open_device takes "memory:A")."""
         return self.info()["name"]
 
     @property
@@ -73,12 +74,18 @@ def host():
 
 
 def memory_device(name):
-    """A memory device named ``name`` (the same name gives the same device): host memory, work inline."""
+    """A new memory device named ``name`` (each call makes another device, even for a name already
+    open): host memory, work inline."""
     return Device(_rig.rig_memory_device(name))
 
 
 def open_device(name):
-    """The device named ``name`` as device_list() gives it ("memory:A", "cuda:0", "vulkan:0", ...)."""
+    """The device named ``name``: "cuda:0", "hip:0", "vulkan:0" as device_list() gives them, or
+    "memory:NAME" (a new memory_device(NAME)), the names the rig command's --device takes."""
+    # rig_device_open opens drivers' devices only; `rig devices` lists memory:NAME beside them, and the
+    # command opens it with rig_memory_device: so does this, rather than answer that it is no driver.
+    if isinstance(name, str) and name.startswith("memory:"):
+        return memory_device(name[len("memory:"):])
     return Device(_rig.rig_device_open(name))
 
 

@@ -12,6 +12,7 @@ still being read, so compute can start on the first tensor. docs/load.md says ho
 """
 
 import enum
+import os
 from typing import NamedTuple
 
 from . import _rig
@@ -73,6 +74,26 @@ def _enum(cls, value):
     return cls(value)
 
 
+def _path(path):
+    """A str, bytes or os.PathLike path as the str rig's calls take (str() of bytes would be "b'...'")."""
+    return os.fsdecode(os.fspath(path))
+
+
+def _devices(devices):
+    """start_load's devices as a list of Devices: a device's name is refused with the call that opens
+    it, where iterating the str would hand its letters to rig."""
+    if isinstance(devices, Device):
+        return [devices]
+    if isinstance(devices, (str, bytes)):
+        raise TypeError("devices: a rig.Device or a list of them, not the name %r: open it first with "
+                        "rig.open_device(%r) and keep it while its buffers are used" % (devices, devices))
+    devices = list(devices)
+    for d in devices:
+        if not isinstance(d, Device):
+            raise TypeError("devices: a rig.Device or a list of them, not %r" % (d,))
+    return devices
+
+
 class WeightsFile(Owned):
     """An open weights file and its tensor table (rig_load_open). The tensors' names and shapes are read
     from its header once; the file stays open until close() and every load of it ended."""
@@ -83,9 +104,9 @@ class WeightsFile(Owned):
         """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says). With ``ranges``
         (a list of (name, offset, length)) any file is opened with those byte ranges as U8 tensors."""
         if ranges is not None:
-            raw = _rig.rig_py_load_open_raw(str(path), list(ranges))
+            raw = _rig.rig_py_load_open_raw(_path(path), list(ranges))
         else:
-            raw = _rig.rig_load_open(str(path), int(_enum(Format, format)))
+            raw = _rig.rig_load_open(_path(path), int(_enum(Format, format)))
         Owned.__init__(self, raw)
         count = _rig.rig_load_tensor_count(self._raw)
         self.tensors = [self._tensor(i) for i in range(count)]
@@ -200,7 +221,7 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     "staged", "registered" or "direct"; sizes of 0 take rig's defaults (64 MiB of staging, 4 MiB
     chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads). ``progress(bytes_done, bytes_total)`` is called from
     the load's threads."""
-    devices = [devices] if isinstance(devices, Device) else list(devices)
+    devices = _devices(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]
     return Load(file, devices, indices, _enum(Rule, rule), masks, _enum(Path, path), _enum(IO, io),
                 staging_bytes, chunk_bytes, window_bytes, threads, verify, pools, progress)

@@ -35,6 +35,14 @@ def test_empty_device_name_and_unknown_device(device):
     assert isinstance(info.value, LookupError) and info.value.message
 
 
+def test_open_device_takes_the_names_rig_devices_lists():
+    # `rig devices` lists memory:NAME, the rig command takes it, and so does open_device
+    with rig.open_device("memory:A") as a:
+        assert a.kind == rig.DeviceKind.MEMORY and a.name == "A"
+    with pytest.raises(rig.InvalidArgument):
+        rig.open_device("memory:")
+
+
 def test_read_only_wrap_refuses_a_write():
     ro = rig.Buffer.wrap(b"abcd")
     with pytest.raises(rig.InvalidArgument):

@@ -183,6 +183,24 @@ def test_bad_input_raises_rigs_errors(tmp_path, weights, device):
             rig.start_load(f, [object()])
 
 
+def test_a_device_name_where_a_device_goes_says_to_open_it(weights):
+    # rig.load(path, "cuda:0") once iterated the str and SWIG refused its first letter ("not 'c'")
+    path, _ = weights
+    with pytest.raises(TypeError, match=r"rig.open_device\('memory:A'\)"):
+        rig.load(path, "memory:A")
+    with pytest.raises(TypeError, match="not 'A'"):
+        rig.load(path, [rig.memory_device("M"), "A"])
+
+
+def test_paths_as_bytes_and_pathlike(tmp_path, weights, device):
+    path, expected = weights
+    for p in (path.encode(), tmp_path / "model.safetensors"):
+        loaded = rig.load(p, device)
+        assert loaded["embed.weight"].to_bytes() == expected["embed.weight"]
+    with pytest.raises(rig.NotFound, match="missing.safetensors: No such file"):  # the path, not b'...'
+        rig.load(str(tmp_path / "missing.safetensors").encode(), device)
+
+
 def test_a_kept_pool_serves_two_loads(weights, device):
     path, expected = weights
     with rig.Pool(device, 1 << 20, 64 << 10) as pool:

@@ -1,0 +1,36 @@
+// What the CUDA probes under scripts/gpu/ share (measurements built with nvcc on the GPU machine, not part
+// of rig): a runtime (CK) or driver (CU) call that fails ends the probe with its place and CUDA's words, and
+// a clock.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+#define CU(x)                                                                 \
+  do {                                                                        \
+    CUresult r_ = (x);                                                        \
+    if (r_ != CUDA_SUCCESS) {                                                 \
+      const char *n_ = "?";                                                   \
+      cuGetErrorName(r_, &n_);                                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, n_); \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+using clk = std::chrono::steady_clock;
+
+// Seconds since t.
+inline double since(clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); }
