@@ -129,6 +129,14 @@ devices = valid(out, "devices", "rig devices --json") if rc == 0 else None
 check(rc == 0, "rig devices --json: status 0")
 names = [d["name"] for d in (devices or {}).get("devices", []) if d["opened"]]
 check("memory:NAME" in names, "devices --json lists memory:NAME")
+# A backend that lists nothing says why: here CUDA's library at a path that does not exist.
+missing = "/nonexistent/libcuda-for-rig-test.so.1"
+rc, out, err = run("devices", "--json", env={"RIG_CUDA_LIBRARY": missing})
+gone = valid(out, "devices", "rig devices --json, CUDA's library missing") if rc == 0 else None
+why = [u["error"] for u in (gone or {}).get("unavailable", []) if u["backend"] == "cuda"]
+check(rc == 0 and len(why) == 1 and missing in why[0], "devices --json: a missing CUDA library is named under unavailable")
+rc, out, err = run("devices", env={"RIG_CUDA_LIBRARY": missing})
+check(rc == 0 and b"no device from:" in out and missing.encode() in out, "rig devices: says why CUDA lists no device")
 
 work = tempfile.mkdtemp(prefix="rig-cli-")
 data = os.path.join(work, "weights.bin")
