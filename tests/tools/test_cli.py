@@ -273,6 +273,11 @@ if obj is not None:
           f"memory devices read the mapping: path direct, why names the verdict ({run1.get('why')})")
     check(bytes.fromhex(obj["file_hex"]) == weights.encode(), "load --json: file_hex gives the exact name")
 
+rc, out, err = run("load", "--json", "--device=memory:A,memory:A", weights)
+obj = valid(out, "load", "rig load --json onto memory:A twice")
+check(rc == 1 and obj is not None and "named twice" in (obj["error"] or "") and obj["loads"] == [],
+      f"a device named twice is refused before anything loads ({obj and obj['error']})")
+
 rc, out, err = run("load", "--json", "--path", "staged", "--verify", "--repeat", "2", "--chunk", "64K", "--device",
                    "memory:A", weights)
 obj = valid(out, "load", "rig load --json --path staged --verify --repeat 2") if rc == 0 else None
