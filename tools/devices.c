@@ -102,6 +102,37 @@ int rig_tool_devices(int argc, char **argv) {
     print_row(&r, json, 0);
     rig_device_release(d);
   }
-  if (json) printf("\n]}\n");
+  if (json) printf("\n]");
+  /* A backend that lists no device says why (the library not found, its init failed), so that a machine
+   * where CUDA should work but does not tells its user what rig met instead of listing nothing. */
+  static const char *const backends[] = {"cuda", "hip", "vulkan"};
+  int unavailable = 0;
+  for (size_t b = 0; b < sizeof backends / sizeof *backends; ++b) {
+    size_t prefix = strlen(backends[b]);
+    int listed = 0;
+    for (size_t i = 0; i < n && i < 256 && !listed; ++i)
+      listed = strncmp(names[i], backends[b], prefix) == 0 && names[i][prefix] == ':';
+    if (listed) continue;
+    char first[16];
+    snprintf(first, sizeof first, "%s:0", backends[b]);
+    rig_device d;
+    rig_status why = rig_device_open(first, &d);
+    if (why == RIG_OK) { /* listed nothing, yet opens: leave it to rig_device_list's own answer */
+      rig_device_release(d);
+      continue;
+    }
+    if (json) {
+      printf("%s\n  {\"backend\": ", unavailable ? "," : ", \"unavailable\": [");
+      rig_tool_json_string(stdout, backends[b]);
+      printf(", \"error\": ");
+      rig_tool_json_string(stdout, rig_last_error());
+      printf("}");
+    } else {
+      if (!unavailable) printf("no device from:\n");
+      printf("  %-10s %s: %s\n", backends[b], rig_status_name(why), rig_last_error());
+    }
+    ++unavailable;
+  }
+  if (json) printf("%s}\n", unavailable ? "\n]" : "");
   return ferror(stdout) ? RIG_EXIT_ERROR : RIG_EXIT_OK;
 }

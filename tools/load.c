@@ -246,6 +246,7 @@ int rig_load_command(int argc, char **argv) {
   rig_status s = RIG_OK;
   char names[1024];
   snprintf(names, sizeof names, "%s", a.devices);
+  const char *opened[MAX_DEVICES]; /* the names of devices[], pointing into names */
   if (a.json) {
     printf("{\"schema\": 1, \"file\": ");
     rig_tool_json_string(stdout, a.path);
@@ -264,9 +265,17 @@ int rig_load_command(int argc, char **argv) {
       snprintf(error, sizeof error, "more than %d devices", MAX_DEVICES);
       continue;
     }
+    /* A placement's devices are distinct: memory:A twice would be two devices of one name, cuda:0 twice
+     * one GPU given two shares of the tensors. */
+    for (size_t i = 0; i < n && s == RIG_OK; ++i)
+      if (strcmp(opened[i], name) == 0) {
+        s = RIG_INVALID_ARGUMENT;
+        snprintf(error, sizeof error, "device %s named twice: give each device once", name);
+      }
+    if (s != RIG_OK) continue;
     s = rig_tool_open_device(name, &devices[n]);
     if (s != RIG_OK) snprintf(error, sizeof error, "device %s: %s: %s", name, rig_status_name(s), rig_last_error());
-    else ++n;
+    else opened[n++] = name;
   }
   if (s == RIG_OK) {
     s = rig_load_open(a.path, RIG_LOAD_FORMAT_AUTO, &file);

@@ -49,7 +49,7 @@ flags=$(pkg-config --cflags --libs rig)
 rpath="-Wl,-rpath,$(pkg-config --variable=libdir rig)" # pkgconf puts the sysroot before it
 echo "pkg-config --cflags --libs rig: $flags"
 case "$flags" in *"$dest"*) ;; *) echo "pkg-config flags do not point into the DESTDIR" >&2; exit 1 ;; esac
-# the README's program, as the README prints it (its releases are left out: no -Werror)
+# the README's program, as the README prints it, warning-free under -Wall -Wextra (a reader compiles it so)
 # (the README's C blocks in order: the program, the portable-upload line, the loader's function)
 c_block() { awk -v want="$1" '/^```c$/ { n++; if (n == want) { on = 1; next } } on && /^```$/ { exit } on' "$readme"; }
 c_block 1 > "$dest/readme.c"
@@ -60,7 +60,7 @@ grep -q 'rig_load.h' "$dest/readme_load.c" || { echo "no rig_load.h example foun
 # shellcheck disable=SC2086
 $cc -std=c99 -Wall -Werror -c -o "$dest/readme_load.o" "$dest/readme_load.c" $flags
 # shellcheck disable=SC2086
-$cc -std=c99 -o "$dest/readme" "$dest/readme.c" $flags "$rpath"
+$cc -std=c99 -Wall -Wextra -Werror -o "$dest/readme" "$dest/readme.c" $flags "$rpath"
 # shellcheck disable=SC2086
 $cc -std=c99 -Wall -Wextra -Werror -o "$dest/hello" "$hello" $flags "$rpath"
 for program in readme hello; do

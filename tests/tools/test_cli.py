@@ -129,6 +129,14 @@ devices = valid(out, "devices", "rig devices --json") if rc == 0 else None
 check(rc == 0, "rig devices --json: status 0")
 names = [d["name"] for d in (devices or {}).get("devices", []) if d["opened"]]
 check("memory:NAME" in names, "devices --json lists memory:NAME")
+# A backend that lists nothing says why: here CUDA's library at a path that does not exist.
+missing = "/nonexistent/libcuda-for-rig-test.so.1"
+rc, out, err = run("devices", "--json", env={"RIG_CUDA_LIBRARY": missing})
+gone = valid(out, "devices", "rig devices --json, CUDA's library missing") if rc == 0 else None
+why = [u["error"] for u in (gone or {}).get("unavailable", []) if u["backend"] == "cuda"]
+check(rc == 0 and len(why) == 1 and missing in why[0], "devices --json: a missing CUDA library is named under unavailable")
+rc, out, err = run("devices", env={"RIG_CUDA_LIBRARY": missing})
+check(rc == 0 and b"no device from:" in out and missing.encode() in out, "rig devices: says why CUDA lists no device")
 
 work = tempfile.mkdtemp(prefix="rig-cli-")
 data = os.path.join(work, "weights.bin")
@@ -264,6 +272,11 @@ if obj is not None:
     check(run1.get("path") == "direct" and "Not_needed" in run1.get("why", ""),
           f"memory devices read the mapping: path direct, why names the verdict ({run1.get('why')})")
     check(bytes.fromhex(obj["file_hex"]) == weights.encode(), "load --json: file_hex gives the exact name")
+
+rc, out, err = run("load", "--json", "--device=memory:A,memory:A", weights)
+obj = valid(out, "load", "rig load --json onto memory:A twice")
+check(rc == 1 and obj is not None and "named twice" in (obj["error"] or "") and obj["loads"] == [],
+      f"a device named twice is refused before anything loads ({obj and obj['error']})")
 
 rc, out, err = run("load", "--json", "--path", "staged", "--verify", "--repeat", "2", "--chunk", "64K", "--device",
                    "memory:A", weights)

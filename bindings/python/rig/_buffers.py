@@ -24,14 +24,16 @@ class Buffer(Owned, _rig.BufferBase):
 
     _release_fn = staticmethod(_rig.rig_buffer_release)
 
-    def __init__(self, raw, readonly=False):
-        Owned.__init__(self, raw)
+    def __init__(self, raw, readonly=False, device=None):
+        # Keeps the Device object it was made on: a device released (collected) while buffers on it live
+        # would leave them answering DeviceLost ("was released"), which no Python program expects.
+        Owned.__init__(self, raw, keep=device)
         self._readonly = readonly  # wraps read-only bytes: views of it are read-only too
 
     @classmethod
     def create(cls, device, length, memory=Memory.DEVICE):
         """A new allocation of ``length`` bytes on ``device`` (contents unspecified)."""
-        return cls(_rig.rig_buffer_create(device._raw, length, int(memory)))
+        return cls(_rig.rig_buffer_create(device._raw, length, int(memory)), device=device)
 
     @classmethod
     def wrap(cls, obj):
@@ -55,18 +57,20 @@ class Buffer(Owned, _rig.BufferBase):
 
     def view(self, offset, length):
         """A buffer over bytes [offset, offset+length): same device, allocation and ordering."""
-        return Buffer(_rig.rig_buffer_view(self._raw, offset, length), self._readonly)
+        return Buffer(_rig.rig_buffer_view(self._raw, offset, length), self._readonly, self._keep)
 
     def borrow(self, device):
         """A buffer on ``device`` over these bytes without a copy (Unmappable where it cannot map them)."""
-        return Buffer(_rig.rig_buffer_borrow(device._raw, self._raw), self._readonly)
+        return Buffer(_rig.rig_buffer_borrow(device._raw, self._raw), self._readonly, device)
 
     def __len__(self):
         return _rig.rig_buffer_length(self._raw)
 
     @property
     def device(self):
-        """The device this buffer is seen by."""
+        """The device this buffer is seen by: the Device it was made on where Python made it."""
+        if self._keep is not None and not self._released:
+            return self._keep
         return _borrowed_device(_rig.rig_buffer_device(self._raw))
 
     def read(self, fn):
@@ -143,7 +147,7 @@ class Module(Owned):
     @classmethod
     def load(cls, device, fmt, code):
         """Loads ``code`` (bytes) of format ``fmt`` (a ModuleFormat) on ``device``."""
-        return cls(_rig.rig_module_load(device._raw, int(ModuleFormat(fmt)), code))
+        return cls(_rig.rig_module_load(device._raw, int(ModuleFormat(fmt)), code), keep=device)
 
     def __repr__(self):
         return "<rig.Module%s>" % (" closed" if self._released else "")

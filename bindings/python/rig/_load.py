@@ -194,7 +194,8 @@ class Load(Owned):
             if not matches:
                 raise ValueError("%r is not one of this load's devices" % (device,))
             device = matches[0]
-        return Buffer(_rig.rig_load_buffer(self._raw, self.file.index(tensor), device))
+        raw = _rig.rig_load_buffer(self._raw, self.file.index(tensor), device)  # rig checks the index
+        return Buffer(raw, device=self.devices[device])
 
     def wait(self):
         """Waits until every copy is submitted (not until the devices finished copying)."""

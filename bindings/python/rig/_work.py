@@ -83,7 +83,7 @@ class Submission(Owned):
     _release_fn = staticmethod(_rig.rig_submission_release)
 
     def __init__(self, device, parts, access):
-        keep = []
+        keep = [device]  # its device lives while the submission (and its runs) may be submitted
         parts = list(parts)
         access = [Access(a) for a in access]
         p = _rig.rig_swig_parts_new()

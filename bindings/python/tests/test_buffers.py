@@ -142,3 +142,34 @@ def test_numpy_memory_of_any_alignment_borrows_onto_cuda_and_hip(numpy, name, li
             x.read_into(0, out)
             assert bytes(out) == part.tobytes()
         device.wait(device.submitted())
+
+
+def test_buffers_modules_and_runs_keep_their_device_alive():
+    # A device object collected while work on it lives would release the device under it (rig answers
+    # DeviceLost: "was released"); Python objects made on a device keep it, as a tensor keeps its storage.
+    import gc
+
+    buf = rig.Buffer.create(rig.memory_device("kept"), 16)
+    part = buf.view(4, 8)
+    gc.collect()
+    buf.write_from(0, b"0123456789abcdef")
+    assert part.to_bytes() == b"456789ab"
+    assert buf.device.name == "kept" and part.device is buf.device
+    other = rig.memory_device("other")
+    borrowed = rig.Buffer.create(other, 16).borrow(rig.memory_device("borrower"))
+    del other
+    gc.collect()
+    assert borrowed.device.name == "borrower" and len(borrowed.to_bytes()) == 16
+    import weakref
+
+    dev = rig.memory_device("runs")
+    seen = weakref.ref(dev)
+    sub = rig.Submission(dev, [rig.fill(0, 7)], [rig.Access.WRITE])
+    run = sub.take()
+    del dev
+    gc.collect()
+    assert seen() is not None  # the submission keeps it
+    dst = rig.Buffer.create(seen(), 8)
+    run.set_buffer(0, dst)
+    rig.wait_point(run.submit())
+    assert dst.to_bytes() == bytes([7]) * 8
