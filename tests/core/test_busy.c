@@ -35,46 +35,59 @@ static rig_run held_run(rig_device a, rig_buffer x, gate *g, rig_submission *sub
   return run;
 }
 
+/* A held run on memory device A that another thread is submitting: made by held_submit_start, which
+ * returns once that thread's submit is inside its kernel (the run pinned); g.go lets it finish. */
 typedef struct {
+  rig_device a;
+  rig_buffer x;
+  gate g;
+  rig_submission sub;
   rig_run run;
-  rig_status status;
-} submitter;
+  rig_status status; /* the other thread's submit, once joined */
+  pthread_t thread;
+} held_submit;
 
 static void *submit_run(void *arg) {
-  submitter *s = arg;
-  s->status = rig_submit(s->run, NULL, 0, NULL);
+  held_submit *h = arg;
+  h->status = rig_submit(h->run, NULL, 0, NULL);
   return NULL;
+}
+
+static void held_submit_start(held_submit *h) {
+  OK(rig_memory_device("A", &h->a));
+  h->x = rt_create(h->a, 64);
+  atomic_init(&h->g.running, 0);
+  atomic_init(&h->g.go, 0);
+  h->run = held_run(h->a, h->x, &h->g, &h->sub);
+  h->status = RIG_DRIVER;
+  assert_int_equal(pthread_create(&h->thread, NULL, submit_run, h), 0);
+  while (!atomic_load(&h->g.running)) {
+  }
 }
 
 static void a_run_submitted_by_two_threads_at_once_is_refused_busy(void **state) {
   (void)state;
-  rig_device a;
-  OK(rig_memory_device("A", &a));
-  rig_buffer x = rt_create(a, 64);
-  gate g = {0, 0};
-  rig_submission sub;
-  rig_run run = held_run(a, x, &g, &sub);
-  submitter s = {run, RIG_DRIVER};
-  pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, submit_run, &s), 0);
-  while (!atomic_load(&g.running)) {
-  }
+  held_submit h;
+  held_submit_start(&h);
+  rig_device a = h.a;
+  rig_buffer x = h.x;
+  rig_run run = h.run;
   /* The other thread's submit is in its kernel: every call on the run is refused. */
   STATUS(RIG_BUSY, rig_submit(run, NULL, 0, NULL));
   assert_non_null(strstr(rig_last_error(), "another thread"));
   STATUS(RIG_BUSY, rig_run_set_buffer(run, 0, x));
   STATUS(RIG_BUSY, rig_run_set_scalars(run, "ab", 2));
   assert_int_equal(rt_submitted(a), 0); /* nothing assigned by the refused submit */
-  atomic_store(&g.go, 1);
-  assert_int_equal(pthread_join(t, NULL), 0);
-  OK(s.status);
+  atomic_store(&h.g.go, 1);
+  assert_int_equal(pthread_join(h.thread, NULL), 0);
+  OK(h.status);
   assert_int_equal(rt_submitted(a), 1);
   /* Alone again: the run works. */
   OK(rig_run_set_buffer(run, 0, x));
   OK(rig_submit(run, NULL, 0, NULL));
   assert_int_equal(rt_submitted(a), 2);
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
+  OK(rig_submission_release(h.sub));
   OK(rig_buffer_release(x));
   OK(rig_device_release(a));
 }
@@ -94,28 +107,23 @@ static void *release_run(void *arg) {
 
 static void a_run_released_while_another_thread_submits_it_is_freed_after_the_submit(void **state) {
   (void)state;
-  rig_device a;
-  OK(rig_memory_device("A", &a));
-  rig_buffer x = rt_create(a, 64);
-  gate g = {0, 0};
-  rig_submission sub;
-  rig_run run = held_run(a, x, &g, &sub);
-  OK(rig_submission_release(sub));
-  submitter s = {run, RIG_DRIVER};
-  pthread_t t, u;
-  assert_int_equal(pthread_create(&t, NULL, submit_run, &s), 0);
-  while (!atomic_load(&g.running)) {
-  }
+  held_submit h;
+  held_submit_start(&h);
+  rig_device a = h.a;
+  rig_buffer x = h.x;
+  rig_run run = h.run;
+  OK(rig_submission_release(h.sub));
+  pthread_t u;
   /* The submit is in its kernel, the run pinned: the release retires the handle and waits for the pin. */
   releaser r = {run, 0, RIG_DRIVER};
   assert_int_equal(pthread_create(&u, NULL, release_run, &r), 0);
   usleep(20000);
   assert_int_equal(atomic_load(&r.released), 0);
   STATUS(RIG_INVALID_HANDLE, rig_submit(run, NULL, 0, NULL)); /* retired: refused, not busy */
-  atomic_store(&g.go, 1);
-  assert_int_equal(pthread_join(t, NULL), 0);
+  atomic_store(&h.g.go, 1);
+  assert_int_equal(pthread_join(h.thread, NULL), 0);
   assert_int_equal(pthread_join(u, NULL), 0);
-  OK(s.status);
+  OK(h.status);
   OK(r.status);
   assert_int_equal(rt_submitted(a), 1);
   STATUS(RIG_INVALID_HANDLE, rig_submit(run, NULL, 0, NULL));
