@@ -70,7 +70,8 @@ class Run {
     Stamps *read[kNear];                 // slots read: rule 3 asks their last write
     Stamps *written[kNear];              // slots written: rule 4 asks their uses; their last write is raised
     std::atomic<uint64_t> *use[kNear];   // every slot's use word of the run's device, raised
-  };  // The run's inline copy, or null where the driver hands the work over.
+  };
+  // The run's inline copy, or null where the driver hands the work over.
   const InlineCopy *inline_copy() const { return inline_copy_.dst ? &inline_copy_ : nullptr; }
   // The driver's hand-over of this run prepared ahead (DriverWork::record), or null where the driver made
   // none (the engine then hands over work()). Made once the run is ready, dropped before its bindings or
