@@ -1,12 +1,13 @@
 // Buffers: create, wrap, view, borrow, host access, release.
 #include "capi/api.h"
+#include "capi/internal.h"
 
 using namespace rig;
 using namespace rig::capi;
 
-extern "C" {
+namespace rig::capi {
 
-rig_status rig_buffer_create(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
+rig_status buffer_create_any(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
   return entry("buffer_create", [&] {
     auto d = pin_device(device, "buffer_create");
     if (!d) return RIG_INVALID_HANDLE;
@@ -15,6 +16,17 @@ rig_status rig_buffer_create(rig_device device, size_t length, rig_memory memory
     if (rig_status s = buffer_create(*d, length, memory, &b); s != RIG_OK) return s;
     return give(Kind::buffer, std::move(b), out);
   });
+}
+
+}  // namespace rig::capi
+
+extern "C" {
+
+rig_status rig_buffer_create(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
+  if (memory == kMemoryDeviceReused)  // rig's own kind (capi/internal.h), never a caller's: as unknown
+    return entry("buffer_create",
+                 [&] { return fail(RIG_INVALID_ARGUMENT, "create: unknown memory kind %d", static_cast<int>(memory)); });
+  return buffer_create_any(device, length, memory, out);
 }
 
 rig_status rig_buffer_wrap(void *data, size_t length, rig_access access, rig_release_fn release, void *user,

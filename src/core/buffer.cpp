@@ -39,7 +39,7 @@ void *Buffer::host() const {
 }
 
 rig_status buffer_create(Device &device, size_t length, rig_memory kind, std::shared_ptr<Buffer> *out) {
-  if (kind != RIG_MEMORY_DEVICE && kind != RIG_MEMORY_PINNED && kind != RIG_MEMORY_MAPPED)
+  if (kind != RIG_MEMORY_DEVICE && kind != RIG_MEMORY_PINNED && kind != RIG_MEMORY_MAPPED && kind != kMemoryDeviceReused)
     return fail(RIG_INVALID_ARGUMENT, "create: unknown memory kind %d", static_cast<int>(kind));
   if (rig_status s = check_device(device); s != RIG_OK) return s;
   Memory m;

@@ -9,6 +9,14 @@
 
 namespace rig {
 
+// rig's own memory kind beside rig.h's, which no caller can ask for (rig_buffer_create refuses it): device
+// memory the driver may take from a pool of the device's that keeps freed memory for the next allocation.
+// The loader's tensors are made of it (load/load.cpp): on an H200, host-to-device copies into memory
+// allocated just after other memory was freed ran 3-11% slower than into memory the pool kept
+// (scripts/gpu/dst_probe.cu, bench/README.md), which held a later load in a process under its goal. A
+// driver with no such pool treats it as RIG_MEMORY_DEVICE.
+inline constexpr rig_memory kMemoryDeviceReused = static_cast<rig_memory>(0x100);
+
 // Memory as the driver sees it. `host` is set where the host addresses the bytes (host, memory device,
 // pinned, mapped memory); `address` is what work uses (a CUDA device pointer, a Vulkan buffer's device
 // address or 0); `handle` is the driver's own object (VkBuffer, ...). The engine only copies this around.

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <optional>
 
+#include "capi/internal.h"
+#include "core/driver_memory.h"
 #include "core/error.h"
 #include "core/deadline.h"
 #include "load/direct_read.h"
@@ -334,7 +336,8 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
   Timed timed(phase_ns_[ALLOC]);
-  rig_status s = rig_buffer_create(devices_[position], t.length, RIG_MEMORY_DEVICE, &t.buffers[position]);
+  // From the device's reuse pool where it has one (core/driver_memory.h says why).
+  rig_status s = capi::buffer_create_any(devices_[position], t.length, kMemoryDeviceReused, &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
   return RIG_OK;

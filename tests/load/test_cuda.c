@@ -15,6 +15,8 @@
 
 #include "weights.h"
 
+#include <rig_interop.h>
+
 typedef int (*control_fn)(const char *, long long);
 typedef long long (*query_fn)(const char *);
 static control_fn control;
@@ -214,6 +216,64 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   rig_load_file_release(f);
 }
 
+/* The loader's tensors come from the device's reuse pool (src/drivers/stream/reuse_pool.cpp): a later load
+ * takes the memory of the tensors released before it back from the pool, with no new device memory; such a
+ * tensor has no IPC handle and says why; what the pool keeps goes back to the driver when a plain
+ * allocation would otherwise run out; without pools (an older driver) the tensors are plain memory. */
+static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  long long allocations = query("pool_allocations");
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_int_equal(query("pool_allocations") - allocations, COUNT);
+  assert_true(all_equal(load, f, 0));
+  rig_buffer b;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &b), RIG_OK);
+  rig_ipc_handle h;
+  assert_int_equal(rig_buffer_export_ipc(b, &h), RIG_UNSUPPORTED);
+  assert_non_null(strstr(rig_last_error(), "reuse pool"));
+  rig_buffer_release(b);
+  rig_load_release(load);
+  long long bytes = query("device_bytes"), reuses = query("pool_reuses");
+  assert_true(query("pool_kept_bytes") > 0); /* the released tensors' memory, kept */
+
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_int_equal(query("pool_reuses") - reuses, COUNT);
+  assert_int_equal(query("device_bytes"), bytes); /* no new device memory */
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+
+  /* A plain buffer that fits only once the pool gives back what it keeps. */
+  long long kept = query("pool_kept_bytes");
+  assert_true(kept >= 700000);
+  control("device_memory_limit", query("device_bytes") + 4096);
+  rig_buffer big;
+  rig_status s = rig_buffer_create(gpu[0], 600000, RIG_MEMORY_DEVICE, &big);
+  control("device_memory_limit", 0);
+  if (s != RIG_OK) fail_msg("the plain allocation: %s: %s", rig_status_name(s), rig_last_error());
+  assert_true(query("pool_kept_bytes") <= kept - 700000); /* cuda:0's pool gave its memory back */
+  rig_buffer_release(big);
+
+  /* A driver without pools: plain memory, every byte still the file's. */
+  control("mem_pools", 0);
+  rig_device other;
+  assert_int_equal(rig_device_open("cuda:0", &other), RIG_OK);
+  allocations = query("pool_allocations");
+  rig_device one[1] = {other};
+  assert_int_equal(load_on(one, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  control("mem_pools", 1);
+  assert_int_equal(query("pool_allocations"), allocations);
+  assert_true(all_equal(load, f, 0));
+  assert_int_equal(rig_load_buffer(load, 0, 0, &b), RIG_OK);
+  assert_int_equal(rig_buffer_export_ipc(b, &h), RIG_OK); /* plain device memory has its handle */
+  rig_buffer_release(b);
+  rig_load_release(load);
+  rig_device_release(other);
+  rig_load_file_release(f);
+}
+
 int main(void) {
   const char *lib = getenv("RIG_CUDA_LIBRARY");
   void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
@@ -241,6 +301,7 @@ int main(void) {
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
+      cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   rig_device_release(gpu[0]);

@@ -21,6 +21,9 @@ struct Api {
   using Module = cu::Module;
   using Function = cu::Function;
   using IpcHandle = cu::IpcHandle;
+  using MemPool = cu::MemPool;
+  using MemPoolProps = cu::MemPoolProps;
+  using MemAccessDesc = cu::MemAccessDesc;
 
 #define RIG_CU_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(RIG_CU_MEMBER)

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -38,6 +39,7 @@ enum class MemoryTag : uintptr_t {
   host_mapping = 3, // host memory registered with host_register (map_host)
   peer_mapping = 4, // another device's memory used in place (map_peer)
   ipc_mapping = 5,  // another process's memory opened with ipc_open_memory (Memory::extra: the opened base)
+  reused = 6,       // mem_alloc_from_pool from the device's reuse pool (kMemoryDeviceReused: reuse_pool.cpp)
 };
 
 class StreamDevice final : public DriverDevice, public HostRegistration, public NativeHandles {
@@ -165,6 +167,18 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // what usually causes it (stream/ipc.cpp).
   [[gnu::cold]] rig_status ipc_refused(const char *call, Result result) const;
 
+  // The reuse pool (stream/reuse_pool.cpp). reuse_pool_ready makes it on first use (once; false where the
+  // library or GPU has none). allocate_reused takes `length` bytes of it on the stream, reclaiming and
+  // retrying once where memory ran out; free_reused gives them back on the stream. reclaim waits for the
+  // stream (the frees queued there) and gives every byte the pool keeps back to the driver: false where there
+  // is no pool. share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
+  bool reuse_pool_ready();
+  rig_status allocate_reused(size_t length, Memory *m);
+  void free_reused(const Memory &memory) noexcept;
+  bool reclaim();
+  rig_status share_reused(const StreamDevice &peer);
+  void destroy_reuse_pool() noexcept;
+
   const Family &family_;
   const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
@@ -192,6 +206,12 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::vector<QueuedWait> queued_;
   std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
   size_t prune_at_ = kPruneAt;          // the size that prunes next (read and written holding the turn)
+
+  // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
+  std::once_flag reuse_once_;
+  std::atomic<MemPool> reuse_pool_{nullptr};
+  std::mutex reuse_access_lock_;
+  std::set<int> reuse_access_;
 };
 
 }  // namespace rig::stream

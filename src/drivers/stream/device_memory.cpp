@@ -37,10 +37,20 @@ rig_status StreamDevice::allocate(size_t length, rig_memory kind, Memory *out) {
     return RIG_OK;
   }
   Current current(gpu_);
+  if (kind == kMemoryDeviceReused) {
+    if (reuse_pool_ready()) {
+      if (rig_status s = allocate_reused(length, &m); s != RIG_OK) return s;
+      *out = m;
+      return RIG_OK;
+    }
+    kind = RIG_MEMORY_DEVICE;
+  }
   switch (kind) {
     case RIG_MEMORY_DEVICE: {
       DevicePtr address = 0;
       Result r = calls_.mem_alloc(&address, length);
+      // What the reuse pool keeps is the first thing given back when memory runs out.
+      if (r == ERROR_OUT_OF_MEMORY && reclaim()) r = calls_.mem_alloc(&address, length);
       if (r != SUCCESS) return fault(family_.names.mem_alloc, r, false);
       m.address = address;
       m.handle = static_cast<uintptr_t>(MemoryTag::device);
@@ -77,6 +87,9 @@ void StreamDevice::free(const Memory &memory) noexcept {
   switch (static_cast<MemoryTag>(memory.handle)) {
     case MemoryTag::device:
       calls_.mem_free(memory.address);
+      break;
+    case MemoryTag::reused:
+      free_reused(memory);
       break;
     case MemoryTag::pinned:
       calls_.host_free(memory.host);
@@ -152,6 +165,9 @@ rig_status StreamDevice::map_peer(DriverDevice &owner, const Memory &memory, Mem
                   o->info_.name.c_str(), family_.error_name(r));
     pairs.enabled.insert(key);
   }
+  // Peer access does not reach a pool's memory: the pool's access list does.
+  if (tag == MemoryTag::reused)
+    if (rig_status s = o->share_reused(*this); s != RIG_OK) return s;
   *out = m;  // unified addressing: the owner's device pointer is valid here once peer access is on
   return RIG_OK;
 }

@@ -11,6 +11,7 @@
 namespace rig::vulkan {
 
 rig_status VulkanDevice::allocate(size_t length, rig_memory kind, Memory *out) {
+  if (kind == kMemoryDeviceReused) kind = RIG_MEMORY_DEVICE;  // no pool of rig's here: plain device memory
   switch (kind) {
     case RIG_MEMORY_DEVICE:
       return make_buffer(*ctx_, length, BufferKind::device, out);

@@ -28,11 +28,21 @@
  *                                (PROT_READ) answers 1 (invalid value), as the real driver does
  *   ignore_waits                 1: cuStreamWaitEvent and cuStreamWaitValue64 enqueue nothing (a broken
  *                                driver: the order tests must then fail)
+ *   mem_pools                    cuMemPoolCreate works (default 1); 0: it answers 801, as a GPU without pools
+ *   device_memory_limit          bytes of device memory in all (live allocations and pools' kept memory); an
+ *                                allocation past it answers 2 (out of memory). 0 (default): no limit
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
  *                                still apply), sticky errors cleared, counters 0
  * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,
  *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1).
+ *   live_modules, sticky (of device 0), sticky1 (of device 1), pool_allocations (cuMemAllocFromPoolAsync
+ *   calls that succeeded), pool_reuses (those served from memory a free gave back to the pool), pool_kept_bytes
+ *   (what pools keep now), device_bytes (device memory in use, pools' kept memory included).
+ *
+ * Stream-ordered pools (cuMemPoolCreate, cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo,
+ * cuMemPoolSetAttribute's release threshold, cuMemPoolSetAccess): a free gives its block back to the pool
+ * when the stream reaches it, kept up to the threshold; an allocation of the same size reuses a kept block.
+ * A pool's memory has no IPC handle, and another device's kernels reach it only through cuMemPoolSetAccess.
  *
  * Beyond rig's entry points: cuLaunchHostFunc (the fake libnccl's collectives run through it).
  *

@@ -35,6 +35,9 @@ struct Cuda {
   using Module = cu::Module;
   using Function = cu::Function;
   using IpcHandle = cu::IpcHandle;
+  using MemPool = cu::MemPool;
+  using MemPoolProps = cu::MemPoolProps;
+  using MemAccessDesc = cu::MemAccessDesc;
 #define SHIM_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(SHIM_MEMBER)
   RIG_CU_OPTIONAL_ENTRY_POINTS(SHIM_MEMBER)

@@ -1,0 +1,95 @@
+// StreamDevice's reuse pool: device memory of kind kMemoryDeviceReused (core/driver_memory.h, the loader's
+// tensors) comes from a stream-ordered pool of the device's own (cuMemPoolCreate) that keeps what is freed
+// (its release threshold at the maximum), so memory freed by one load is the next load's without going
+// back to the driver. Why: on an H200, 8 GiB copied into cuMemAlloc memory made right after other memory
+// was freed ran at 47.7 GB/s against 53.5 into memory never freed before or kept by a pool (the driver's
+// work after a free competes for a while; scripts/gpu/dst_probe.cu). A pool of rig's own, not the
+// device's default pool: a program's cudaMallocAsync keeps the default pool's behaviour.
+//
+// What the pool keeps is given back to the driver when an allocation of the device runs out of memory
+// (reclaim, then one retry) and when the device is released. Its memory has no interprocess handle
+// (stream/ipc.cpp says so), and another GPU reaches it through the pool's access list, not peer access
+// (share_reused, from map_peer).
+//
+// Allocations and frees go on the device's stream: an allocation is stream-ordered after the frees whose
+// memory it reuses, and the engine frees only memory whose every use it has seen reached, so no work of
+// another stream can still touch what a later allocation gets.
+#include "core/error.h"
+#include "drivers/stream/device.h"
+
+namespace rig::stream {
+
+bool StreamDevice::reuse_pool_ready() {
+  std::call_once(reuse_once_, [this] {
+    if (!calls_.mem_pool_create || !calls_.mem_pool_destroy || !calls_.mem_pool_set_attribute ||
+        !calls_.mem_pool_trim || !calls_.mem_alloc_from_pool || !calls_.mem_free_async)
+      return;  // an older library: the loader's tensors come from mem_alloc
+    MemPoolProps props{};
+    props.alloc_type = MEM_ALLOCATION_TYPE_PINNED;
+    props.location_type = MEM_LOCATION_TYPE_DEVICE;
+    props.location_id = gpu_.device;
+    MemPool pool = nullptr;
+    if (calls_.mem_pool_create(&pool, &props) != SUCCESS) return;  // a GPU without pools (attribute 115: 0)
+    uint64_t keep_all = ~uint64_t{0};
+    if (calls_.mem_pool_set_attribute(pool, MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all) != SUCCESS) {
+      calls_.mem_pool_destroy(pool);
+      return;
+    }
+    reuse_pool_.store(pool, std::memory_order_release);
+  });
+  return reuse_pool_.load(std::memory_order_acquire) != nullptr;
+}
+
+rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
+  MemPool pool = reuse_pool_.load(std::memory_order_acquire);
+  DevicePtr address = 0;
+  Result r = calls_.mem_alloc_from_pool(&address, length, pool, stream_);
+  if (r == ERROR_OUT_OF_MEMORY && reclaim()) r = calls_.mem_alloc_from_pool(&address, length, pool, stream_);
+  if (r != SUCCESS) return fault(family_.names.mem_alloc_from_pool, r, false);
+  m->address = address;
+  m->handle = static_cast<uintptr_t>(MemoryTag::reused);
+  return RIG_OK;
+}
+
+void StreamDevice::free_reused(const Memory &memory) noexcept {
+  // Into the pool, on the stream (every use reached: see the top). A lost device's stream takes nothing;
+  // the pool's destruction returns the memory then.
+  if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
+}
+
+bool StreamDevice::reclaim() {
+  MemPool pool = reuse_pool_.load(std::memory_order_acquire);
+  if (!pool) return false;
+  // The frees enqueued on the stream return their memory to the pool once the stream reaches them: wait
+  // for it (the caller is allocating and may block; it holds no rig lock), then give everything back.
+  if (!lost()) calls_.stream_synchronize(stream_);
+  return calls_.mem_pool_trim(pool, 0) == SUCCESS;
+}
+
+rig_status StreamDevice::share_reused(const StreamDevice &peer) {
+  MemPool pool = reuse_pool_.load(std::memory_order_acquire);
+  if (!pool) return RIG_OK;
+  std::lock_guard hold(reuse_access_lock_);
+  if (reuse_access_.count(peer.gpu_.device)) return RIG_OK;
+  if (!calls_.mem_pool_set_access)
+    return fail(RIG_UNMAPPABLE, "%s cannot give %s access to its pooled memory: %s has no %s", info_.name.c_str(),
+                peer.info_.name.c_str(), family_.library, family_.names.mem_pool_set_access);
+  MemAccessDesc access{MEM_LOCATION_TYPE_DEVICE, peer.gpu_.device, MEM_ACCESS_READ_WRITE};
+  Current current(gpu_);
+  Result r = calls_.mem_pool_set_access(pool, &access, 1);
+  if (r != SUCCESS)
+    return fail(RIG_UNMAPPABLE, "%s(%s -> %s) refused: %s", family_.names.mem_pool_set_access, info_.name.c_str(),
+                peer.info_.name.c_str(), family_.error_name(r));
+  reuse_access_.insert(peer.gpu_.device);
+  return RIG_OK;
+}
+
+void StreamDevice::destroy_reuse_pool() noexcept {
+  MemPool pool = reuse_pool_.exchange(nullptr);
+  if (!pool) return;
+  // Memory still allocated from it goes with the last free (the driver's rule for a destroyed pool).
+  calls_.mem_pool_trim(pool, 0);
+  calls_.mem_pool_destroy(pool);
+}
+
+}  // namespace rig::stream
