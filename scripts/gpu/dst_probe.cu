@@ -67,7 +67,36 @@ int main(int argc, char **argv) {
   }
   CK(cudaHostAlloc(reinterpret_cast<void **>(&host), ring, cudaHostAllocDefault));
   std::memset(host, 1, ring);
+  if (pooled && argc > 4) {  // reserve: the pool grown by one allocation of the whole, freed at once
+    size_t free0, free1, free2, all;
+    CK(cudaMemGetInfo(&free0, &all));
+    auto t = clk::now();
+    char *whole;
+    CK(cudaMallocAsync(reinterpret_cast<void **>(&whole), total, stream));
+    CK(cudaFreeAsync(whole, stream));
+    CK(cudaStreamSynchronize(stream));
+    double reserve_ms = since(t) * 1e3;
+    CK(cudaMemGetInfo(&free1, &all));
+    t = clk::now();
+    Buffers r = alloc();
+    CK(cudaStreamSynchronize(stream));
+    double alloc_ms = since(t) * 1e3;
+    CK(cudaMemGetInfo(&free2, &all));
+    std::printf("reserve %.2f ms (device memory used +%zu MiB), %zu allocations after it %.2f ms (+%zu MiB more)\n",
+                reserve_ms, (free0 - free1) >> 20, pieces, alloc_ms, (free1 - free2) >> 20);
+    row("R: allocated from the reserve", r);
+    release(r);
+    t = clk::now();
+    Buffers r2 = alloc();
+    CK(cudaStreamSynchronize(stream));
+    std::printf("%zu allocations again: %.2f ms\n", pieces, since(t) * 1e3);
+    row("R2: allocated again after R was freed", r2);
+    return 0;
+  }
+  auto t0 = clk::now();
   Buffers a = alloc();
+  if (pooled) CK(cudaStreamSynchronize(stream));
+  std::printf("%zu first allocations: %.2f ms\n", pieces, since(t0) * 1e3);
   row("A: the process's first allocation, never written", a);
   row("A again (written once)", a);
   Buffers b = alloc();

@@ -14,6 +14,9 @@
 // Allocations and frees go on the device's stream: an allocation is stream-ordered after the frees whose
 // memory it reuses, and the engine frees only memory whose every use it has seen reached, so no work of
 // another stream can still touch what a later allocation gets.
+#include <cstdlib>
+#include <cstring>
+
 #include "core/error.h"
 #include "drivers/stream/device.h"
 
@@ -21,6 +24,9 @@ namespace rig::stream {
 
 bool StreamDevice::reuse_pool_ready() {
   std::call_once(reuse_once_, [this] {
+    // RIG_REUSE_POOL=0: none (docs/environment.md): plain allocations whose memory goes back at each free,
+    // for a program that shares the GPU's memory with another allocator, and for a before/after.
+    if (const char *v = std::getenv("RIG_REUSE_POOL"); v && std::strcmp(v, "0") == 0) return;
     if (!calls_.mem_pool_create || !calls_.mem_pool_destroy || !calls_.mem_pool_set_attribute ||
         !calls_.mem_pool_trim || !calls_.mem_alloc_from_pool || !calls_.mem_free_async)
       return;  // an older library: the loader's tensors come from mem_alloc
