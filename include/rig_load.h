@@ -229,7 +229,10 @@ RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *
  * until every copy into it is submitted, and verified where asked; its stamps then carry them, so work
  * on it follows them and only them. Once the load failed or was cancelled it answers that status for
  * every tensor: nothing half-loaded is handed out (buffers given before stay valid and complete).
- * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. */
+ * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. On CUDA and HIP the
+ * tensor's memory comes from a pool of the device's that keeps what rig frees for rig's next allocations
+ * (docs/load.md; RIG_REUSE_POOL=0 turns it off); such a buffer has no interprocess handle
+ * (rig_buffer_export_ipc answers RIG_UNSUPPORTED): copy it into a buffer of rig_buffer_create to share it. */
 RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size_t device,
                                    rig_buffer *RIG_NONNULL out);
 

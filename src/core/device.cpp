@@ -104,6 +104,7 @@ rig_status Device::release() {
   if (last && !lost()) s = wait(last, Deadline::forever());
   // Even after a failed wait the handle goes: a lost device's memory is kept by its allocations.
   state_.fetch_or(kReleased, std::memory_order_seq_cst);
+  driver_->released();
   return s == RIG_LOST ? RIG_OK : s;
 }
 

@@ -74,6 +74,10 @@ class DriverDevice : public DriverWork {
   // Memory and code (a driver declares these with RIG_DRIVER_DEVICE_OVERRIDES, below).
   virtual rig_status allocate(size_t length, rig_memory kind, Memory *out) = 0;
   virtual void free(const Memory &memory) noexcept = 0;
+  // The program released the device and the engine waited for its every value: memory the driver keeps
+  // for its own reuse (the stream driver's reuse pool) goes back to the system now, and what is freed
+  // later (buffers that outlive the release) goes back at its free. May block; called holding no lock.
+  virtual void released() noexcept {}
   // Makes host memory usable by this device's work: RIG_UNMAPPABLE with the reason where it cannot. Where
   // host_registration() is not null, the engine has registered the enclosing pages through the range
   // table before this call and releases them after unmap: the driver only finds the device's address.

@@ -256,6 +256,24 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_true(query("pool_kept_bytes") <= kept - 700000); /* cuda:0's pool gave its memory back */
   rig_buffer_release(big);
 
+  /* A device released gives back what its pool keeps; a tensor that outlives its device goes back at
+   * its free. */
+  rig_device extra;
+  assert_int_equal(rig_device_open("cuda:0", &extra), RIG_OK);
+  long long before = query("pool_kept_bytes");
+  rig_device on_extra[1] = {extra};
+  assert_int_equal(load_on(on_extra, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_buffer outliving;
+  assert_int_equal(rig_load_buffer(load, 3, 0, &outliving), RIG_OK);
+  rig_load_release(load);
+  assert_true(query("pool_kept_bytes") >= before + 400000); /* tensors 0-2, kept */
+  assert_int_equal(rig_device_release(extra), RIG_OK);
+  assert_int_equal(query("pool_kept_bytes"), before);
+  long long in_use = query("device_bytes");
+  rig_buffer_release(outliving);
+  assert_int_equal(query("device_bytes"), in_use - 700000);
+  assert_int_equal(query("pool_kept_bytes"), before);
+
   /* A driver without pools: plain memory, every byte still the file's. */
   control("mem_pools", 0);
   rig_device other;

@@ -53,6 +53,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // DriverDevice: memory and code (core/driver.h).
   RIG_DRIVER_DEVICE_OVERRIDES
 
+  // The reuse pool gives back what it keeps, and keeps nothing from now on (stream/reuse_pool.cpp).
+  void released() noexcept override;
+
   // DriverWork: parts and the timeline (core/driver_work.h).
   rig_status check_part(const Part &part) override;
 
@@ -210,6 +213,7 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
   std::once_flag reuse_once_;
   std::atomic<MemPool> reuse_pool_{nullptr};
+  std::atomic<bool> reuse_released_{false};  // the device was released: frees go back to the driver
   std::mutex reuse_access_lock_;
   std::set<int> reuse_access_;
 };

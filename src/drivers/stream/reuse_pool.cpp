@@ -7,7 +7,8 @@
 // device's default pool: a program's cudaMallocAsync keeps the default pool's behaviour.
 //
 // What the pool keeps is given back to the driver when an allocation of the device runs out of memory
-// (reclaim, then one retry) and when the device is released. Its memory has no interprocess handle
+// (reclaim, then one retry) and when the program releases the device (released(); a tensor freed after
+// that goes back at its free). Its memory has no interprocess handle
 // (stream/ipc.cpp says so), and another GPU reaches it through the pool's access list, not peer access
 // (share_reused, from map_peer).
 //
@@ -61,6 +62,17 @@ void StreamDevice::free_reused(const Memory &memory) noexcept {
   // Into the pool, on the stream (every use reached: see the top). A lost device's stream takes nothing;
   // the pool's destruction returns the memory then.
   if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
+  if (reuse_released_.load(std::memory_order_acquire)) reclaim();  // a buffer that outlived its device
+}
+
+void StreamDevice::released() noexcept {
+  reuse_released_.store(true, std::memory_order_release);
+  if (MemPool pool = reuse_pool_.load(std::memory_order_acquire)) {
+    uint64_t keep_none = 0;
+    Current current(gpu_);
+    calls_.mem_pool_set_attribute(pool, MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_none);
+    reclaim();
+  }
 }
 
 bool StreamDevice::reclaim() {
