@@ -216,22 +216,40 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   rig_load_file_release(f);
 }
 
-/* The loader's tensors come from the device's reuse pool (src/drivers/stream/reuse_pool.cpp): a later load
- * takes the memory of the tensors released before it back from the pool, with no new device memory; such a
- * tensor has no IPC handle and says why; what the pool keeps goes back to the driver when a plain
- * allocation would otherwise run out; without pools (an older driver) the tensors are plain memory. */
+/* A load through a staging pool the caller keeps (it loads again) takes its tensors from the device's reuse
+ * pool (src/drivers/stream/reuse_pool.cpp): a later load takes the memory of the tensors released before
+ * it back from the pool, with no new device memory; such a tensor has no IPC handle and says why; what the
+ * pool keeps goes back to the driver when a plain allocation would otherwise run out, and when the device
+ * is released; a load with no kept pool, or a driver without pools, gives plain memory. */
+static rig_load_options through(rig_load_pool *pool) {
+  rig_load_options o = options(RIG_LOAD_PATH_STAGED, 0);
+  o.pools = pool;
+  o.pool_count = 1;
+  return o;
+}
+
 static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(void **state) {
   (void)state;
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
   long long allocations = query("pool_allocations");
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  /* no kept pool: plain memory, which has its IPC handle */
   assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_int_equal(query("pool_allocations"), allocations);
+  rig_buffer b;
+  rig_ipc_handle h;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &b), RIG_OK);
+  assert_int_equal(rig_buffer_export_ipc(b, &h), RIG_OK);
+  rig_buffer_release(b);
+  rig_load_release(load);
+
+  assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   assert_int_equal(query("pool_allocations") - allocations, COUNT);
   assert_true(all_equal(load, f, 0));
-  rig_buffer b;
   assert_int_equal(rig_load_buffer(load, 0, 0, &b), RIG_OK);
-  rig_ipc_handle h;
   assert_int_equal(rig_buffer_export_ipc(b, &h), RIG_UNSUPPORTED);
   assert_non_null(strstr(rig_last_error(), "reuse pool"));
   rig_buffer_release(b);
@@ -239,7 +257,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   long long bytes = query("device_bytes"), reuses = query("pool_reuses");
   assert_true(query("pool_kept_bytes") > 0); /* the released tensors' memory, kept */
 
-  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   assert_int_equal(query("pool_reuses") - reuses, COUNT);
   assert_int_equal(query("device_bytes"), bytes); /* no new device memory */
   assert_true(all_equal(load, f, 0));
@@ -262,7 +280,10 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_int_equal(rig_device_open("cuda:0", &extra), RIG_OK);
   long long before = query("pool_kept_bytes");
   rig_device on_extra[1] = {extra};
-  assert_int_equal(load_on(on_extra, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_load_pool extra_pool;
+  assert_int_equal(rig_load_pool_create(extra, 4 * (128 << 10), 128 << 10, &extra_pool), RIG_OK);
+  assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
+  rig_load_pool_release(extra_pool);
   rig_buffer outliving;
   assert_int_equal(rig_load_buffer(load, 3, 0, &outliving), RIG_OK);
   rig_load_release(load);
@@ -280,7 +301,10 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_int_equal(rig_device_open("cuda:0", &other), RIG_OK);
   allocations = query("pool_allocations");
   rig_device one[1] = {other};
-  assert_int_equal(load_on(one, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_load_pool other_pool;
+  assert_int_equal(rig_load_pool_create(other, 4 * (128 << 10), 128 << 10, &other_pool), RIG_OK);
+  assert_int_equal(load_on(one, 1, through(&other_pool), f, &load), RIG_OK);
+  rig_load_pool_release(other_pool);
   control("mem_pools", 1);
   assert_int_equal(query("pool_allocations"), allocations);
   assert_true(all_equal(load, f, 0));
@@ -289,6 +313,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   rig_buffer_release(b);
   rig_load_release(load);
   rig_device_release(other);
+  rig_load_pool_release(pool);
   rig_load_file_release(f);
 }
 
