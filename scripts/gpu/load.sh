@@ -54,6 +54,10 @@ rig=$B/tools/rig
 # 1. The files: GIB GiB for the figures, 1 GiB for the checked loads.
 step make-file 300 "$bench" "$F" --make-gib "$GIB" --make-only
 step make-small 120 "$bench" "$SMALL" --make-gib 1 --make-only
+# Written back and read once before any timed load: run right after the file was written, `rig load`'s
+# three loads ran at 25.6-35.1 GB/s with their readers' pread at 2.8 s summed (an H200, 2026-12-01), where
+# after a sync and one read they ran at 46-53 with pread at 1.2-1.6 s.
+step warm-file 300 bash -c "sync && cat '$F' '$SMALL' >/dev/null"
 
 # 2. rig load as a user runs it: every path on 1 GiB with --verify (each chunk read back from the device
 #    and its XXH3 compared with a pread of the file), then the big file with --json, three loads in one
