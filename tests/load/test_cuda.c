@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu_test.h"
 #include "weights.h"
 
 #include <rig_interop.h>
@@ -216,6 +217,39 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   rig_load_file_release(f);
 }
 
+/* A kernel of the other GPU reads a loaded tensor through a borrow: another GPU reaches a pool's memory only
+ * through the pool's access list (cuMemPoolSetAccess; peer access does not), which the borrow grants. */
+static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  long long allocations = query("pool_allocations");
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  assert_int_equal(query("pool_allocations") - allocations, COUNT); /* the tensors are the pool's */
+  rig_buffer t;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &t), RIG_OK);
+  enum { N = 100000 / 4 };
+  static uint32_t in[N], got[N];
+  assert_int_equal(rig_buffer_read_into(t, 0, in, sizeof in), RIG_OK);
+  rig_buffer on1, out;
+  assert_int_equal(rig_buffer_borrow(gpu[1], t, &on1), RIG_OK);
+  assert_int_equal(rig_buffer_create(gpu[1], sizeof got, RIG_MEMORY_DEVICE, &out), RIG_OK);
+  rig_module m = gt_kernels(gpu[1]);
+  rig_point p = gt_step(gpu[1], m, "rig_add_u32", on1, out, N, 5);
+  assert_int_equal(rig_wait_point(p, UINT64_MAX), RIG_OK);
+  assert_int_equal(query("sticky1"), 0); /* no illegal address on cuda:1 */
+  assert_int_equal(rig_buffer_read_into(out, 0, got, sizeof got), RIG_OK);
+  for (size_t i = 0; i < N; ++i)
+    if (got[i] != in[i] + 5) fail_msg("element %zu: %u, not %u", i, got[i], in[i] + 5);
+  rig_module_release(m);
+  rig_buffer_release(out);
+  rig_buffer_release(on1);
+  rig_buffer_release(t);
+  rig_load_release(load);
+  rig_load_file_release(f);
+}
+
 /* The loader's tensors come from the device's reuse pool (src/drivers/stream/reuse_pool.cpp): a later load
  * takes the memory of the tensors released before it back from the pool, with no new device memory; such a
  * tensor has no IPC handle and says why; what the pool keeps goes back to the driver when a plain
@@ -320,6 +354,7 @@ int main(void) {
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
+      cmocka_unit_test(a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   rig_device_release(gpu[0]);
