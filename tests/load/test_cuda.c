@@ -250,6 +250,50 @@ static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(voi
   rig_load_file_release(f);
 }
 
+/* Each device opened on a GPU has a pool of its own: an allocation of another device on the same GPU that
+ * runs out of memory takes back what the first device's pool keeps (with no wait for its stream), for a
+ * plain buffer and for a loaded tensor alike. */
+static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_load_release(load);
+  /* cuda:0's stream reaches the tensors' frees before this fill: its pool keeps them, none pending. */
+  rig_module m = gt_kernels(gpu[0]);
+  rig_buffer scratch;
+  assert_int_equal(rig_buffer_create(gpu[0], 1024, RIG_MEMORY_DEVICE, &scratch), RIG_OK);
+  assert_int_equal(rig_wait_point(gt_fill_u32(gpu[0], m, scratch, 256, 1), UINT64_MAX), RIG_OK);
+  long long kept = query("pool_kept_bytes");
+  assert_true(kept >= 700000);
+
+  rig_device second;
+  assert_int_equal(rig_device_open("cuda:0", &second), RIG_OK);
+  control("device_memory_limit", query("device_bytes") + 4096);
+  rig_buffer big;
+  rig_status s = rig_buffer_create(second, 600000, RIG_MEMORY_DEVICE, &big);
+  if (s != RIG_OK) fail_msg("the other device's plain allocation: %s: %s", rig_status_name(s), rig_last_error());
+  assert_true(query("pool_kept_bytes") <= kept - 700000); /* cuda:0's first device's pool gave it back */
+  rig_buffer_release(big);
+
+  /* The same for a tensor of a load on the second device (its own pool has nothing to give). */
+  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
+  rig_load_release(load);
+  assert_int_equal(rig_wait_point(gt_fill_u32(gpu[0], m, scratch, 256, 2), UINT64_MAX), RIG_OK);
+  control("device_memory_limit", query("device_bytes") + 4096);
+  rig_device on_second[1] = {second};
+  s = load_on(on_second, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load);
+  control("device_memory_limit", 0);
+  if (s != RIG_OK) fail_msg("the other device's load: %s: %s", rig_status_name(s), last_why);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  rig_module_release(m);
+  rig_buffer_release(scratch);
+  assert_int_equal(rig_device_release(second), RIG_OK);
+  rig_load_file_release(f);
+}
+
 /* The loader's tensors come from the device's reuse pool (src/drivers/stream/reuse_pool.cpp): a later load
  * takes the memory of the tensors released before it back from the pool, with no new device memory; such a
  * tensor has no IPC handle and says why; what the pool keeps goes back to the driver when a plain
@@ -355,6 +399,7 @@ int main(void) {
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
       cmocka_unit_test(a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow),
+      cmocka_unit_test(another_device_of_the_gpu_takes_back_what_a_pool_keeps),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   rig_device_release(gpu[0]);

@@ -174,11 +174,15 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // library or GPU has none). allocate_reused takes `length` bytes of it on the stream, reclaiming and
   // retrying once where memory ran out; free_reused gives them back on the stream. reclaim waits for the
   // stream (the frees queued there) and gives every byte the pool keeps back to the driver: false where there
-  // is no pool. share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
+  // is no pool. reclaim_for_allocation, for an allocation that ran out of memory, reclaims this device's
+  // pool and trims every other pool of rig's on the GPU (those of other devices opened on it) without
+  // waiting for their streams: true where the allocation is worth retrying (some pool was trimmed).
+  // share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
   bool reuse_pool_ready();
   rig_status allocate_reused(size_t length, Memory *m);
   void free_reused(const Memory &memory) noexcept;
   bool reclaim();
+  bool reclaim_for_allocation();
   rig_status share_reused(const StreamDevice &peer);
   void destroy_reuse_pool() noexcept;
 
