@@ -217,7 +217,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
   std::once_flag reuse_once_;
   std::atomic<MemPool> reuse_pool_{nullptr};
-  std::atomic<bool> reuse_released_{false};  // the device was released: frees go back to the driver
+  // The device was released: frees go back to the driver. Read and written holding reuse_release_lock_,
+  // which a free holds around its driver call only (reuse_pool.cpp says why).
+  std::mutex reuse_release_lock_;
+  bool reuse_released_ = false;
   std::mutex reuse_access_lock_;
   std::set<int> reuse_access_;
 };

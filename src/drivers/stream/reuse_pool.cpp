@@ -68,13 +68,23 @@ rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
 
 void StreamDevice::free_reused(const Memory &memory) noexcept {
   // Into the pool, on the stream (every use reached: see the top). A lost device's stream takes nothing;
-  // the pool's destruction returns the memory then.
-  if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
-  if (reuse_released_.load(std::memory_order_acquire)) reclaim();  // a buffer that outlived its device
+  // the pool's destruction returns the memory then. The free and the flag's read under the lock released()
+  // sets the flag with: a free either comes before released()'s reclaim (which then gives it back) or sees
+  // the flag and gives it back itself; without it a free racing the release stayed kept for good.
+  bool outlived;
+  {
+    std::lock_guard hold(reuse_release_lock_);
+    if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
+    outlived = reuse_released_;
+  }
+  if (outlived) reclaim();  // a buffer that outlived its device
 }
 
 void StreamDevice::released() noexcept {
-  reuse_released_.store(true, std::memory_order_release);
+  {
+    std::lock_guard hold(reuse_release_lock_);
+    reuse_released_ = true;
+  }
   if (MemPool pool = reuse_pool_.load(std::memory_order_acquire)) {
     uint64_t keep_none = 0;
     Current current(gpu_);
