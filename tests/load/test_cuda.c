@@ -1,7 +1,9 @@
 /* The loader through the CUDA driver on the fake libcuda (RIG_CUDA_LIBRARY): the staged and registered
  * paths deliver the file's bytes; a registration serving wrong bytes is caught by the probe (the load is
  * refused) and, where a cached Usable verdict let it through, by verification; two GPUs get their copies
- * device to device. Skipped (exit 77, with the reason) without the fake; it drives the fake's switches. */
+ * device to device; the tensors come from the device's reuse pool (a later load reuses them, the other
+ * GPU's kernels reach them through a borrow, what the pools keep goes back where an allocation of any device
+ * on the GPU runs out). Skipped (exit 77, with the reason) without the fake; it drives the fake's switches. */
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
