@@ -202,7 +202,10 @@ typedef struct rig_load_options {
  * is ordinary memory registered with the driver once, as a whole; elsewhere (Vulkan) each chunk is a
  * rig_buffer_create(device, chunk, RIG_MEMORY_PINNED). Making pinned memory still costs (registering runs
  * near the link's rate, the driver's own pinned allocation at 2.4 GB/s on an H200), so a process that
- * loads more than once keeps one. Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's
+ * loads more than once keeps one. Loads through it also take their CUDA and HIP tensors from a pool of the
+ * device's that keeps what rig frees (docs/load.md; RIG_REUSE_POOL=0 turns it off), given back when an
+ * allocation on the device would run out and when the device is released: a later load's copies then run
+ * at the link's rate. Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's
  * registration or allocations; holds no lock of rig's but the range table's while it does. */
 RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
                                         rig_load_pool *RIG_NONNULL out);
@@ -229,10 +232,10 @@ RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *
  * until every copy into it is submitted, and verified where asked; its stamps then carry them, so work
  * on it follows them and only them. Once the load failed or was cancelled it answers that status for
  * every tensor: nothing half-loaded is handed out (buffers given before stay valid and complete).
- * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. On CUDA and HIP the
- * tensor's memory comes from a pool of the device's that keeps what rig frees for rig's next allocations
- * (docs/load.md; RIG_REUSE_POOL=0 turns it off); such a buffer has no interprocess handle
- * (rig_buffer_export_ipc answers RIG_UNSUPPORTED): copy it into a buffer of rig_buffer_create to share it. */
+ * RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on. Loaded through a
+ * staging pool the caller keeps for the device (rig_load_pool_create), a CUDA or HIP tensor's memory comes
+ * from the device's reuse pool (docs/load.md) and has no interprocess handle (rig_buffer_export_ipc answers
+ * RIG_UNSUPPORTED): copy it into a buffer of rig_buffer_create to share it. */
 RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size_t device,
                                    rig_buffer *RIG_NONNULL out);
 
