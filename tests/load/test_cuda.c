@@ -1,7 +1,10 @@
 /* The loader through the CUDA driver on the fake libcuda (RIG_CUDA_LIBRARY): the staged and registered
  * paths deliver the file's bytes; a registration serving wrong bytes is caught by the probe (the load is
  * refused) and, where a cached Usable verdict let it through, by verification; two GPUs get their copies
- * device to device. Skipped (exit 77, with the reason) without the fake; it drives the fake's switches. */
+ * device to device; a load through a kept staging pool takes its tensors from the device's reuse pool (a
+ * later load reuses them, the other GPU's kernels reach them through a borrow, what the pools keep goes back
+ * where an allocation of any device on the GPU runs out). Skipped (exit 77, with the reason) without the
+ * fake; it drives the fake's switches. */
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu_test.h"
 #include "weights.h"
 
 #include <rig_interop.h>
@@ -317,6 +321,92 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   rig_load_file_release(f);
 }
 
+/* A kernel of the other GPU reads a loaded tensor through a borrow: another GPU reaches a pool's memory only
+ * through the pool's access list (cuMemPoolSetAccess; peer access does not), which the borrow grants. */
+static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  long long allocations = query("pool_allocations");
+  assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
+  assert_int_equal(query("pool_allocations") - allocations, COUNT); /* the tensors are the pool's */
+  rig_buffer t;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &t), RIG_OK);
+  enum { N = 100000 / 4 };
+  static uint32_t in[N], got[N];
+  assert_int_equal(rig_buffer_read_into(t, 0, in, sizeof in), RIG_OK);
+  rig_buffer on1, out;
+  assert_int_equal(rig_buffer_borrow(gpu[1], t, &on1), RIG_OK);
+  assert_int_equal(rig_buffer_create(gpu[1], sizeof got, RIG_MEMORY_DEVICE, &out), RIG_OK);
+  rig_module m = gt_kernels(gpu[1]);
+  rig_point p = gt_step(gpu[1], m, "rig_add_u32", on1, out, N, 5);
+  assert_int_equal(rig_wait_point(p, UINT64_MAX), RIG_OK);
+  assert_int_equal(query("sticky1"), 0); /* no illegal address on cuda:1 */
+  assert_int_equal(rig_buffer_read_into(out, 0, got, sizeof got), RIG_OK);
+  for (size_t i = 0; i < N; ++i)
+    if (got[i] != in[i] + 5) fail_msg("element %zu: %u, not %u", i, got[i], in[i] + 5);
+  rig_module_release(m);
+  rig_buffer_release(out);
+  rig_buffer_release(on1);
+  rig_buffer_release(t);
+  rig_load_release(load);
+  rig_load_pool_release(pool);
+  rig_load_file_release(f);
+}
+
+/* Each device opened on a GPU has a pool of its own: an allocation of another device on the same GPU that
+ * runs out of memory takes back what the first device's pool keeps (with no wait for its stream), for a
+ * plain buffer and for a loaded tensor alike. */
+static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state) {
+  (void)state;
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  rig_load_pool pool;
+  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
+  rig_load_release(load);
+  /* cuda:0's stream reaches the tensors' frees before this fill: its pool keeps them, none pending. */
+  rig_module m = gt_kernels(gpu[0]);
+  rig_buffer scratch;
+  assert_int_equal(rig_buffer_create(gpu[0], 1024, RIG_MEMORY_DEVICE, &scratch), RIG_OK);
+  assert_int_equal(rig_wait_point(gt_fill_u32(gpu[0], m, scratch, 256, 1), UINT64_MAX), RIG_OK);
+  long long kept = query("pool_kept_bytes");
+  assert_true(kept >= 700000);
+
+  rig_device second;
+  assert_int_equal(rig_device_open("cuda:0", &second), RIG_OK);
+  control("device_memory_limit", query("device_bytes") + 4096);
+  rig_buffer big;
+  rig_status s = rig_buffer_create(second, 600000, RIG_MEMORY_DEVICE, &big);
+  if (s != RIG_OK) fail_msg("the other device's plain allocation: %s: %s", rig_status_name(s), rig_last_error());
+  assert_true(query("pool_kept_bytes") <= kept - 700000); /* cuda:0's first device's pool gave it back */
+  rig_buffer_release(big);
+
+  /* The same for a tensor of a load on the second device (its own pool has nothing to give). */
+  assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
+  rig_load_release(load);
+  assert_int_equal(rig_wait_point(gt_fill_u32(gpu[0], m, scratch, 256, 2), UINT64_MAX), RIG_OK);
+  rig_load_pool second_pool;
+  assert_int_equal(rig_load_pool_create(second, 4 * (128 << 10), 128 << 10, &second_pool), RIG_OK);
+  control("device_memory_limit", query("device_bytes") + 4096);
+  rig_device on_second[1] = {second};
+  s = load_on(on_second, 1, through(&second_pool), f, &load);
+  control("device_memory_limit", 0);
+  if (s != RIG_OK) fail_msg("the other device's load: %s: %s", rig_status_name(s), last_why);
+  assert_true(all_equal(load, f, 0));
+  rig_load_release(load);
+  rig_module_release(m);
+  rig_buffer_release(scratch);
+  rig_load_pool_release(second_pool);
+  rig_load_pool_release(pool);
+  assert_int_equal(rig_device_release(second), RIG_OK);
+  rig_load_file_release(f);
+}
+
 int main(void) {
   const char *lib = getenv("RIG_CUDA_LIBRARY");
   void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
@@ -345,6 +435,8 @@ int main(void) {
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
+      cmocka_unit_test(a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow),
+      cmocka_unit_test(another_device_of_the_gpu_takes_back_what_a_pool_keeps),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   rig_device_release(gpu[0]);

@@ -174,11 +174,15 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // library or GPU has none). allocate_reused takes `length` bytes of it on the stream, reclaiming and
   // retrying once where memory ran out; free_reused gives them back on the stream. reclaim waits for the
   // stream (the frees queued there) and gives every byte the pool keeps back to the driver: false where there
-  // is no pool. share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
+  // is no pool. reclaim_for_allocation, for an allocation that ran out of memory, reclaims this device's
+  // pool and trims every other pool of rig's on the GPU (those of other devices opened on it) without
+  // waiting for their streams: true where the allocation is worth retrying (some pool was trimmed).
+  // share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
   bool reuse_pool_ready();
   rig_status allocate_reused(size_t length, Memory *m);
   void free_reused(const Memory &memory) noexcept;
   bool reclaim();
+  bool reclaim_for_allocation();
   rig_status share_reused(const StreamDevice &peer);
   void destroy_reuse_pool() noexcept;
 
@@ -213,7 +217,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
   std::once_flag reuse_once_;
   std::atomic<MemPool> reuse_pool_{nullptr};
-  std::atomic<bool> reuse_released_{false};  // the device was released: frees go back to the driver
+  // The device was released: frees go back to the driver. Read and written holding reuse_release_lock_,
+  // which a free holds around its driver call only (reuse_pool.cpp says why).
+  std::mutex reuse_release_lock_;
+  bool reuse_released_ = false;
   std::mutex reuse_access_lock_;
   std::set<int> reuse_access_;
 };

@@ -49,8 +49,8 @@ rig_status StreamDevice::allocate(size_t length, rig_memory kind, Memory *out) {
     case RIG_MEMORY_DEVICE: {
       DevicePtr address = 0;
       Result r = calls_.mem_alloc(&address, length);
-      // What the reuse pool keeps is the first thing given back when memory runs out.
-      if (r == ERROR_OUT_OF_MEMORY && reclaim()) r = calls_.mem_alloc(&address, length);
+      // What the GPU's reuse pools keep is the first thing given back when memory runs out.
+      if (r == ERROR_OUT_OF_MEMORY && reclaim_for_allocation()) r = calls_.mem_alloc(&address, length);
       if (r != SUCCESS) return fault(family_.names.mem_alloc, r, false);
       m.address = address;
       m.handle = static_cast<uintptr_t>(MemoryTag::device);

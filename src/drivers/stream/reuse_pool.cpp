@@ -6,8 +6,9 @@
 // work after a free competes for a while; scripts/gpu/dst_probe.cu). A pool of rig's own, not the
 // device's default pool: a program's cudaMallocAsync keeps the default pool's behaviour.
 //
-// What the pool keeps is given back to the driver when an allocation of the device runs out of memory
-// (reclaim, then one retry) and when the program releases the device (released(); a tensor freed after
+// What the pool keeps is given back to the driver when an allocation on the device's GPU, by this device or
+// another rig device opened on the same GPU, runs out of memory (reclaim_for_allocation, then one retry:
+// each device has a pool of its own, which keeps memory no other device's allocation can take) and when the program releases the device (released(); a tensor freed after
 // that goes back at its free). Its memory has no interprocess handle
 // (stream/ipc.cpp says so), and another GPU reaches it through the pool's access list, not peer access
 // (share_reused, from map_peer).
@@ -17,6 +18,8 @@
 // another stream can still touch what a later allocation gets.
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "core/error.h"
 #include "drivers/stream/device.h"
@@ -42,6 +45,10 @@ bool StreamDevice::reuse_pool_ready() {
       calls_.mem_pool_destroy(pool);
       return;
     }
+    {
+      std::lock_guard hold(gpu_.reuse_lock);
+      gpu_.reuse_pools.push_back(pool);
+    }
     reuse_pool_.store(pool, std::memory_order_release);
   });
   return reuse_pool_.load(std::memory_order_acquire) != nullptr;
@@ -51,7 +58,8 @@ rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
   MemPool pool = reuse_pool_.load(std::memory_order_acquire);
   DevicePtr address = 0;
   Result r = calls_.mem_alloc_from_pool(&address, length, pool, stream_);
-  if (r == ERROR_OUT_OF_MEMORY && reclaim()) r = calls_.mem_alloc_from_pool(&address, length, pool, stream_);
+  if (r == ERROR_OUT_OF_MEMORY && reclaim_for_allocation())
+    r = calls_.mem_alloc_from_pool(&address, length, pool, stream_);
   if (r != SUCCESS) return fault(family_.names.mem_alloc_from_pool, r, false);
   m->address = address;
   m->handle = static_cast<uintptr_t>(MemoryTag::reused);
@@ -60,13 +68,23 @@ rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
 
 void StreamDevice::free_reused(const Memory &memory) noexcept {
   // Into the pool, on the stream (every use reached: see the top). A lost device's stream takes nothing;
-  // the pool's destruction returns the memory then.
-  if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
-  if (reuse_released_.load(std::memory_order_acquire)) reclaim();  // a buffer that outlived its device
+  // the pool's destruction returns the memory then. The free and the flag's read under the lock released()
+  // sets the flag with: a free either comes before released()'s reclaim (which then gives it back) or sees
+  // the flag and gives it back itself; without it a free racing the release stayed kept for good.
+  bool outlived;
+  {
+    std::lock_guard hold(reuse_release_lock_);
+    if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
+    outlived = reuse_released_;
+  }
+  if (outlived) reclaim();  // a buffer that outlived its device
 }
 
 void StreamDevice::released() noexcept {
-  reuse_released_.store(true, std::memory_order_release);
+  {
+    std::lock_guard hold(reuse_release_lock_);
+    reuse_released_ = true;
+  }
   if (MemPool pool = reuse_pool_.load(std::memory_order_acquire)) {
     uint64_t keep_none = 0;
     Current current(gpu_);
@@ -82,6 +100,17 @@ bool StreamDevice::reclaim() {
   // for it (the caller is allocating and may block; it holds no rig lock), then give everything back.
   if (!lost()) calls_.stream_synchronize(stream_);
   return calls_.mem_pool_trim(pool, 0) == SUCCESS;
+}
+
+bool StreamDevice::reclaim_for_allocation() {
+  bool retry = reclaim();
+  // Other devices' pools: only what their streams already reached goes (their streams are not waited for:
+  // they may wait on work of the program's that this thread has yet to do).
+  MemPool own = reuse_pool_.load(std::memory_order_acquire);
+  std::lock_guard hold(gpu_.reuse_lock);
+  for (MemPool pool : gpu_.reuse_pools)
+    if (pool != own && calls_.mem_pool_trim(pool, 0) == SUCCESS) retry = true;
+  return retry;
 }
 
 rig_status StreamDevice::share_reused(const StreamDevice &peer) {
@@ -105,6 +134,10 @@ rig_status StreamDevice::share_reused(const StreamDevice &peer) {
 void StreamDevice::destroy_reuse_pool() noexcept {
   MemPool pool = reuse_pool_.exchange(nullptr);
   if (!pool) return;
+  {
+    std::lock_guard hold(gpu_.reuse_lock);
+    std::erase(gpu_.reuse_pools, pool);
+  }
   // Memory still allocated from it goes with the last free (the driver's rule for a destroyed pool).
   calls_.mem_pool_trim(pool, 0);
   calls_.mem_pool_destroy(pool);
