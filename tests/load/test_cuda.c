@@ -225,6 +225,13 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
  * it back from the pool, with no new device memory; such a tensor has no IPC handle and says why; what the
  * pool keeps goes back to the driver when a plain allocation would otherwise run out, and when the device
  * is released; a load with no kept pool, or a driver without pools, gives plain memory. */
+/* A staging pool of four 128 KiB chunks the test keeps for `device`. */
+static rig_load_pool kept_pool(rig_device device) {
+  rig_load_pool pool = NULL;
+  assert_int_equal(rig_load_pool_create(device, 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  return pool;
+}
+
 static rig_load_options through(rig_load_pool *pool) {
   rig_load_options o = options(RIG_LOAD_PATH_STAGED, 0);
   o.pools = pool;
@@ -238,8 +245,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
   long long allocations = query("pool_allocations");
-  rig_load_pool pool;
-  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  rig_load_pool pool = kept_pool(gpu[0]);
   /* no kept pool: plain memory, which has its IPC handle */
   assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
   assert_int_equal(query("pool_allocations"), allocations);
@@ -284,8 +290,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_int_equal(rig_device_open("cuda:0", &extra), RIG_OK);
   long long before = query("pool_kept_bytes");
   rig_device on_extra[1] = {extra};
-  rig_load_pool extra_pool;
-  assert_int_equal(rig_load_pool_create(extra, 4 * (128 << 10), 128 << 10, &extra_pool), RIG_OK);
+  rig_load_pool extra_pool = kept_pool(extra);
   assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
   rig_load_pool_release(extra_pool);
   rig_buffer outliving;
@@ -305,8 +310,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   assert_int_equal(rig_device_open("cuda:0", &other), RIG_OK);
   allocations = query("pool_allocations");
   rig_device one[1] = {other};
-  rig_load_pool other_pool;
-  assert_int_equal(rig_load_pool_create(other, 4 * (128 << 10), 128 << 10, &other_pool), RIG_OK);
+  rig_load_pool other_pool = kept_pool(other);
   assert_int_equal(load_on(one, 1, through(&other_pool), f, &load), RIG_OK);
   rig_load_pool_release(other_pool);
   control("mem_pools", 1);
@@ -328,8 +332,7 @@ static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(voi
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
-  rig_load_pool pool;
-  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  rig_load_pool pool = kept_pool(gpu[0]);
   long long allocations = query("pool_allocations");
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   assert_int_equal(query("pool_allocations") - allocations, COUNT); /* the tensors are the pool's */
@@ -365,8 +368,7 @@ static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state)
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
-  rig_load_pool pool;
-  assert_int_equal(rig_load_pool_create(gpu[0], 4 * (128 << 10), 128 << 10, &pool), RIG_OK);
+  rig_load_pool pool = kept_pool(gpu[0]);
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   rig_load_release(load);
   /* cuda:0's stream reaches the tensors' frees before this fill: its pool keeps them, none pending. */
@@ -390,8 +392,7 @@ static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state)
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   rig_load_release(load);
   assert_int_equal(rig_wait_point(gt_fill_u32(gpu[0], m, scratch, 256, 2), UINT64_MAX), RIG_OK);
-  rig_load_pool second_pool;
-  assert_int_equal(rig_load_pool_create(second, 4 * (128 << 10), 128 << 10, &second_pool), RIG_OK);
+  rig_load_pool second_pool = kept_pool(second);
   control("device_memory_limit", query("device_bytes") + 4096);
   rig_device on_second[1] = {second};
   s = load_on(on_second, 1, through(&second_pool), f, &load);
