@@ -83,6 +83,9 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
                        const rig_load_placement &placement, const rig_load_options &options,
                        std::vector<std::shared_ptr<StagingPool>> pools, std::unique_ptr<Load> *out) {
   std::unique_ptr<Load> l(new Load());
+  // rig_load_stats' seconds count from here (rig_load.h): the plan, the residency sample and a staging
+  // pool made for this load are the load's time too.
+  l->t0_ns_ = now_ns();
   l->file_ = file;
   l->options_ = options;
   l->options_.pools = nullptr;  // handles of the C face: resolved into `pools`
@@ -259,7 +262,6 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     if (rig_status st = rig_submission_make(d, &part, 1, access, 2, &s)) return st;
     l->copiers_.push_back(s);
   }
-  l->t0_ns_ = now_ns();
   Load *self = l.get();
   l->thread_ = std::thread([self] { self->run(); });
   *out = std::move(l);
