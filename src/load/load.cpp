@@ -101,10 +101,9 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     for (size_t j = 0; j < i; ++j)
       if (placement.devices[j] == placement.devices[i]) return fail(RIG_INVALID_ARGUMENT, "placement device %zu appears twice", i);
     l->devices_.push_back(placement.devices[i]);
-    // A device whose staging pool the caller keeps is loaded again: its tensors come from its reuse pool.
-    bool kept = false;
-    for (const auto &pool : l->given_pools_) kept = kept || (pool && pool->device() == placement.devices[i]);
-    l->reuse_.push_back(kept);
+    l->given_.push_back(nullptr);
+    for (const auto &pool : l->given_pools_)
+      if (pool && pool->device() == placement.devices[i]) l->given_.back() = pool.get();
   }
   if (placement.rule != RIG_LOAD_RULE_EACH && placement.rule != RIG_LOAD_RULE_BY_LAYER && placement.rule != RIG_LOAD_RULE_MASKS)
     return fail(RIG_INVALID_ARGUMENT, "unknown placement rule %d", int(placement.rule));
@@ -216,10 +215,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       }
     }
     // Pools given by the caller set the chunk; the load makes one for every other device that reads.
-    std::vector<StagingPool *> given(l->devices_.size(), nullptr);
-    for (const auto &pool : l->given_pools_)
-      for (size_t d = 0; d < l->devices_.size(); ++d)
-        if (pool && pool->device() == l->devices_[d]) given[d] = pool.get();
+    const std::vector<StagingPool *> &given = l->given_;
     uint64_t slack = l->align_ > 1 ? l->align_ : 0;
     for (auto *p : given)
       if (p) chunk = std::min<uint64_t>(chunk, p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB);
@@ -342,11 +338,11 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
   Timed timed(phase_ns_[ALLOC]);
-  // Where the caller keeps a staging pool for the device (it loads again), from the device's reuse pool
+  // Where the caller keeps a staging pool for the device (it loads again: given_), from its reuse pool
   // (core/driver_memory.h): a later load's copies then land in memory no free gave back to the driver
   // (0.955 of the link against 0.91 on an H200), while the pool's growth costs the load that makes it about
   // 5% (bench/README.md, 2026-12-01): a load with no kept pool takes plain device memory.
-  rig_status s = capi::buffer_create_any(devices_[position], t.length, reuse_[position] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE,
+  rig_status s = capi::buffer_create_any(devices_[position], t.length, given_[position] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE,
                                          &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());

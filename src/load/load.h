@@ -79,7 +79,9 @@ class Load {
   std::vector<std::unique_ptr<StagingPool>> own_pools_;
   std::vector<StagingPool *> pools_;      // per device (staged path)
   std::vector<std::shared_ptr<StagingPool>> given_pools_;  // the caller's, kept alive while the load runs
-  std::vector<bool> reuse_;  // per device: the caller keeps its staging pool, so tensors use the reuse pool
+  // Per device, the caller's pool among given_pools_, or null. A device with one is loaded again: the
+  // staged path stages through it, and its tensors come from the device's reuse pool (make_buffer).
+  std::vector<StagingPool *> given_;
   // Staged: claims are taken in chunk order holding claim_mutex_, each with its staging chunk, so the
   // copier's next chunk always has one (a later chunk can never hold the last free slot it waits for).
   std::mutex claim_mutex_;

@@ -6,12 +6,12 @@
 // work after a free competes for a while; scripts/gpu/dst_probe.cu). A pool of rig's own, not the
 // device's default pool: a program's cudaMallocAsync keeps the default pool's behaviour.
 //
-// What the pool keeps is given back to the driver when an allocation on the device's GPU, by this device or
-// another rig device opened on the same GPU, runs out of memory (reclaim_for_allocation, then one retry:
-// each device has a pool of its own, which keeps memory no other device's allocation can take) and when the program releases the device (released(); a tensor freed after
-// that goes back at its free). Its memory has no interprocess handle
-// (stream/ipc.cpp says so), and another GPU reaches it through the pool's access list, not peer access
-// (share_reused, from map_peer).
+// What the pool keeps is given back to the driver when an allocation on the device's GPU, by this device
+// or another rig device opened on the same GPU, runs out of memory (reclaim_for_allocation, then one
+// retry: each device has a pool of its own, whose memory no other device's allocation can take), and when
+// the program releases the device (released(); a tensor freed after that goes back at its free). Its
+// memory has no interprocess handle (stream/ipc.cpp says so), and another GPU reaches it through the
+// pool's access list, not peer access (share_reused, from map_peer).
 //
 // Allocations and frees go on the device's stream: an allocation is stream-ordered after the frees whose
 // memory it reuses, and the engine frees only memory whose every use it has seen reached, so no work of
