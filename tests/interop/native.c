@@ -1,5 +1,7 @@
 /* native.h's table: CUDA's driver API or HIP's runtime, called the way a program calls them. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "native.h"
 
 #include <dlfcn.h>

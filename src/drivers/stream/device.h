@@ -170,13 +170,13 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // what usually causes it (stream/ipc.cpp).
   [[gnu::cold]] rig_status ipc_refused(const char *call, Result result) const;
 
-  // The reuse pool (stream/reuse_pool.cpp). reuse_pool_ready makes it on first use (once; false where the
-  // library or GPU has none). allocate_reused takes `length` bytes of it on the stream, reclaiming and
-  // retrying once where memory ran out; free_reused gives them back on the stream. reclaim waits for the
-  // stream (the frees queued there) and gives every byte the pool keeps back to the driver: false where there
-  // is no pool. reclaim_for_allocation, for an allocation that ran out of memory, reclaims this device's
-  // pool and trims every other pool of rig's on the GPU (those of other devices opened on it) without
-  // waiting for their streams: true where the allocation is worth retrying (some pool was trimmed).
+  // The reuse pool (stream/reuse_pool.cpp). reuse_pool_ready makes it and its frees' stream on first use
+  // (once; false where the library or GPU has none). allocate_reused takes `length` bytes of it on the
+  // device's stream, reclaiming and retrying once where memory ran out; free_reused gives them back on the
+  // frees' stream. reclaim waits for the frees' stream (frees only: never the program's work) and gives
+  // every byte the pool keeps back to the driver: false where there is no pool. reclaim_for_allocation, for
+  // an allocation that ran out of memory, does that for every pool of rig's on the GPU (those of other
+  // devices opened on it too): true where the allocation is worth retrying (some pool was trimmed).
   // share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
   bool reuse_pool_ready();
   rig_status allocate_reused(size_t length, Memory *m);
@@ -217,6 +217,7 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
   std::once_flag reuse_once_;
   std::atomic<MemPool> reuse_pool_{nullptr};
+  Stream reuse_frees_ = nullptr;  // set before reuse_pool_, with it
   // The device was released: frees go back to the driver. Read and written holding reuse_release_lock_,
   // which a free holds around its driver call only (reuse_pool.cpp says why).
   std::mutex reuse_release_lock_;

@@ -23,10 +23,16 @@ struct Gpu {
   // Set once a device on this GPU is lost: its stream may never drain again (a sticky error, or a wait on a
   // lost producer's event), so whole-context synchronisation (module unload) is no longer attempted.
   mutable std::atomic<bool> had_loss{false};
-  // The reuse pools of rig's devices on this GPU (stream/reuse_pool.cpp), listed while they exist: what one
-  // device's pool keeps is memory another device on this GPU may be short of (reclaim_for_allocation).
+  // The reuse pools of rig's devices on this GPU (stream/reuse_pool.cpp), each with the stream its frees go
+  // on, listed while they exist: what one device's pool keeps is memory another device on this GPU may be
+  // short of (reclaim_for_allocation).
+  struct ReusePool {
+    MemPool pool;
+    Stream frees;
+    bool operator==(const ReusePool &) const = default;
+  };
   mutable std::mutex reuse_lock;
-  mutable std::vector<MemPool> reuse_pools;
+  mutable std::vector<ReusePool> reuse_pools;
 };
 
 // Makes `gpu`'s context current on this thread for a scope and restores the caller's afterwards, so rig

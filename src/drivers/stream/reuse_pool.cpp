@@ -13,9 +13,14 @@
 // memory has no interprocess handle (stream/ipc.cpp says so), and another GPU reaches it through the
 // pool's access list, not peer access (share_reused, from map_peer).
 //
-// Allocations and frees go on the device's stream: an allocation is stream-ordered after the frees whose
-// memory it reuses, and the engine frees only memory whose every use it has seen reached, so no work of
-// another stream can still touch what a later allocation gets.
+// Allocations go on the device's stream, frees on a stream of the pool's own that carries nothing else. The
+// engine frees only memory whose every use it has seen reached, so a free needs no order after the
+// device's work; and an allocation that reuses a free's memory is ordered after that free by the driver
+// (opportunistically once the free is done, else by the dependency it inserts: CUDA's and HIP's
+// REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by default). Why a stream of its own: giving the pool's memory back
+// means waiting for the frees to be reached, and the device's stream may wait on work the waiting thread
+// has yet to start (a point imported from a program's stream, held shut): waiting for it there could hang
+// for good, where the frees' stream is reached as soon as the GPU gets to it.
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -41,14 +46,17 @@ bool StreamDevice::reuse_pool_ready() {
     MemPool pool = nullptr;
     if (calls_.mem_pool_create(&pool, &props) != SUCCESS) return;  // a GPU without pools (attribute 115: 0)
     uint64_t keep_all = ~uint64_t{0};
-    if (calls_.mem_pool_set_attribute(pool, MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all) != SUCCESS) {
+    Stream frees = nullptr;
+    if (calls_.mem_pool_set_attribute(pool, MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all) != SUCCESS ||
+        calls_.stream_create(&frees, STREAM_NON_BLOCKING) != SUCCESS) {
       calls_.mem_pool_destroy(pool);
       return;
     }
     {
       std::lock_guard hold(gpu_.reuse_lock);
-      gpu_.reuse_pools.push_back(pool);
+      gpu_.reuse_pools.push_back({pool, frees});
     }
+    reuse_frees_ = frees;
     reuse_pool_.store(pool, std::memory_order_release);
   });
   return reuse_pool_.load(std::memory_order_acquire) != nullptr;
@@ -67,14 +75,14 @@ rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
 }
 
 void StreamDevice::free_reused(const Memory &memory) noexcept {
-  // Into the pool, on the stream (every use reached: see the top). A lost device's stream takes nothing;
-  // the pool's destruction returns the memory then. The free and the flag's read under the lock released()
-  // sets the flag with: a free either comes before released()'s reclaim (which then gives it back) or sees
-  // the flag and gives it back itself; without it a free racing the release stayed kept for good.
+  // Into the pool, on the frees' stream (every use reached: see the top). A lost device's stream takes
+  // nothing; the pool's destruction returns the memory then. The free and the flag's read under the lock
+  // released() sets the flag with: a free either comes before released()'s reclaim (which then gives it
+  // back) or sees the flag and gives it back itself; without it a free racing the release stayed kept.
   bool outlived;
   {
     std::lock_guard hold(reuse_release_lock_);
-    if (calls_.mem_free_async(memory.address, stream_) != SUCCESS) calls_.mem_free(memory.address);
+    if (calls_.mem_free_async(memory.address, reuse_frees_) != SUCCESS) calls_.mem_free(memory.address);
     outlived = reuse_released_;
   }
   if (outlived) reclaim();  // a buffer that outlived its device
@@ -93,23 +101,26 @@ void StreamDevice::released() noexcept {
   }
 }
 
+// The frees enqueued on a pool's stream return their memory to it once that stream reaches them: wait for
+// it (frees only, so it is reached as soon as the GPU gets there; a lost device's is not waited for), then
+// give everything back. The caller may block; it holds no rig lock but the GPU's reuse_lock.
+static bool reclaim_pool(const Calls &calls, Gpu::ReusePool pool, bool wait) {
+  if (wait) calls.stream_synchronize(pool.frees);
+  return calls.mem_pool_trim(pool.pool, 0) == SUCCESS;
+}
+
 bool StreamDevice::reclaim() {
   MemPool pool = reuse_pool_.load(std::memory_order_acquire);
-  if (!pool) return false;
-  // The frees enqueued on the stream return their memory to the pool once the stream reaches them: wait
-  // for it (the caller is allocating and may block; it holds no rig lock), then give everything back.
-  if (!lost()) calls_.stream_synchronize(stream_);
-  return calls_.mem_pool_trim(pool, 0) == SUCCESS;
+  return pool && reclaim_pool(calls_, {pool, reuse_frees_}, !lost());
 }
 
 bool StreamDevice::reclaim_for_allocation() {
-  bool retry = reclaim();
-  // Other devices' pools: only what their streams already reached goes (their streams are not waited for:
-  // they may wait on work of the program's that this thread has yet to do).
-  MemPool own = reuse_pool_.load(std::memory_order_acquire);
+  // Every pool of rig's on this GPU: another device's frees' stream holds frees only too, so waiting for it
+  // is as safe as for this one's (a device of the GPU lost: none is waited for).
+  bool retry = false;
+  bool wait = !gpu_.had_loss.load(std::memory_order_acquire);
   std::lock_guard hold(gpu_.reuse_lock);
-  for (MemPool pool : gpu_.reuse_pools)
-    if (pool != own && calls_.mem_pool_trim(pool, 0) == SUCCESS) retry = true;
+  for (Gpu::ReusePool pool : gpu_.reuse_pools) retry |= reclaim_pool(calls_, pool, wait);
   return retry;
 }
 
@@ -136,11 +147,13 @@ void StreamDevice::destroy_reuse_pool() noexcept {
   if (!pool) return;
   {
     std::lock_guard hold(gpu_.reuse_lock);
-    std::erase(gpu_.reuse_pools, pool);
+    std::erase(gpu_.reuse_pools, Gpu::ReusePool{pool, reuse_frees_});
   }
   // Memory still allocated from it goes with the last free (the driver's rule for a destroyed pool).
-  calls_.mem_pool_trim(pool, 0);
+  reclaim_pool(calls_, {pool, reuse_frees_}, !lost());
   calls_.mem_pool_destroy(pool);
+  calls_.stream_destroy(reuse_frees_);
+  reuse_frees_ = nullptr;
 }
 
 }  // namespace rig::stream

@@ -95,13 +95,16 @@ struct Region {
 
 // A stream-ordered pool (cuMemPoolCreate): what its frees gave back, kept up to its release threshold
 // (applied at the free, where CUDA applies it at the next synchronisation), reused by an allocation of the
-// same size: on the freeing stream at once (stream order), on another once the stream reached the free;
+// same size: on the freeing stream at once (stream order), on another once the stream reached the free or,
+// before that, by making the allocating stream wait for the free (CUDA's
+// MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by default);
 // the devices besides its own that may use its memory in kernels (cuMemPoolSetAccess: peer access does not
 // reach a pool's memory).
 struct FPool {
   struct Kept {
     uintptr_t p;
     const void *pending;  // the stream whose free is not reached yet, or null
+    std::shared_ptr<std::atomic<bool>> reached;  // set when that stream reaches the free
   };
   int ordinal = 0;
   unsigned long long threshold = 0;
@@ -847,8 +850,16 @@ EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool,
   std::lock_guard g(state().lock);
   uintptr_t p = 0;
   auto [it, end] = pool->kept.equal_range(bytes);
-  while (it != end && it->second.pending && it->second.pending != st.get()) ++it;
-  if (it != end) {  // reused: no new memory, no arena call
+  auto taken = end;  // a block free now or on this stream, else one still pending on another stream
+  for (auto at = it; at != end && taken == end; ++at)
+    if (!at->second.pending || at->second.pending == st.get()) taken = at;
+  if (taken == end && it != end) taken = it;
+  if (taken != end) {  // reused: no new memory, no arena call
+    it = taken;
+    if (it->second.pending && it->second.pending != st.get())  // the internal dependency
+      st->push([raw = st.get(), reached = it->second.reached] {
+        fake_gpu::poll_until(raw, [&] { return reached->load(); });
+      });
     p = it->second.p;
     pool->kept.erase(it);
     pool->kept_bytes -= bytes;
@@ -875,6 +886,7 @@ EXPORT Result cuMemFreeAsync(DevicePtr ptr, FStream *stream) {
   if (!st) return ERROR_INVALID_HANDLE;
   Region r;
   bool kept = false;
+  auto reached = std::make_shared<std::atomic<bool>>(false);
   {
     std::lock_guard g(state().lock);
     auto it = state().regions.find(ptr);
@@ -883,18 +895,19 @@ EXPORT Result cuMemFreeAsync(DevicePtr ptr, FStream *stream) {
     state().regions.erase(it);
     --state().count.live_allocations;
     if (FPool *pool = r.pool; pool && !pool->destroyed && pool->kept_bytes + r.length <= pool->threshold) {
-      pool->kept.emplace(r.length, FPool::Kept{r.begin, st.get()});
+      pool->kept.emplace(r.length, FPool::Kept{r.begin, st.get(), reached});
       pool->kept_bytes += r.length;
       state().count.pool_kept_bytes += static_cast<long long>(r.length);
       kept = true;
     }
   }
-  st->push([r, kept] {
+  st->push([r, kept, reached] {
     std::lock_guard g(state().lock);
     if (r.pool)
       free_reached(r.pool, r.begin, r.length, kept);
     else
       release_device_bytes(r.begin, r.length);
+    reached->store(true);
   });
   return SUCCESS;
 }
