@@ -13,7 +13,8 @@ export OUT=/tmp/gpu-logs
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH="$PWD/$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-declare -A budget=([cuda]=330 [mapped]=200 [hip]=150 [vulkan]=150 [load]=540 [interop]=420)  # load: run alone (scripts/gpu/all.sh BUILD load)
+# load: run alone (scripts/gpu/all.sh BUILD load); LOAD_BUDGET overrides its seconds (two file sizes in one call)
+declare -A budget=([cuda]=330 [mapped]=200 [hip]=150 [vulkan]=150 [load]=${LOAD_BUDGET:-540} [interop]=420)
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; nproc
   for a in $areas; do
