@@ -109,7 +109,8 @@ static void staging_the_driver_refuses_to_register_falls_back_and_leaves_nothing
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load = NULL;
-  long long live = gt_query("live_allocations"), registers = gt_query("registers"), unregisters = gt_query("unregisters");
+  long long live = gt_query("live_allocations"), registers = gt_query("registers");
+  long long unregisters = gt_query("unregisters");
   long long calls = gt_query("register_calls");
   gt_set("register_refuse", 2); /* CUDA_ERROR_OUT_OF_MEMORY, hipErrorOutOfMemory */
   rig_status s = load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 1), f, &load);

@@ -1,9 +1,9 @@
 // What the fake libcuda and the fake HIP runtime share of device memory: its accounting within a limit
 // (device_memory_limit, the device_bytes counter) and the stream-ordered pools (cuMemPoolCreate...,
 // hipMemPoolCreate...), one model for both, so that rig's reuse pool (src/drivers/stream/reuse_pool.cpp)
-// meets the same driver on either family. Each double keeps one DeviceMemory in its state and calls these
-// with its own state lock held (said where not): the double checks its handles (streams, sticky errors)
-// and keeps its regions; this file decides what a pool keeps, reuses and gives back.
+// meets the same driver on either family. Each double keeps one Pools in its state, over its state lock:
+// the double checks its handles (streams, sticky errors) and keeps its regions; this file decides what a
+// pool keeps, reuses and gives back.
 #pragma once
 
 #include <atomic>
@@ -87,144 +87,159 @@ struct Pool {
   bool reaches(int ordinal_of_kernel) const { return ordinal_of_kernel == ordinal || access.count(ordinal_of_kernel); }
 };
 
-// Gives back kept blocks whose frees were reached until the pool keeps at most `keep` bytes.
-inline void trim(DeviceMemory &m, Pool *pool, size_t keep) {
-  for (auto it = pool->kept.begin(); it != pool->kept.end() && pool->kept_bytes > keep;) {
-    if (it->second.pending) {
-      ++it;
-      continue;
-    }
-    m.release(it->second.p, it->first);
-    pool->kept_bytes -= it->first;
-    m.count.pool_kept_bytes -= static_cast<long long>(it->first);
-    it = pool->kept.erase(it);
-  }
-}
+// A double's device memory and its pools. The pool calls take the double's state lock themselves, except
+// allocate and free_async, whose caller holds it (it keeps its regions under the same lock).
+class Pools {
+ public:
+  Pools(DeviceMemory::Obtain obtain, DeviceMemory::GiveBack give_back, std::mutex &lock)
+      : memory(obtain, give_back), lock_(lock) {}
 
-// The free of pooled block p reached on its stream: the block is the pool's for any stream now (or the
-// driver's, where the pool did not keep it); a destroyed pool's last one takes the pool with it.
-inline void free_reached(DeviceMemory &m, Pool *pool, uintptr_t p, size_t bytes, bool kept) {
-  if (kept)
-    for (auto [it, end] = pool->kept.equal_range(bytes); it != end; ++it)
-      if (it->second.p == p) it->second.pending = nullptr;
-  if (!kept) m.release(p, bytes);
-  if (pool->destroyed) trim(m, pool, 0);
-  if (--pool->outstanding == 0 && pool->destroyed) delete pool;
-}
+  DeviceMemory memory;
 
-// A pool of pinned device memory on one of `devices` GPUs, with no interprocess handle type (the only kind
-// the fakes make); NOT_SUPPORTED where the double's mem_pools switch is off, as on a GPU without pools.
-inline Result create(Pool **pool, const MemPoolProps *props, bool supported, long long devices) {
-  if (!pool || !props) return ERROR_INVALID_VALUE;
-  if (!supported) return ERROR_NOT_SUPPORTED;
-  if (props->alloc_type != MEM_ALLOCATION_TYPE_PINNED || props->location_type != MEM_LOCATION_TYPE_DEVICE ||
-      props->location_id < 0 || props->location_id >= devices || props->handle_types != 0)
-    return ERROR_INVALID_VALUE;
-  *pool = new Pool;
-  (*pool)->ordinal = props->location_id;
-  return SUCCESS;
-}
-
-inline Result destroy(DeviceMemory &m, Pool *pool) {
-  if (!pool) return ERROR_INVALID_VALUE;
-  pool->threshold = 0;  // what is freed from now on goes back to the driver
-  trim(m, pool, 0);
-  pool->destroyed = true;
-  if (pool->outstanding == 0) delete pool;  // else with its last block's free
-  return SUCCESS;
-}
-
-inline Result set_attribute(DeviceMemory &m, Pool *pool, int attribute, void *value) {
-  if (!pool || !value) return ERROR_INVALID_VALUE;
-  if (attribute == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-    pool->threshold = *static_cast<unsigned long long *>(value);
-    trim(m, pool, pool->threshold);
+  // A pool of pinned device memory on one of `devices` GPUs, with no interprocess handle type (the only kind
+  // the fakes make); NOT_SUPPORTED where the double's mem_pools switch is off, as on a GPU without pools.
+  Result create(Pool **pool, const MemPoolProps *props, bool supported, long long devices) {
+    if (!pool || !props) return ERROR_INVALID_VALUE;
+    if (!supported) return ERROR_NOT_SUPPORTED;
+    if (props->alloc_type != MEM_ALLOCATION_TYPE_PINNED || props->location_type != MEM_LOCATION_TYPE_DEVICE ||
+        props->location_id < 0 || props->location_id >= devices || props->handle_types != 0)
+      return ERROR_INVALID_VALUE;
+    *pool = new Pool;
+    (*pool)->ordinal = props->location_id;
     return SUCCESS;
   }
-  return attribute >= 1 && attribute <= 3 ? SUCCESS : ERROR_INVALID_VALUE;  // the reuse policies: taken
-}
 
-inline Result trim_to(DeviceMemory &m, Pool *pool, size_t keep) {
-  if (!pool) return ERROR_INVALID_VALUE;
-  trim(m, pool, keep);
-  return SUCCESS;
-}
-
-// Grants or takes back other devices' access; INVALID_DEVICE where the GPUs cannot be peers (peer_access 0).
-inline Result set_access(Pool *pool, const MemAccessDesc *access, size_t count, long long devices, bool peer_access) {
-  if (!pool || (!access && count)) return ERROR_INVALID_VALUE;
-  for (size_t i = 0; i < count; ++i) {
-    const MemAccessDesc &a = access[i];
-    if (a.location_type != MEM_LOCATION_TYPE_DEVICE || a.location_id < 0 || a.location_id >= devices)
-      return ERROR_INVALID_VALUE;
-    if (a.location_id == pool->ordinal) continue;  // its own device always has it
-    if (!peer_access) return ERROR_INVALID_DEVICE;
-    if (a.flags == MEM_ACCESS_READ_WRITE)
-      pool->access.insert(a.location_id);
-    else
-      pool->access.erase(a.location_id);
+  Result destroy(Pool *pool) {
+    if (!pool) return ERROR_INVALID_VALUE;
+    std::lock_guard g(lock_);
+    pool->threshold = 0;  // what is freed from now on goes back to the driver
+    trim(pool, 0);
+    pool->destroyed = true;
+    if (pool->outstanding == 0) delete pool;  // else with its last block's free
+    return SUCCESS;
   }
-  return SUCCESS;
-}
 
-// `bytes` from the pool for work on `st` (a live stream of the double's, its owner without a sticky
-// error): a kept block of that size, free or pending on `st` first, else one still pending on another stream
-// (`st` then waits for that free: the internal dependency), else new memory within `limit`. OUT_OF_MEMORY
-// where there is none; the double adds the block's region.
-template <class Owner>
-Result allocate(DeviceMemory &m, Pool *pool, size_t bytes, fake_gpu::Stream<Owner> *st, long long limit,
-                uintptr_t *out) {
-  if (!out || bytes == 0 || !pool || pool->destroyed) return ERROR_INVALID_VALUE;
-  uintptr_t p = 0;
-  auto [it, end] = pool->kept.equal_range(bytes);
-  auto taken = end;
-  for (auto at = it; at != end && taken == end; ++at)
-    if (!at->second.pending || at->second.pending == st) taken = at;
-  if (taken == end && it != end) taken = it;
-  if (taken != end) {  // reused: no new memory
-    it = taken;
-    if (it->second.pending && it->second.pending != st)  // the internal dependency
-      st->push([st, reached = it->second.reached] { fake_gpu::poll_until(st, [&] { return reached->load(); }); });
-    p = it->second.p;
-    pool->kept.erase(it);
-    pool->kept_bytes -= bytes;
-    m.count.pool_kept_bytes -= static_cast<long long>(bytes);
-    ++m.count.pool_reuses;
-  } else if (void *fresh = m.allocate(bytes, limit)) {
-    p = reinterpret_cast<uintptr_t>(fresh);
-  } else {
-    return ERROR_OUT_OF_MEMORY;
+  Result set_attribute(Pool *pool, int attribute, void *value) {
+    if (!pool || !value) return ERROR_INVALID_VALUE;
+    std::lock_guard g(lock_);
+    if (attribute == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
+      pool->threshold = *static_cast<unsigned long long *>(value);
+      trim(pool, pool->threshold);
+      return SUCCESS;
+    }
+    return attribute >= 1 && attribute <= 3 ? SUCCESS : ERROR_INVALID_VALUE;  // the reuse policies: taken
   }
-  ++pool->outstanding;
-  ++m.count.pool_allocations;
-  *out = p;
-  return SUCCESS;
-}
 
-// The free of device memory [p, p+bytes) on `st`, its region already gone (the pointer is dead at once):
-// a pooled block (`pool` not null) is the pool's at once for allocations on `st` (stream order), kept up
-// to the threshold, and for other streams once `st` reaches the free; a plain one, or one the pool does not
-// keep, goes back to the driver then. `lock` is the double's state lock, which the caller holds and the
-// free takes again when the stream reaches it.
-template <class Owner>
-void free_async(DeviceMemory &m, std::mutex &lock, Pool *pool, uintptr_t p, size_t bytes,
-                fake_gpu::Stream<Owner> *st) {
-  bool kept = false;
-  auto reached = std::make_shared<std::atomic<bool>>(false);
-  if (pool && !pool->destroyed && pool->kept_bytes + bytes <= pool->threshold) {
-    pool->kept.emplace(bytes, Pool::Kept{p, st, reached});
-    pool->kept_bytes += bytes;
-    m.count.pool_kept_bytes += static_cast<long long>(bytes);
-    kept = true;
+  Result trim_to(Pool *pool, size_t keep) {
+    if (!pool) return ERROR_INVALID_VALUE;
+    std::lock_guard g(lock_);
+    trim(pool, keep);
+    return SUCCESS;
   }
-  st->push([&m, &lock, pool, p, bytes, kept, reached] {
-    std::lock_guard g(lock);
-    if (pool)
-      free_reached(m, pool, p, bytes, kept);
-    else
-      m.release(p, bytes);
-    reached->store(true);
-  });
-}
+
+  // Grants or takes back other devices' access; INVALID_DEVICE where the GPUs cannot be peers (peer_access 0).
+  Result set_access(Pool *pool, const MemAccessDesc *access, size_t count, long long devices, bool peer_access) {
+    if (!pool || (!access && count)) return ERROR_INVALID_VALUE;
+    std::lock_guard g(lock_);
+    for (size_t i = 0; i < count; ++i) {
+      const MemAccessDesc &a = access[i];
+      if (a.location_type != MEM_LOCATION_TYPE_DEVICE || a.location_id < 0 || a.location_id >= devices)
+        return ERROR_INVALID_VALUE;
+      if (a.location_id == pool->ordinal) continue;  // its own device always has it
+      if (!peer_access) return ERROR_INVALID_DEVICE;
+      if (a.flags == MEM_ACCESS_READ_WRITE)
+        pool->access.insert(a.location_id);
+      else
+        pool->access.erase(a.location_id);
+    }
+    return SUCCESS;
+  }
+
+  // `bytes` from the pool for work on `st` (a live stream of the double's, its owner without a sticky
+  // error): a kept block of that size, free or pending on `st` first, else one still pending on another
+  // stream (`st` then waits for that free: the internal dependency), else new memory within `limit`.
+  // OUT_OF_MEMORY where there is none. The caller holds the lock, and adds the block's region.
+  template <class Owner>
+  Result allocate(Pool *pool, size_t bytes, fake_gpu::Stream<Owner> *st, long long limit, uintptr_t *out) {
+    if (!out || bytes == 0 || !pool || pool->destroyed) return ERROR_INVALID_VALUE;
+    uintptr_t p = 0;
+    auto [it, end] = pool->kept.equal_range(bytes);
+    auto taken = end;
+    for (auto at = it; at != end && taken == end; ++at)
+      if (!at->second.pending || at->second.pending == st) taken = at;
+    if (taken == end && it != end) taken = it;
+    if (taken != end) {  // reused: no new memory
+      it = taken;
+      if (it->second.pending && it->second.pending != st)  // the internal dependency
+        st->push([st, reached = it->second.reached] { fake_gpu::poll_until(st, [&] { return reached->load(); }); });
+      p = it->second.p;
+      pool->kept.erase(it);
+      pool->kept_bytes -= bytes;
+      memory.count.pool_kept_bytes -= static_cast<long long>(bytes);
+      ++memory.count.pool_reuses;
+    } else if (void *fresh = memory.allocate(bytes, limit)) {
+      p = reinterpret_cast<uintptr_t>(fresh);
+    } else {
+      return ERROR_OUT_OF_MEMORY;
+    }
+    ++pool->outstanding;
+    ++memory.count.pool_allocations;
+    *out = p;
+    return SUCCESS;
+  }
+
+  // The free of device memory [p, p+bytes) on `st`, its region already gone (the pointer is dead at once):
+  // a pooled block (`pool` not null) is the pool's at once for allocations on `st` (stream order), kept up
+  // to the threshold, and for other streams once `st` reaches the free; a plain one, or one the pool does
+  // not keep, goes back to the driver then. The caller holds the lock; the free takes it again when `st`
+  // reaches it.
+  template <class Owner>
+  void free_async(Pool *pool, uintptr_t p, size_t bytes, fake_gpu::Stream<Owner> *st) {
+    bool kept = false;
+    auto reached = std::make_shared<std::atomic<bool>>(false);
+    if (pool && !pool->destroyed && pool->kept_bytes + bytes <= pool->threshold) {
+      pool->kept.emplace(bytes, Pool::Kept{p, st, reached});
+      pool->kept_bytes += bytes;
+      memory.count.pool_kept_bytes += static_cast<long long>(bytes);
+      kept = true;
+    }
+    st->push([this, pool, p, bytes, kept, reached] {
+      std::lock_guard g(lock_);
+      if (pool)
+        free_reached(pool, p, bytes, kept);
+      else
+        memory.release(p, bytes);
+      reached->store(true);
+    });
+  }
+
+ private:
+  std::mutex &lock_;  // the double's state lock
+
+  // Gives back kept blocks whose frees were reached until the pool keeps at most `keep` bytes.
+  void trim(Pool *pool, size_t keep) {
+    for (auto it = pool->kept.begin(); it != pool->kept.end() && pool->kept_bytes > keep;) {
+      if (it->second.pending) {
+        ++it;
+        continue;
+      }
+      memory.release(it->second.p, it->first);
+      pool->kept_bytes -= it->first;
+      memory.count.pool_kept_bytes -= static_cast<long long>(it->first);
+      it = pool->kept.erase(it);
+    }
+  }
+
+  // The free of pooled block p reached on its stream: the block is the pool's for any stream now (or the
+  // driver's, where the pool did not keep it); a destroyed pool's last one takes the pool with it.
+  void free_reached(Pool *pool, uintptr_t p, size_t bytes, bool kept) {
+    if (kept)
+      for (auto [it, end] = pool->kept.equal_range(bytes); it != end; ++it)
+        if (it->second.p == p) it->second.pending = nullptr;
+    if (!kept) memory.release(p, bytes);
+    if (pool->destroyed) trim(pool, 0);
+    if (--pool->outstanding == 0 && pool->destroyed) delete pool;
+  }
+};
 
 }  // namespace fake_pool

@@ -150,7 +150,7 @@ struct State {
   std::mutex lock;  // regions, registrations, objects sets, pools
   Switches sw;
   Counters count;
-  fake_pool::DeviceMemory memory{arena_obtain, arena_give_back};  // within device_memory_limit; the pools
+  fake_pool::Pools pools{arena_obtain, arena_give_back, lock};  // device memory within its limit, pools
   std::vector<std::unique_ptr<Ctx>> ctxs;
   std::map<uintptr_t, Region> regions;
   // Owners: a destroyed stream or event lives on while something still uses it (a queued operation, a
@@ -327,7 +327,7 @@ EXPORT long long fakecuda_query(const char *name) {
   FAKE_COUNT(file_uploads)
 #undef FAKE_COUNT
 #define FAKE_POOL_COUNT(field) \
-  if (n == #field) return s.memory.count.field.load();
+  if (n == #field) return s.pools.memory.count.field.load();
   FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
 #undef FAKE_POOL_COUNT
   if (n == "sticky") return ctx_of(0)->sticky.load();
@@ -697,9 +697,11 @@ static void add_region(const Region &r) {
 }
 
 // Device memory within device_memory_limit (common/fake_pool.h), or null where it runs out.
-static void *device_bytes(size_t bytes) { return state().memory.allocate(bytes, state().sw.device_memory_limit); }
+static void *device_bytes(size_t bytes) {
+  return state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
+}
 
-static void release_device_bytes(uintptr_t p, size_t bytes) { state().memory.release(p, bytes); }
+static void release_device_bytes(uintptr_t p, size_t bytes) { state().pools.memory.release(p, bytes); }
 
 EXPORT Result cuMemAlloc_v2(DevicePtr *ptr, size_t bytes) {
   if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
@@ -743,27 +745,19 @@ EXPORT Result cuMemFree_v2(DevicePtr ptr) {
 
 // The model is common/fake_pool.h's; these check the handles and keep the regions.
 EXPORT Result cuMemPoolCreate(FPool **pool, const MemPoolProps *props) {
-  return fake_pool::create(pool, props, state().sw.mem_pools, state().sw.devices);
+  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
 }
 
-EXPORT Result cuMemPoolDestroy(FPool *pool) {
-  std::lock_guard g(state().lock);
-  return fake_pool::destroy(state().memory, pool);
-}
+EXPORT Result cuMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
 
 EXPORT Result cuMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
-  std::lock_guard g(state().lock);
-  return fake_pool::set_attribute(state().memory, pool, attribute, value);
+  return state().pools.set_attribute(pool, attribute, value);
 }
 
-EXPORT Result cuMemPoolTrimTo(FPool *pool, size_t keep) {
-  std::lock_guard g(state().lock);
-  return fake_pool::trim_to(state().memory, pool, keep);
-}
+EXPORT Result cuMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
 
 EXPORT Result cuMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
-  std::lock_guard g(state().lock);
-  return fake_pool::set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
+  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
 }
 
 EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool, FStream *stream) {
@@ -773,7 +767,7 @@ EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool,
   if (int e = st->owner->sticky.load()) return e;
   std::lock_guard g(state().lock);
   uintptr_t p = 0;
-  if (Result r = fake_pool::allocate(state().memory, pool, bytes, st.get(), state().sw.device_memory_limit, &p))
+  if (Result r = state().pools.allocate(pool, bytes, st.get(), state().sw.device_memory_limit, &p))
     return r;
   Region r{p, bytes, Kind::device, pool->ordinal, 0, nullptr};
   r.pool = pool;
@@ -782,7 +776,7 @@ EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool,
   return SUCCESS;
 }
 
-// The pointer is gone at once; the memory is the pool's, or the driver's, as fake_pool::free_async says.
+// The pointer is gone at once; the memory is the pool's, or the driver's, as fake_pool::Pools::free_async says.
 EXPORT Result cuMemFreeAsync(DevicePtr ptr, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
@@ -792,7 +786,7 @@ EXPORT Result cuMemFreeAsync(DevicePtr ptr, FStream *stream) {
   Region r = it->second;
   state().regions.erase(it);
   --state().count.live_allocations;
-  fake_pool::free_async(state().memory, state().lock, r.pool, r.begin, r.length, st.get());
+  state().pools.free_async(r.pool, r.begin, r.length, st.get());
   return SUCCESS;
 }
 

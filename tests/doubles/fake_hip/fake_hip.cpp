@@ -134,7 +134,7 @@ struct State {
   std::mutex lock;  // regions, registrations, objects sets, pools
   Switches sw;
   Counters count;
-  fake_pool::DeviceMemory memory{heap_obtain, heap_give_back};  // within device_memory_limit; the pools
+  fake_pool::Pools pools{heap_obtain, heap_give_back, lock};  // device memory within its limit, pools
   std::vector<std::unique_ptr<Dev>> devs;
   std::map<uintptr_t, Region> regions;
   std::vector<FalseRegistration> false_registrations;
@@ -376,7 +376,7 @@ EXPORT long long fakehip_query(const char *name) {
 #define FAKE_COUNT(field) \
   if (n == #field) return s.count.field.load();
 #define FAKE_POOL_COUNT(field) \
-  if (n == #field) return s.memory.count.field.load();
+  if (n == #field) return s.pools.memory.count.field.load();
   FAKE_COUNTERS(FAKE_COUNT)
   FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
 #undef FAKE_COUNT
@@ -665,7 +665,7 @@ EXPORT Error hipMalloc(void **ptr, size_t bytes) {
   }
   Dev *d = current();
   if (int e = d->sticky.load()) return e;
-  void *p = state().memory.allocate(bytes, state().sw.device_memory_limit);
+  void *p = state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
   if (!p) return ERROR_OUT_OF_MEMORY;
   std::lock_guard g(state().lock);
   state().regions[reinterpret_cast<uintptr_t>(p)] = {reinterpret_cast<uintptr_t>(p), bytes, Kind::device,
@@ -688,7 +688,7 @@ static Error free_region(void *ptr, Kind kind) {
     --state().count.live_allocations;
   }
   if (kind == Kind::device)
-    state().memory.release(reinterpret_cast<uintptr_t>(ptr), length);
+    state().pools.memory.release(reinterpret_cast<uintptr_t>(ptr), length);
   else
     std::free(ptr);
   return SUCCESS;
@@ -699,27 +699,19 @@ EXPORT Error hipFree(void *ptr) { return free_region(ptr, Kind::device); }
 // ----- stream-ordered pools (the model is common/fake_pool.h's; these check handles and keep regions) -----
 
 EXPORT Error hipMemPoolCreate(FPool **pool, const MemPoolProps *props) {
-  return fake_pool::create(pool, props, state().sw.mem_pools, state().sw.devices);
+  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
 }
 
-EXPORT Error hipMemPoolDestroy(FPool *pool) {
-  std::lock_guard g(state().lock);
-  return fake_pool::destroy(state().memory, pool);
-}
+EXPORT Error hipMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
 
 EXPORT Error hipMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
-  std::lock_guard g(state().lock);
-  return fake_pool::set_attribute(state().memory, pool, attribute, value);
+  return state().pools.set_attribute(pool, attribute, value);
 }
 
-EXPORT Error hipMemPoolTrimTo(FPool *pool, size_t keep) {
-  std::lock_guard g(state().lock);
-  return fake_pool::trim_to(state().memory, pool, keep);
-}
+EXPORT Error hipMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
 
 EXPORT Error hipMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
-  std::lock_guard g(state().lock);
-  return fake_pool::set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
+  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
 }
 
 EXPORT Error hipMallocFromPoolAsync(void **ptr, size_t bytes, FPool *pool, FStream *stream) {
@@ -729,7 +721,7 @@ EXPORT Error hipMallocFromPoolAsync(void **ptr, size_t bytes, FPool *pool, FStre
   if (int e = st->owner->sticky.load()) return e;
   std::lock_guard g(state().lock);
   uintptr_t p = 0;
-  if (Error r = fake_pool::allocate(state().memory, pool, bytes, st.get(), state().sw.device_memory_limit, &p))
+  if (Error r = state().pools.allocate(pool, bytes, st.get(), state().sw.device_memory_limit, &p))
     return r;
   Region r{p, bytes, Kind::device, pool->ordinal, 0};
   r.pool = pool;
@@ -739,7 +731,7 @@ EXPORT Error hipMallocFromPoolAsync(void **ptr, size_t bytes, FPool *pool, FStre
   return SUCCESS;
 }
 
-// The pointer is gone at once; the memory is the pool's, or the runtime's, as fake_pool::free_async says.
+// The pointer is gone at once; the memory is the pool's, or the runtime's, as fake_pool::Pools::free_async says.
 EXPORT Error hipFreeAsync(void *ptr, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
@@ -749,7 +741,7 @@ EXPORT Error hipFreeAsync(void *ptr, FStream *stream) {
   Region r = it->second;
   state().regions.erase(it);
   --state().count.live_allocations;
-  fake_pool::free_async(state().memory, state().lock, r.pool, r.begin, r.length, st.get());
+  state().pools.free_async(r.pool, r.begin, r.length, st.get());
   return SUCCESS;
 }
 
