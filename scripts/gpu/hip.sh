@@ -45,9 +45,14 @@ step devices 10 env RIG_HIP_LIBRARY="$SHIM" "$B/tools/rig" devices
 export RIG_REQUIRE=hip
 # 2. The driver suite through the shim (stream memory operations), then mapped registration (Usable on a
 #    disk file, PROT_NONE never registered, the table refusing twice/overlapping before the runtime; the
-#    fake-only cases say SKIP in the log), then the ordering suite over HIP devices.
+#    fake-only cases say SKIP in the log), the loader's reuse pool, then the ordering suite over HIP devices.
 step driver-shim 40 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/drivers/test_driver_suite_hip"
 step mapped-shim 25 env RIG_HIP_LIBRARY="$SHIM" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
+# The loader's reuse pool through the shim's hipMemPoolCreate... (cuMemPoolCreate... on the GPU): a later
+# load's tensors in the released ones' memory, every byte the file's; a pooled tensor has no IPC handle and
+# says the reuse pool is why (plain memory has one through the shim: the sign the pool was used); another
+# GPU's kernel through a borrow where there are two. The fake-only cases (memory limits, counts) say SKIP.
+[ -x "$B/tests/load/test_load_hip" ] && step load-shim 30 env RIG_HIP_LIBRARY="$SHIM" "$B/tests/load/test_load_hip"
 for kinds in hip memory+hip; do
   for t in seed rules; do
     [ -x "$B/tests/core/test_$t" ] && \
@@ -77,6 +82,7 @@ unset RIG_REQUIRE
 # 4. The same binaries on the fake libamdhip64 (no GPU involved): the seed's false successes.
 step driver-fake 10 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/drivers/test_driver_suite_hip"
 step mapped-fake 10 env RIG_HIP_LIBRARY="$FAKE" TMPDIR=/var/tmp "$B/tests/hip/test_hip_mapped"
+[ -x "$B/tests/load/test_load_hip" ] && step load-fake 10 env RIG_HIP_LIBRARY="$FAKE" "$B/tests/load/test_load_hip"
 
 { echo; echo "== summary (rc 0 passed, 124/137 timed out)"; printf '%s\n' "${summary[@]}"; } | tee -a "$L/all.log" \
   >"$L/summary.log"

@@ -30,6 +30,7 @@
 
 #include "../common/fake_gpu.h"
 #include "../common/fake_ipc.h"
+#include "../common/fake_pool.h"
 #include "drivers/cuda/cu.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -62,8 +63,7 @@ struct Counters {
   std::atomic<long long> register_calls{0}, registers{0}, unregisters{0}, last_register_flags{-1}, launches{0}, copies{0},
       wait_values{0}, write_values{0}, event_waits{0}, event_records{0}, event_queries{0}, event_syncs{0},
       live_allocations{0}, live_streams{0}, live_modules{0}, live_ipc_mappings{0},
-      file_uploads{0},  // uploads from a registered file mapping (registered_upload_ns_per_kib's case)
-      pool_allocations{0}, pool_reuses{0}, pool_kept_bytes{0}, device_bytes{0};
+      file_uploads{0};  // uploads from a registered file mapping (registered_upload_ns_per_kib's case)
 };
 
 // ----- objects ---------------------------------------------------------------------------------------------
@@ -90,30 +90,11 @@ struct Region {
   char *shadow = nullptr;    // registered with register_wrong_bytes: what the device sees instead
   bool file = false;         // registered: a file's pages (registered_upload_ns_per_kib applies), else
                              // anonymous memory, pinned as the driver's own (pinned_upload_ns_per_kib)
-  struct FPool *pool = nullptr;  // device memory of cuMemAllocFromPoolAsync's
+  // device memory of cuMemAllocFromPoolAsync's: its stream-ordered pool (common/fake_pool.h)
+  fake_pool::Pool *pool = nullptr;
 };
 
-// A stream-ordered pool (cuMemPoolCreate): what its frees gave back, kept up to its release threshold
-// (applied at the free, where CUDA applies it at the next synchronisation), reused by an allocation of the
-// same size: on the freeing stream at once (stream order), on another once the stream reached the free or,
-// before that, by making the allocating stream wait for the free (CUDA's
-// MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on by default);
-// the devices besides its own that may use its memory in kernels (cuMemPoolSetAccess: peer access does not
-// reach a pool's memory).
-struct FPool {
-  struct Kept {
-    uintptr_t p;
-    const void *pending;  // the stream whose free is not reached yet, or null
-    std::shared_ptr<std::atomic<bool>> reached;  // set when that stream reaches the free
-  };
-  int ordinal = 0;
-  unsigned long long threshold = 0;
-  std::multimap<size_t, Kept> kept;
-  size_t kept_bytes = 0;
-  size_t outstanding = 0;  // blocks allocated and not freed, and frees not reached
-  bool destroyed = false;
-  std::set<int> access;
-};
+using FPool = fake_pool::Pool;
 
 // One cuEventRecord: done once the stream reaches it. Records of one event may complete out of order (the
 // event recorded on a slow stream, then on a fast one), and a wait or query concerns the record that was
@@ -161,10 +142,15 @@ struct FModule {
   std::vector<std::unique_ptr<FFunction>> functions;
 };
 
+// Device memory's source: shared memory (the memory section below), so that an IPC handle can name it.
+void *arena_obtain(size_t bytes);
+void arena_give_back(void *p, size_t bytes);
+
 struct State {
-  std::mutex lock;  // regions, registrations, objects sets
+  std::mutex lock;  // regions, registrations, objects sets, pools
   Switches sw;
   Counters count;
+  fake_pool::Pools pools{arena_obtain, arena_give_back, lock};  // device memory within its limit, pools
   std::vector<std::unique_ptr<Ctx>> ctxs;
   std::map<uintptr_t, Region> regions;
   // Owners: a destroyed stream or event lives on while something still uses it (a queued operation, a
@@ -266,7 +252,7 @@ char *kernel_view(Ctx *ctx, uint64_t p, size_t n, bool write) {
   Region *r = find(p, n);
   bool ok = r != nullptr;
   if (ok && (r->kind == Kind::device || r->kind == Kind::ipc) && r->owner != ctx->ordinal &&
-      (r->pool ? !r->pool->access.count(ctx->ordinal) : !ctx->peers.count(r->owner)))
+      (r->pool ? !r->pool->reaches(ctx->ordinal) : !ctx->peers.count(r->owner)))
     ok = false;
   if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {
@@ -338,9 +324,12 @@ EXPORT long long fakecuda_query(const char *name) {
   FAKE_COUNT(copies) FAKE_COUNT(wait_values) FAKE_COUNT(write_values) FAKE_COUNT(event_waits)
   FAKE_COUNT(event_records) FAKE_COUNT(event_queries) FAKE_COUNT(event_syncs)
   FAKE_COUNT(live_allocations) FAKE_COUNT(live_streams) FAKE_COUNT(live_modules) FAKE_COUNT(live_ipc_mappings)
-  FAKE_COUNT(file_uploads) FAKE_COUNT(pool_allocations) FAKE_COUNT(pool_reuses) FAKE_COUNT(pool_kept_bytes)
-  FAKE_COUNT(device_bytes)
+  FAKE_COUNT(file_uploads)
 #undef FAKE_COUNT
+#define FAKE_POOL_COUNT(field) \
+  if (n == #field) return s.pools.memory.count.field.load();
+  FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
+#undef FAKE_POOL_COUNT
   if (n == "sticky") return ctx_of(0)->sticky.load();
   if (n == "sticky1") return ctx_of(1)->sticky.load();
 #define FAKE_SWITCH(field) \
@@ -697,29 +686,22 @@ fake_ipc::Arena &device_memory() {
   return a;
 }
 
+namespace {
+void *arena_obtain(size_t bytes) { return device_memory().allocate(bytes); }
+void arena_give_back(void *p, size_t bytes) { device_memory().release(p, bytes); }
+}  // namespace
+
 static void add_region(const Region &r) {
   state().regions[r.begin] = r;
   ++state().count.live_allocations;
 }
 
-// Device memory from the arena, within device_memory_limit (bytes of every device, pools' kept memory
-// included; 0: no limit). Null where it runs out.
+// Device memory within device_memory_limit (common/fake_pool.h), or null where it runs out.
 static void *device_bytes(size_t bytes) {
-  auto &c = state().count;
-  long long limit = state().sw.device_memory_limit;
-  if (bytes > (size_t{64} << 30)) return nullptr;
-  if (limit > 0 && c.device_bytes.load() + static_cast<long long>(bytes) > limit) return nullptr;
-  void *p = device_memory().allocate(bytes);
-  if (!p) return nullptr;
-  c.device_bytes += static_cast<long long>(bytes);
-  std::memset(p, 0xCD, bytes);  // uninitialised device memory is not zero: tests must not rely on it
-  return p;
+  return state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
 }
 
-static void release_device_bytes(uintptr_t p, size_t bytes) {
-  device_memory().release(reinterpret_cast<void *>(p), bytes);
-  state().count.device_bytes -= static_cast<long long>(bytes);
-}
+static void release_device_bytes(uintptr_t p, size_t bytes) { state().pools.memory.release(p, bytes); }
 
 EXPORT Result cuMemAlloc_v2(DevicePtr *ptr, size_t bytes) {
   if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
@@ -761,85 +743,21 @@ EXPORT Result cuMemFree_v2(DevicePtr ptr) {
 
 // ----- stream-ordered pools ------------------------------------------------------------------------------
 
-// Gives back kept blocks whose frees were reached until the pool keeps at most `keep` bytes.
-static void trim(FPool *pool, size_t keep) {
-  for (auto it = pool->kept.begin(); it != pool->kept.end() && pool->kept_bytes > keep;) {
-    if (it->second.pending) {
-      ++it;
-      continue;
-    }
-    release_device_bytes(it->second.p, it->first);
-    pool->kept_bytes -= it->first;
-    state().count.pool_kept_bytes -= static_cast<long long>(it->first);
-    it = pool->kept.erase(it);
-  }
-}
-
-// The free of pooled block p reached on its stream: the block is the pool's for any stream now; a
-// destroyed pool's last one takes the pool with it. Caller holds the lock.
-static void free_reached(FPool *pool, uintptr_t p, size_t bytes, bool kept) {
-  if (kept)
-    for (auto [it, end] = pool->kept.equal_range(bytes); it != end; ++it)
-      if (it->second.p == p) it->second.pending = nullptr;
-  if (!kept) release_device_bytes(p, bytes);
-  if (pool->destroyed) trim(pool, 0);
-  if (--pool->outstanding == 0 && pool->destroyed) delete pool;
-}
-
+// The model is common/fake_pool.h's; these check the handles and keep the regions.
 EXPORT Result cuMemPoolCreate(FPool **pool, const MemPoolProps *props) {
-  if (!pool || !props) return ERROR_INVALID_VALUE;
-  if (!state().sw.mem_pools) return ERROR_NOT_SUPPORTED;
-  if (props->alloc_type != MEM_ALLOCATION_TYPE_PINNED || props->location_type != MEM_LOCATION_TYPE_DEVICE ||
-      props->location_id < 0 || props->location_id >= state().sw.devices || props->handle_types != 0)
-    return ERROR_INVALID_VALUE;
-  *pool = new FPool;
-  (*pool)->ordinal = props->location_id;
-  return SUCCESS;
+  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
 }
 
-EXPORT Result cuMemPoolDestroy(FPool *pool) {
-  if (!pool) return ERROR_INVALID_VALUE;
-  std::lock_guard g(state().lock);
-  pool->threshold = 0;  // what is freed from now on goes back to the driver
-  trim(pool, 0);
-  pool->destroyed = true;
-  if (pool->outstanding == 0) delete pool;  // else with its last block's free
-  return SUCCESS;
-}
+EXPORT Result cuMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
 
 EXPORT Result cuMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
-  if (!pool || !value) return ERROR_INVALID_VALUE;
-  std::lock_guard g(state().lock);
-  if (attribute == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-    pool->threshold = *static_cast<unsigned long long *>(value);
-    trim(pool, pool->threshold);
-    return SUCCESS;
-  }
-  return attribute >= 1 && attribute <= 3 ? SUCCESS : ERROR_INVALID_VALUE;  // the reuse policies: taken
+  return state().pools.set_attribute(pool, attribute, value);
 }
 
-EXPORT Result cuMemPoolTrimTo(FPool *pool, size_t keep) {
-  if (!pool) return ERROR_INVALID_VALUE;
-  std::lock_guard g(state().lock);
-  trim(pool, keep);
-  return SUCCESS;
-}
+EXPORT Result cuMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
 
 EXPORT Result cuMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
-  if (!pool || (!access && count)) return ERROR_INVALID_VALUE;
-  std::lock_guard g(state().lock);
-  for (size_t i = 0; i < count; ++i) {
-    const MemAccessDesc &a = access[i];
-    if (a.location_type != MEM_LOCATION_TYPE_DEVICE || a.location_id < 0 || a.location_id >= state().sw.devices)
-      return ERROR_INVALID_VALUE;
-    if (a.location_id == pool->ordinal) continue;  // its own device always has it
-    if (!state().sw.peer_access) return ERROR_INVALID_DEVICE;
-    if (a.flags == MEM_ACCESS_READ_WRITE)
-      pool->access.insert(a.location_id);
-    else
-      pool->access.erase(a.location_id);
-  }
-  return SUCCESS;
+  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
 }
 
 EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool, FStream *stream) {
@@ -849,29 +767,8 @@ EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool,
   if (int e = st->owner->sticky.load()) return e;
   std::lock_guard g(state().lock);
   uintptr_t p = 0;
-  auto [it, end] = pool->kept.equal_range(bytes);
-  auto taken = end;  // a block free now or on this stream, else one still pending on another stream
-  for (auto at = it; at != end && taken == end; ++at)
-    if (!at->second.pending || at->second.pending == st.get()) taken = at;
-  if (taken == end && it != end) taken = it;
-  if (taken != end) {  // reused: no new memory, no arena call
-    it = taken;
-    if (it->second.pending && it->second.pending != st.get())  // the internal dependency
-      st->push([raw = st.get(), reached = it->second.reached] {
-        fake_gpu::poll_until(raw, [&] { return reached->load(); });
-      });
-    p = it->second.p;
-    pool->kept.erase(it);
-    pool->kept_bytes -= bytes;
-    state().count.pool_kept_bytes -= static_cast<long long>(bytes);
-    ++state().count.pool_reuses;
-  } else if (void *fresh = device_bytes(bytes)) {
-    p = reinterpret_cast<uintptr_t>(fresh);
-  } else {
-    return ERROR_OUT_OF_MEMORY;
-  }
-  ++pool->outstanding;
-  ++state().count.pool_allocations;
+  if (Result r = state().pools.allocate(pool, bytes, st.get(), state().sw.device_memory_limit, &p))
+    return r;
   Region r{p, bytes, Kind::device, pool->ordinal, 0, nullptr};
   r.pool = pool;
   add_region(r);
@@ -879,36 +776,17 @@ EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool,
   return SUCCESS;
 }
 
-// The pointer is gone at once. A pooled block is the pool's at once for allocations on this stream (stream
-// order) and for others once the stream reaches the free; a plain one goes back to the driver then.
+// The pointer is gone at once; the memory is the pool's, or the driver's, as fake_pool::Pools::free_async says.
 EXPORT Result cuMemFreeAsync(DevicePtr ptr, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
-  Region r;
-  bool kept = false;
-  auto reached = std::make_shared<std::atomic<bool>>(false);
-  {
-    std::lock_guard g(state().lock);
-    auto it = state().regions.find(ptr);
-    if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
-    r = it->second;
-    state().regions.erase(it);
-    --state().count.live_allocations;
-    if (FPool *pool = r.pool; pool && !pool->destroyed && pool->kept_bytes + r.length <= pool->threshold) {
-      pool->kept.emplace(r.length, FPool::Kept{r.begin, st.get(), reached});
-      pool->kept_bytes += r.length;
-      state().count.pool_kept_bytes += static_cast<long long>(r.length);
-      kept = true;
-    }
-  }
-  st->push([r, kept, reached] {
-    std::lock_guard g(state().lock);
-    if (r.pool)
-      free_reached(r.pool, r.begin, r.length, kept);
-    else
-      release_device_bytes(r.begin, r.length);
-    reached->store(true);
-  });
+  std::lock_guard g(state().lock);
+  auto it = state().regions.find(ptr);
+  if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
+  Region r = it->second;
+  state().regions.erase(it);
+  --state().count.live_allocations;
+  state().pools.free_async(r.pool, r.begin, r.length, st.get());
   return SUCCESS;
 }
 

@@ -43,6 +43,7 @@
  * cuMemPoolSetAttribute's release threshold, cuMemPoolSetAccess): a free gives its block back to the pool
  * when the stream reaches it, kept up to the threshold; an allocation of the same size reuses a kept block.
  * A pool's memory has no IPC handle, and another device's kernels reach it only through cuMemPoolSetAccess.
+ * The model is tests/doubles/common/fake_pool.h, which the fake HIP runtime shares (same switches, counters).
  *
  * Beyond rig's entry points: cuLaunchHostFunc (the fake libnccl's collectives run through it).
  *

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../common/fake_gpu.h"
+#include "../common/fake_pool.h"
 #include "drivers/hip/hip.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -50,14 +51,15 @@ struct Switches {
   long long devices = 2, integrated = 0, integrated_query_fails = 0, host_register_supported = 1, memops = 1,
             peer_access = 1, register_refuse = 0, false_unregister_713 = 1, unregister_fail = 0,
             registered_upload_ns_per_kib = 0, pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0,
-            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0, read_only_pages_need_flag = 0;
+            fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0, read_only_pages_need_flag = 0,
+            mem_pools = 1, device_memory_limit = 0;
 };
 
 #define FAKE_SWITCHES(X)                                                                                      \
   X(devices) X(integrated) X(integrated_query_fails) X(host_register_supported) X(memops) X(peer_access)     \
   X(register_refuse) X(false_unregister_713) X(unregister_fail) X(registered_upload_ns_per_kib)              \
   X(pinned_upload_ns_per_kib) X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us)             \
-  X(copy_delay_us) X(ignore_waits) X(read_only_pages_need_flag)
+  X(copy_delay_us) X(ignore_waits) X(read_only_pages_need_flag) X(mem_pools) X(device_memory_limit)
 
 #define FAKE_COUNTERS(X)                                                                                      \
   X(register_calls) X(registers) X(false_successes) X(unregisters) X(last_register_flags) X(launches)        \
@@ -91,7 +93,10 @@ struct Region {
   unsigned flags = 0;  // registered: the registration flags
   bool file = false;   // registered: a file's pages (registered_upload_ns_per_kib), else anonymous memory
                        // pinned as the runtime's own (pinned_upload_ns_per_kib)
+  fake_pool::Pool *pool = nullptr;  // device memory of hipMallocFromPoolAsync's (common/fake_pool.h)
 };
+
+using FPool = fake_pool::Pool;
 
 // A registration that answered success but cannot serve: the device reads `shadow` instead of the host's
 // pages. Kept apart from the regions, since it may overlap a real registration (registered twice).
@@ -121,10 +126,15 @@ struct FModule {
   std::vector<std::unique_ptr<FFunction>> functions;
 };
 
+// Device memory's source: the heap, aligned as the runtime's allocations are.
+void *heap_obtain(size_t bytes) { return std::aligned_alloc(256, (bytes + 255) / 256 * 256); }
+void heap_give_back(void *p, size_t) { std::free(p); }
+
 struct State {
-  std::mutex lock;
+  std::mutex lock;  // regions, registrations, objects sets, pools
   Switches sw;
   Counters count;
+  fake_pool::Pools pools{heap_obtain, heap_give_back, lock};  // device memory within its limit, pools
   std::vector<std::unique_ptr<Dev>> devs;
   std::map<uintptr_t, Region> regions;
   std::vector<FalseRegistration> false_registrations;
@@ -298,7 +308,9 @@ char *kernel_view(Dev *dev, uint64_t a, size_t n, bool write) {
   Region *r = nullptr;
   char *p = device_view(a, n, &r);
   bool ok = p != nullptr;
-  if (ok && r->kind == Kind::device && r->owner != dev->ordinal && !dev->peers.count(r->owner)) ok = false;
+  if (ok && r->kind == Kind::device && r->owner != dev->ordinal &&
+      (r->pool ? !r->pool->reaches(dev->ordinal) : !dev->peers.count(r->owner)))  // peer access misses pools
+    ok = false;
   if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {
     dev->sticky.store(ERROR_ILLEGAL_ADDRESS, std::memory_order_release);
@@ -363,8 +375,12 @@ EXPORT long long fakehip_query(const char *name) {
   std::string n = name ? name : "";
 #define FAKE_COUNT(field) \
   if (n == #field) return s.count.field.load();
+#define FAKE_POOL_COUNT(field) \
+  if (n == #field) return s.pools.memory.count.field.load();
   FAKE_COUNTERS(FAKE_COUNT)
+  FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
 #undef FAKE_COUNT
+#undef FAKE_POOL_COUNT
   if (n == "sticky") return dev_of(0)->sticky.load();
   if (n == "sticky1") return dev_of(1)->sticky.load();
 #define FAKE_SWITCH(field) \
@@ -649,10 +665,8 @@ EXPORT Error hipMalloc(void **ptr, size_t bytes) {
   }
   Dev *d = current();
   if (int e = d->sticky.load()) return e;
-  if (bytes > (size_t{64} << 30)) return ERROR_OUT_OF_MEMORY;
-  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  void *p = state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
   if (!p) return ERROR_OUT_OF_MEMORY;
-  std::memset(p, 0xCD, bytes);  // uninitialised device memory is not zero: tests must not rely on it
   std::lock_guard g(state().lock);
   state().regions[reinterpret_cast<uintptr_t>(p)] = {reinterpret_cast<uintptr_t>(p), bytes, Kind::device,
                                                      d->ordinal, 0};
@@ -663,18 +677,73 @@ EXPORT Error hipMalloc(void **ptr, size_t bytes) {
 
 static Error free_region(void *ptr, Kind kind) {
   if (!ptr) return SUCCESS;
+  size_t length = 0;
   {
     std::lock_guard g(state().lock);
     auto it = state().regions.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == state().regions.end() || it->second.kind != kind) return ERROR_INVALID_VALUE;
+    if (it->second.pool) return ERROR_INVALID_VALUE;  // hipFreeAsync's to free
+    length = it->second.length;
     state().regions.erase(it);
     --state().count.live_allocations;
   }
-  std::free(ptr);
+  if (kind == Kind::device)
+    state().pools.memory.release(reinterpret_cast<uintptr_t>(ptr), length);
+  else
+    std::free(ptr);
   return SUCCESS;
 }
 
 EXPORT Error hipFree(void *ptr) { return free_region(ptr, Kind::device); }
+
+// ----- stream-ordered pools (the model is common/fake_pool.h's; these check handles and keep regions) -----
+
+EXPORT Error hipMemPoolCreate(FPool **pool, const MemPoolProps *props) {
+  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
+}
+
+EXPORT Error hipMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
+
+EXPORT Error hipMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
+  return state().pools.set_attribute(pool, attribute, value);
+}
+
+EXPORT Error hipMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
+
+EXPORT Error hipMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
+  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
+}
+
+EXPORT Error hipMallocFromPoolAsync(void **ptr, size_t bytes, FPool *pool, FStream *stream) {
+  if (!ptr || bytes == 0 || !pool || pool->destroyed) return ERROR_INVALID_VALUE;
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->owner->sticky.load()) return e;
+  std::lock_guard g(state().lock);
+  uintptr_t p = 0;
+  if (Error r = state().pools.allocate(pool, bytes, st.get(), state().sw.device_memory_limit, &p))
+    return r;
+  Region r{p, bytes, Kind::device, pool->ordinal, 0};
+  r.pool = pool;
+  state().regions[p] = r;
+  ++state().count.live_allocations;
+  *ptr = reinterpret_cast<void *>(p);
+  return SUCCESS;
+}
+
+// The pointer is gone at once; the memory is the pool's, or the runtime's, as fake_pool::Pools::free_async says.
+EXPORT Error hipFreeAsync(void *ptr, FStream *stream) {
+  auto st = get_stream(stream);
+  if (!st) return ERROR_INVALID_HANDLE;
+  std::lock_guard g(state().lock);
+  auto it = state().regions.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
+  Region r = it->second;
+  state().regions.erase(it);
+  --state().count.live_allocations;
+  state().pools.free_async(r.pool, r.begin, r.length, st.get());
+  return SUCCESS;
+}
 
 EXPORT Error hipHostMalloc(void **ptr, size_t bytes, unsigned flags) {
   if (!ptr || bytes == 0) return ERROR_INVALID_VALUE;
