@@ -52,6 +52,9 @@ tests() {
     [ $t = driver ] && exe="$build/tests/drivers/test_driver_suite_cuda"  # the shared driver suite
     step "cuda-$t-$timeline" 120 "$exe"
   done
+  # The loader through the CUDA driver (tests/load/test_stream.c): the staged path and the reuse pool a kept
+  # staging pool's tensors come from; the cases that need the fake's switches say SKIP.
+  [ -x "$build/tests/load/test_load_cuda" ] && step "load-cuda-$timeline" 120 "$build/tests/load/test_load_cuda"
   for exe in "$build"/tests/core/test_*; do
     [ -x "$exe" ] && [ -f "$exe" ] || continue
     for kinds in memory+cuda cuda; do
