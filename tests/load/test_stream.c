@@ -75,16 +75,18 @@ static int all_equal(rig_load load, rig_load_file f, size_t device) {
   return 1;
 }
 
-/* On the fakes only: the path AUTO picks is the probe's verdict on the machine's registration (the fakes
- * make staging the slower), and the registrations are the fakes' counts. */
+/* The staged path delivers every byte, verified chunk by chunk. On a fake, AUTO is asked (the probe's verdict
+ * on the fake's registration picks staged: the fakes make staging the slower) and the registrations are
+ * counted; on a real GPU the path is asked for by name. */
 static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   (void)state;
-  GT_FAKE_ONLY();
+  int counted = gt_fake();
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
-  long long registers = gt_query("registers"), unregisters = gt_query("unregisters");
-  assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_AUTO, 1), f, &load), RIG_OK);
+  long long registers = counted ? gt_query("registers") : 0, unregisters = counted ? gt_query("unregisters") : 0;
+  rig_load_options o = options(RIG_LOAD_PATH_STAGED, 1);
+  assert_int_equal(load_on(gpu, 1, counted ? options(RIG_LOAD_PATH_AUTO, 1) : o, f, &load), RIG_OK);
   rig_load_stats st;
   memset(&st, 0, sizeof st);
   st.size = sizeof st;
@@ -93,10 +95,10 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   /* the staging is ordinary memory registered once as a whole (src/load/pool.cpp), not once a chunk,
    * and unregistered once the load is done with it */
   assert_true(st.staging_bytes >= 2 * (128 << 10));
-  assert_int_equal(gt_query("registers"), registers + 1);
+  if (counted) assert_int_equal(gt_query("registers"), registers + 1);
   assert_true(all_equal(load, f, 0));
   rig_load_release(load);
-  assert_int_equal(gt_query("unregisters"), unregisters + 1);
+  if (counted) assert_int_equal(gt_query("unregisters"), unregisters + 1);
   rig_load_file_release(f);
 }
 
