@@ -16,6 +16,8 @@ for gib in ${*:-4 16}; do
   F=$S/w$gib.safetensors
   "$B/bench/load/bench_load" "$F" --make-gib "$gib" --make-only >/dev/null || exit 1
   sync && cat "$F" >/dev/null
+  # the link in the same minutes (and the bench's own first and later staged loads beside it)
+  "$B/bench/load/bench_load" "$F" --device cuda:0 --staged-only --no-cold | grep -E 'link:|rig staged' | cut -c1-200
   for r in $(seq "${ROUNDS:-3}"); do
     for b in ${BUDGETS:-16M 32M 64M 128M}; do
       # shellcheck disable=SC2086 # EXTRA split on purpose
