@@ -58,7 +58,7 @@ c_block 1 > "$dest/readme.c"
 c_block 3 > "$dest/readme_load.c"
 grep -q 'rig_load.h' "$dest/readme_load.c" || { echo "no rig_load.h example found in $readme" >&2; exit 1; }
 # shellcheck disable=SC2086
-$cc -std=c99 -Wall -Werror -c -o "$dest/readme_load.o" "$dest/readme_load.c" $flags
+$cc -std=c99 -Wall -Wextra -Werror -c -o "$dest/readme_load.o" "$dest/readme_load.c" $flags
 # shellcheck disable=SC2086
 $cc -std=c99 -Wall -Wextra -Werror -o "$dest/readme" "$dest/readme.c" $flags "$rpath"
 # shellcheck disable=SC2086
