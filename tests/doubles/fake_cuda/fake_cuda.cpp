@@ -761,7 +761,7 @@ EXPORT Result cuMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_
 }
 
 EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool, FStream *stream) {
-  if (!ptr || bytes == 0 || !pool || pool->destroyed) return ERROR_INVALID_VALUE;
+  if (!ptr || bytes == 0 || !pool) return ERROR_INVALID_VALUE;
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
   if (int e = st->owner->sticky.load()) return e;
