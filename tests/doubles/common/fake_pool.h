@@ -243,3 +243,20 @@ class Pools {
 };
 
 }  // namespace fake_pool
+
+// The pool calls that are the model's alone, exported under a double's names (cuMemPool... or
+// hipMemPool...): each double's state() holds `pools` and the switches `mem_pools`, `devices` and
+// `peer_access`, and the double defines EXPORT. The allocation and the free stay each double's own (they
+// check its streams and keep its regions).
+#define FAKE_POOL_CALLS(Result, Create, Destroy, SetAttribute, TrimTo, SetAccess)                             \
+  EXPORT Result Create(FPool **pool, const MemPoolProps *props) {                                           \
+    return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);                     \
+  }                                                                                                         \
+  EXPORT Result Destroy(FPool *pool) { return state().pools.destroy(pool); }                                \
+  EXPORT Result SetAttribute(FPool *pool, int attribute, void *value) {                                     \
+    return state().pools.set_attribute(pool, attribute, value);                                             \
+  }                                                                                                         \
+  EXPORT Result TrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }              \
+  EXPORT Result SetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {                         \
+    return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);       \
+  }

@@ -744,21 +744,7 @@ EXPORT Result cuMemFree_v2(DevicePtr ptr) {
 // ----- stream-ordered pools ------------------------------------------------------------------------------
 
 // The model is common/fake_pool.h's; these check the handles and keep the regions.
-EXPORT Result cuMemPoolCreate(FPool **pool, const MemPoolProps *props) {
-  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
-}
-
-EXPORT Result cuMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
-
-EXPORT Result cuMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
-  return state().pools.set_attribute(pool, attribute, value);
-}
-
-EXPORT Result cuMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
-
-EXPORT Result cuMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
-  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
-}
+FAKE_POOL_CALLS(Result, cuMemPoolCreate, cuMemPoolDestroy, cuMemPoolSetAttribute, cuMemPoolTrimTo, cuMemPoolSetAccess)
 
 EXPORT Result cuMemAllocFromPoolAsync(DevicePtr *ptr, size_t bytes, FPool *pool, FStream *stream) {
   if (!ptr || bytes == 0 || !pool) return ERROR_INVALID_VALUE;

@@ -698,21 +698,7 @@ EXPORT Error hipFree(void *ptr) { return free_region(ptr, Kind::device); }
 
 // ----- stream-ordered pools (the model is common/fake_pool.h's; these check handles and keep regions) -----
 
-EXPORT Error hipMemPoolCreate(FPool **pool, const MemPoolProps *props) {
-  return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);
-}
-
-EXPORT Error hipMemPoolDestroy(FPool *pool) { return state().pools.destroy(pool); }
-
-EXPORT Error hipMemPoolSetAttribute(FPool *pool, int attribute, void *value) {
-  return state().pools.set_attribute(pool, attribute, value);
-}
-
-EXPORT Error hipMemPoolTrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }
-
-EXPORT Error hipMemPoolSetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {
-  return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);
-}
+FAKE_POOL_CALLS(Error, hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolSetAttribute, hipMemPoolTrimTo, hipMemPoolSetAccess)
 
 EXPORT Error hipMallocFromPoolAsync(void **ptr, size_t bytes, FPool *pool, FStream *stream) {
   if (!ptr || bytes == 0 || !pool) return ERROR_INVALID_VALUE;
