@@ -122,10 +122,7 @@ static void a_device_refused_registration_gets_staged_and_direct_is_refused(void
   rig_load load;
   assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK); /* auto: staged */
   assert_int_equal(rig_load_wait(load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  rig_load_get_stats(load, &st);
+  rig_load_stats st = tw_stats(load);
   assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
   assert_non_null(strstr(st.why, "Refused"));
   rig_load_release(load);

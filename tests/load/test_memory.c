@@ -66,19 +66,8 @@ static rig_load_file open_file(const char *path) {
 static void expect_all_equal(rig_load load, rig_load_file f, const char *path, size_t device) {
   size_t n;
   rig_load_tensor_count(f, &n);
-  for (size_t i = 0; i < n; ++i) {
-    rig_load_tensor t;
-    memset(&t, 0, sizeof t);
-    t.size = sizeof t;
-    rig_load_tensor_get(f, i, &t);
-    rig_buffer b;
-    assert_int_equal(rig_load_buffer(load, i, device, &b), RIG_OK);
-    size_t len;
-    rig_buffer_length(b, &len);
-    assert_int_equal(len, t.length);
-    if (!tw_same_as_file(b, path, t.offset, t.length)) fail_msg("tensor %zu differs from the file", i);
-    rig_buffer_release(b);
-  }
+  for (size_t i = 0; i < n; ++i)
+    if (!tw_tensor_as_file(load, f, path, i, device)) fail_msg("tensor %zu differs from the file (or its length)", i);
 }
 
 /* What the progress callback saw: done never past total, never going back, total at the last call. */
@@ -193,10 +182,7 @@ static void two_devices_read_each_byte_once_and_copy_device_to_device(void **sta
     assert_int_equal(rig_load_wait(load), RIG_OK);
     expect_all_equal(load, f, path, 0);
     expect_all_equal(load, f, path, 1);
-    rig_load_stats st;
-    memset(&st, 0, sizeof st);
-    st.size = sizeof st;
-    rig_load_get_stats(load, &st);
+    rig_load_stats st = tw_stats(load);
     if (path_kind == 0) assert_int_equal(st.bytes_read, total); /* each byte read once */
     assert_int_equal(st.bytes_copied, 2 * total);
     rig_load_release(load);
@@ -213,10 +199,7 @@ static void two_devices_read_each_byte_once_and_copy_device_to_device(void **sta
   assert_int_equal(rig_load_buffer(load, 6, 1, &b), RIG_OK);
   rig_buffer_release(b);
   assert_int_equal(rig_load_wait(load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  rig_load_get_stats(load, &st);
+  rig_load_stats st = tw_stats(load);
   assert_int_equal(st.bytes_read, total);
   assert_int_equal(st.bytes_copied, total);
   rig_load_release(load);
@@ -470,10 +453,7 @@ static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **
     assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
     assert_int_equal(rig_load_wait(load), RIG_OK);
     expect_all_equal(load, f, path, 0);
-    rig_load_stats st;
-    memset(&st, 0, sizeof st);
-    st.size = sizeof st;
-    rig_load_get_stats(load, &st);
+    rig_load_stats st = tw_stats(load);
     assert_int_equal(st.staging_bytes, 4 << 20);
     rig_load_release(load);
   }

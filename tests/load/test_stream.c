@@ -61,17 +61,8 @@ static rig_status load_on(rig_device *devices, size_t n, rig_load_options o, rig
 }
 
 static int all_equal(rig_load load, rig_load_file f, size_t device) {
-  for (size_t i = 0; i < COUNT; ++i) {
-    rig_load_tensor t;
-    memset(&t, 0, sizeof t);
-    t.size = sizeof t;
-    rig_load_tensor_get(f, i, &t);
-    rig_buffer b;
-    if (rig_load_buffer(load, i, device, &b) != RIG_OK) return 0;
-    int same = tw_same_as_file(b, path, t.offset, t.length);
-    rig_buffer_release(b);
-    if (!same) return 0;
-  }
+  for (size_t i = 0; i < COUNT; ++i)
+    if (!tw_tensor_as_file(load, f, path, i, device)) return 0;
   return 1;
 }
 
@@ -87,10 +78,7 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   long long registers = counted ? gt_query("registers") : 0, unregisters = counted ? gt_query("unregisters") : 0;
   rig_load_options o = options(RIG_LOAD_PATH_STAGED, 1);
   assert_int_equal(load_on(gpu, 1, counted ? options(RIG_LOAD_PATH_AUTO, 1) : o, f, &load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  rig_load_get_stats(load, &st);
+  rig_load_stats st = tw_stats(load);
   assert_int_equal(st.path, RIG_LOAD_PATH_STAGED);
   /* the staging is ordinary memory registered once as a whole (src/load/pool.cpp), not once a chunk,
    * and unregistered once the load is done with it */
@@ -151,10 +139,7 @@ static void registered_windows_equal_the_file_and_verify_catches_wrong_bytes(voi
   rig_load load;
   long long before = gt_query("registers");
   assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_REGISTERED, 1), f, &load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  rig_load_get_stats(load, &st);
+  rig_load_stats st = tw_stats(load);
   assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
   assert_true(gt_query("registers") > before + 1); /* the probe's windows and the load's */
   assert_true(all_equal(load, f, 0));
@@ -186,10 +171,7 @@ static void a_kept_registration_serves_every_reload_without_registering(void **s
     rig_load load;
     assert_int_equal(load_on(gpu, 1, options(round == 2 ? RIG_LOAD_PATH_REGISTERED : RIG_LOAD_PATH_AUTO, round == 1), f,
                              &load), RIG_OK);
-    rig_load_stats st;
-    memset(&st, 0, sizeof st);
-    st.size = sizeof st;
-    rig_load_get_stats(load, &st);
+    rig_load_stats st = tw_stats(load);
     assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
     assert_non_null(strstr(st.why, "kept"));
     assert_true(all_equal(load, f, 0));
@@ -396,10 +378,7 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
   assert_int_equal(load_on(gpu, 2, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
-  rig_load_stats st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
-  rig_load_get_stats(load, &st);
+  rig_load_stats st = tw_stats(load);
   assert_int_equal(st.bytes_read, st.bytes_total);
   assert_int_equal(st.bytes_copied, 2 * st.bytes_total);
   assert_true(all_equal(load, f, 0));

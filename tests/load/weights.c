@@ -70,6 +70,27 @@ int tw_same_as_file(rig_buffer buffer, const char *path, uint64_t offset, uint64
   return same;
 }
 
+int tw_tensor_as_file(rig_load load, rig_load_file file, const char *path, size_t index, size_t device) {
+  rig_load_tensor t;
+  memset(&t, 0, sizeof t);
+  t.size = sizeof t;
+  rig_buffer b;
+  if (rig_load_tensor_get(file, index, &t) != RIG_OK || rig_load_buffer(load, index, device, &b) != RIG_OK) return 0;
+  size_t length = 0;
+  int same = rig_buffer_length(b, &length) == RIG_OK && length == t.length &&
+             tw_same_as_file(b, path, t.offset, t.length);
+  rig_buffer_release(b);
+  return same;
+}
+
+rig_load_stats tw_stats(rig_load load) {
+  rig_load_stats st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  rig_load_get_stats(load, &st);
+  return st;
+}
+
 void tw_append(const char *path, const void *bytes, size_t n) {
   FILE *f = fopen(path, "ab");
   if (!f) abort();

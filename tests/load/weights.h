@@ -18,6 +18,11 @@ void tw_safetensors_u8(const char *path, const size_t *lengths, size_t count);
 uint8_t tw_byte(uint64_t at);
 /* 1 if buffer bytes [0, length) equal the file's bytes [offset, offset+length) (read with the host). */
 int tw_same_as_file(rig_buffer buffer, const char *path, uint64_t offset, uint64_t length);
+/* 1 if tensor `index` of `file`, as placed on placement device `device` by `load`, has the tensor's length
+ * and equals the file's bytes at `path`; 0 otherwise (rig_load_buffer failed, or a byte differs). */
+int tw_tensor_as_file(rig_load load, rig_load_file file, const char *path, size_t index, size_t device);
+/* The stats of a finished load (the struct's size set, every field rig's). */
+rig_load_stats tw_stats(rig_load load);
 /* Load options with the size set: `path`, buffered reads, `chunk` bytes for chunks and windows, `threads`;
  * everything else rig's default. */
 rig_load_options tw_options(rig_load_path path, size_t chunk, uint32_t threads);
