@@ -86,6 +86,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   // rig_load_stats' seconds count from here (rig_load.h): the plan, the residency sample and a staging
   // pool made for this load are the load's time too.
   l->t0_ns_ = now_ns();
+  l->trace_.begin(l->t0_ns_);
   l->file_ = file;
   l->options_ = options;
   l->options_.pools = nullptr;  // handles of the C face: resolved into `pools`
@@ -200,6 +201,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     plan.push_back(PlanTensor{t->offset, t->length, t->devices[0]});
     if (t->length) lo = std::min(lo, t->offset), hi = std::max(hi, t->offset + t->length);
   }
+  l->trace_.mark(Trace::PLANNED);
   if (l->path_ == RIG_LOAD_PATH_STAGED) {
     bool direct_io = o.io == RIG_LOAD_IO_DIRECT ||
                      (o.io == RIG_LOAD_IO_AUTO && hi > lo && resident_fraction(file->fd, file->size, lo, hi - lo) < 0.5);
@@ -245,6 +247,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     l->chunks_ = make_plan(plan, window, 64 * KiB);
   }
 
+  l->trace_.mark(Trace::STAGING_MADE);
   // One copying submission per device: slot 0 (read) to slot 1 (write), whole views chosen per copy.
   for (rig_device d : l->devices_) {
     rig_part part{};
@@ -331,6 +334,7 @@ rig_status Load::copy(size_t device, rig_buffer src, uint64_t src_offset, rig_bu
   if (from) rig_buffer_release(from);
   if (s) return fail(s, "copying %llu bytes to placement device %zu: %s", (unsigned long long)length, device, why.c_str());
   bytes_copied_ += length;
+  trace_.mark(Trace::FIRST_COPY);
   return RIG_OK;
 }
 
@@ -346,6 +350,7 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
                                          &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
+  trace_.mark(Trace::FIRST_BUFFER);
   return RIG_OK;
 }
 
@@ -380,6 +385,7 @@ rig_status Load::finish_tensor(LoadTensor &t) {
   std::lock_guard lock(mutex_);
   t.ready = true;
   if (first_tensor_s_ < 0) first_tensor_s_ = double(now_ns() - t0_ns_) * 1e-9;
+  trace_.mark(Trace::FIRST_TENSOR);
   cv_.notify_all();
   return RIG_OK;
 }
@@ -463,6 +469,7 @@ void Load::read_worker() {
       break;
     }
     filled_host_[i] = host;
+    trace_.mark(Trace::FIRST_READ);
     {
       std::lock_guard lock(fill_mutex_);
       filled_[i].store(uint32_t(slot + 1), std::memory_order_release);
@@ -601,6 +608,7 @@ void Load::run_windows() {
 }
 
 void Load::run() {
+  trace_.mark(Trace::RUNNING);
   rig_status s = RIG_OK;
   for (auto &t : tensors_)  // empty tensors have no chunk: made and handed out now
     if (t->length == 0 && !s) {
@@ -620,10 +628,12 @@ void Load::run() {
     std::vector<std::thread> readers;
     for (uint32_t i = 0; i < n; ++i) readers.emplace_back([this] { read_worker(); });
     copy_worker();
+    trace_.mark(Trace::ALL_SUBMITTED);
     for (auto &r : readers) r.join();
     give_back_unsubmitted();
   } else if (!s) {
     run_windows();
+    trace_.mark(Trace::ALL_SUBMITTED);
   }
   if (!stopping(&s)) {
     s = file_->unchanged();
@@ -637,6 +647,7 @@ void Load::run() {
     if (p) p->unclaim();
   pools_.clear();
   own_pools_.clear();
+  trace_.mark(Trace::STAGING_RELEASED);
   // Nothing half-loaded is handed out: once the load failed every buffer it still holds goes. Released
   // outside mutex_ (a release waits for the copies into the buffer, and no wait holds the load's lock);
   // rig_load_buffer reads the status under mutex_ first, so it never reaches a buffer released here.
@@ -653,6 +664,7 @@ void Load::run() {
   seconds_ = double(now_ns() - t0_ns_) * 1e-9;
   staging_used_ = staging;
   done_ = true;
+  trace_.mark(Trace::DONE);
   cv_.notify_all();
 }
 

@@ -15,6 +15,7 @@
 #include "load/file.h"
 #include "load/plan.h"
 #include "load/pool.h"
+#include "load/trace.h"
 
 namespace rig::load {
 
@@ -96,6 +97,7 @@ class Load {
   std::atomic<uint64_t> bytes_read_{0}, bytes_copied_{0};
   uint64_t bytes_total_ = 0;
   uint64_t t0_ns_ = 0;
+  Trace trace_;  // RIG_LOAD_TRACE=1: the milestones on stderr (load/trace.h)
   double first_tensor_s_ = -1, seconds_ = 0;
   size_t staging_used_ = 0;
   // Where the threads' time goes (rig_load_stats' phases), nanoseconds summed over threads.

@@ -1,0 +1,37 @@
+#include "load/trace.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace rig::load {
+namespace {
+
+const char *const kNames[Trace::MARKS] = {"planned", "staging made", "running", "first chunk read", "first buffer made",
+                                          "first copy submitted", "first tensor handed out", "all copies submitted",
+                                          "staging released", "done"};
+
+uint64_t now_ns() {
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+bool trace_on() {
+  static const bool on = [] {
+    const char *v = std::getenv("RIG_LOAD_TRACE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+}  // namespace
+
+Trace::Trace() : on_(trace_on()) {}
+
+void Trace::mark(Mark m) {
+  if (!on_ || seen_[m].load(std::memory_order_relaxed) || seen_[m].exchange(true)) return;
+  std::fprintf(stderr, "rig load trace: %8.3f ms  %s\n", double(now_ns() - t0_ns_) * 1e-6, kNames[m]);
+}
+
+}  // namespace rig::load
