@@ -11,6 +11,8 @@
 
 #include "capi/api.h"
 #include "capi/handles.h"
+#include "capi/internal.h"
+#include "core/driver_memory.h"
 #include "core/error.h"
 #include "load/file.h"
 #include "load/load.h"
@@ -151,6 +153,12 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
     std::unique_ptr<StagingPool> pool;
     if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, &pool)) return s;
+    // A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
+    // (load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
+    // load, whose first tensor it kept 7-11 ms on an H200 (RIG_LOAD_TRACE, 2026-12-02). A device without
+    // one allocates plain memory; a refusal here is the load's to report, when it allocates.
+    rig_buffer first = nullptr;
+    if (rig::capi::buffer_create_any(device, 64 * 1024, rig::kMemoryDeviceReused, &first) == RIG_OK) rig_buffer_release(first);
     return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });
 }

@@ -639,15 +639,14 @@ void Load::run() {
     s = file_->unchanged();
     if (s) fail_with(s);
   }
-  // Staging made for this load goes now (its memory returns once the copies reading it are reached).
+  // A caller's pool is free for its next load from here; the staging made for this load goes once the
+  // load is done (below).
   size_t staging = 0;
   for (auto *p : pools_)
     if (p) staging += p->bytes();
   for (auto *p : pools_)
     if (p) p->unclaim();
   pools_.clear();
-  own_pools_.clear();
-  trace_.mark(Trace::STAGING_RELEASED);
   // Nothing half-loaded is handed out: once the load failed every buffer it still holds goes. Released
   // outside mutex_ (a release waits for the copies into the buffer, and no wait holds the load's lock);
   // rig_load_buffer reads the status under mutex_ first, so it never reaches a buffer released here.
@@ -660,12 +659,20 @@ void Load::run() {
     for (auto &t : tensors_)
       for (rig_buffer &b : t->buffers)
         if (b) rig_buffer_release(b), b = nullptr;
-  std::lock_guard lock(mutex_);
-  seconds_ = double(now_ns() - t0_ns_) * 1e-9;
-  staging_used_ = staging;
-  done_ = true;
-  trace_.mark(Trace::DONE);
-  cv_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    seconds_ = double(now_ns() - t0_ns_) * 1e-9;
+    staging_used_ = staging;
+    done_ = true;
+    trace_.mark(Trace::DONE);
+    cv_.notify_all();
+  }
+  // The staging made for this load goes after rig_load_wait has returned (rig_load_release joins this
+  // thread, so it is gone by then, as rig_load.h says): its release waits for the copies that read it and
+  // then unregisters and unmaps it, 2-3 ms of a 4 GiB first load's 87-89 on an H200 (RIG_LOAD_TRACE,
+  // 2026-12-02) that no caller waits for.
+  own_pools_.clear();
+  trace_.mark(Trace::STAGING_RELEASED);
 }
 
 rig_status Load::buffer(size_t index, size_t device, rig_buffer *out) {

@@ -9,8 +9,8 @@ namespace rig::load {
 namespace {
 
 const char *const kNames[Trace::MARKS] = {"planned", "staging made", "running", "first chunk read", "first buffer made",
-                                          "first copy submitted", "first tensor handed out", "all copies submitted",
-                                          "staging released", "done"};
+                                          "first copy submitted", "first tensor handed out", "all copies submitted", "done",
+                                          "staging released"};
 
 uint64_t now_ns() {
   return uint64_t(

@@ -20,8 +20,8 @@ class Trace {
     FIRST_COPY,       // the first copy submitted
     FIRST_TENSOR,     // the first tensor handed out
     ALL_SUBMITTED,    // the last copy submitted
-    STAGING_RELEASED, // the staging made for this load released (after its copies were reached)
     DONE,             // the load finished (rig_load_wait returns)
+    STAGING_RELEASED, // the staging made for this load released (after its copies were reached)
     MARKS
   };
   Trace();
