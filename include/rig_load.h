@@ -205,8 +205,9 @@ typedef struct rig_load_options {
  * loads more than once keeps one. Loads through it also take their CUDA and HIP tensors from a pool of the
  * device's that keeps what rig frees (docs/load.md; RIG_REUSE_POOL=0 turns it off), given back when an
  * allocation on the device would run out and when the device is released: a later load's copies then run
- * at the link's rate. Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's
- * registration or allocations; holds no lock of rig's but the range table's while it does. */
+ * at the link's rate; that pool is made here (a first allocation, given back), not by the first load.
+ * Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's registration or allocations;
+ * holds no lock of rig's but the range table's while it does. */
 RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
                                         rig_load_pool *RIG_NONNULL out);
 /* Releases the pool (its memory returns once the copies reading it are reached: rule 6, no wait here).
@@ -241,7 +242,9 @@ RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size
 
 /* Waits (on the host, no lock held) until the load ends and answers its status: RIG_OK once every copy
  * is submitted (and verified where asked; the devices may still be copying: the stamps order that).
- * Does not wait for the devices: rig_device_wait on each, or a submit reading the buffers, does. */
+ * Does not wait for the devices: rig_device_wait on each, or a submit reading the buffers, does. A pool
+ * given in options is free for the next load once this returns; staging the load made for itself is
+ * released by its thread after, and gone once rig_load_release returns. */
 RIG_API rig_status rig_load_wait(rig_load RIG_NONNULL load);
 
 /* What a finished load measured. */
