@@ -287,6 +287,21 @@ if obj is not None:
                                          and l["bytes_read"] == total for l in obj["loads"]),
           f"two staged loads, verified, through pinned staging ({obj['loads']})")
 
+# RIG_LOAD_TRACE=1: each load's milestones on stderr, once each, in order of time, from the start's call
+rc, out, err = run("load", "--path", "staged", "--repeat", "2", "--device", "memory:A", weights,
+                   env={"RIG_LOAD_TRACE": "1"})
+marks = [line.split("ms  ", 1) for line in err.splitlines() if line.startswith("rig load trace:")]
+traced = [m[1] for m in marks if len(m) == 2]
+times = [float(m[0].split(":")[1]) for m in marks if len(m) == 2]
+want = ["planned", "staging made", "running", "first chunk read", "first buffer made", "first copy submitted",
+        "first tensor handed out", "all copies submitted", "done", "staging released"]
+first = traced[:len(want)]
+check(rc == 0 and len(traced) == 2 * len(want) and sorted(first) == sorted(want) and first[0] == "planned"
+      and first.index("first tensor handed out") < first.index("done") and first.index("done") < first.index("staging released")
+      and all(t >= 0 for t in times), f"RIG_LOAD_TRACE=1: every milestone once a load, in order ({traced[:4]}...)")
+rc, out, err = run("load", "--device", "memory:A", weights, env={"RIG_LOAD_TRACE": "0"})
+check(rc == 0 and "rig load trace" not in err, "RIG_LOAD_TRACE=0: nothing traced")
+
 # a name that is not UTF-8, and one JSON must escape: file as U+FFFD, file_hex exact
 for raw in (b"w\xff-latin\xe9.safetensors", b'q"uo\\te\nline.safetensors'):
     odd = os.path.join(work.encode(), raw)
