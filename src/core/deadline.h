@@ -10,6 +10,11 @@ namespace rig {
 
 using Clock = std::chrono::steady_clock;
 
+// Nanoseconds on Clock, for elapsed times (the loader's stats and trace, the probe's phases).
+inline uint64_t steady_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
 // One pause of a spin-wait: lets the sibling hyperthread run and keeps the loop from flooding the memory bus.
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -10,7 +10,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -27,11 +26,6 @@ namespace {
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
 constexpr uint64_t direct_align = 4096;
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -76,8 +70,8 @@ double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length
 
 }  // namespace
 
-Load::Timed::Timed(std::atomic<uint64_t> &to) : to(to), t0(now_ns()) {}
-Load::Timed::~Timed() { to.fetch_add(now_ns() - t0, std::memory_order_relaxed); }
+Load::Timed::Timed(std::atomic<uint64_t> &to) : to(to), t0(steady_ns()) {}
+Load::Timed::~Timed() { to.fetch_add(steady_ns() - t0, std::memory_order_relaxed); }
 
 rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_t count,
                        const rig_load_placement &placement, const rig_load_options &options,
@@ -85,7 +79,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
   std::unique_ptr<Load> l(new Load());
   // rig_load_stats' seconds count from here (rig_load.h): the plan, the residency sample and a staging
   // pool made for this load are the load's time too.
-  l->t0_ns_ = now_ns();
+  l->t0_ns_ = steady_ns();
   l->trace_.begin(l->t0_ns_);
   l->file_ = file;
   l->options_ = options;
@@ -384,7 +378,7 @@ rig_status Load::finish_tensor(LoadTensor &t) {
   }
   std::lock_guard lock(mutex_);
   t.ready = true;
-  if (first_tensor_s_ < 0) first_tensor_s_ = double(now_ns() - t0_ns_) * 1e-9;
+  if (first_tensor_s_ < 0) first_tensor_s_ = double(steady_ns() - t0_ns_) * 1e-9;
   trace_.mark(Trace::FIRST_TENSOR);
   cv_.notify_all();
   return RIG_OK;
@@ -451,8 +445,8 @@ void Load::read_worker() {
       // rounds up by its timer slack (50 us) and more; a reader has a core of its own (3/4 of them).
       rig_device device = devices_[c.device];
       uint64_t want = pool.last_value(slot), got = 0;
-      for (uint64_t until = now_ns() + 2000000;
-           want && rig_device_signaled(device, &got) == RIG_OK && got < want && now_ns() < until;)
+      for (uint64_t until = steady_ns() + 2000000;
+           want && rig_device_signaled(device, &got) == RIG_OK && got < want && steady_ns() < until;)
         for (int k = 0; k < 32; ++k) cpu_relax();
       // Waits for every use of this staging chunk: the copies that read it last time (rule 6).
       s = rig_buffer_export(pool.buffer(slot), &host);
@@ -492,7 +486,7 @@ void Load::copy_worker() {
     // the driver's lock, so the readers making them slowed the copier's submits (0.68 of the link against
     // 0.9), and the copier making them only in line left the link idle behind a shallow queue.
     ahead = std::max(ahead, i);
-    for (auto until = now_ns() + 100000; !v && !halted_.load(std::memory_order_relaxed) && now_ns() < until;) {
+    for (auto until = steady_ns() + 100000; !v && !halted_.load(std::memory_order_relaxed) && steady_ns() < until;) {
       if (ahead < chunks_.size() && ahead < i + 64) {
         for (const Piece &p : chunks_[ahead].pieces)
           if (!s) s = make_buffer(*tensors_[p.tensor], tensors_[p.tensor]->devices[0]);
@@ -661,7 +655,7 @@ void Load::run() {
         if (b) rig_buffer_release(b), b = nullptr;
   {
     std::lock_guard lock(mutex_);
-    seconds_ = double(now_ns() - t0_ns_) * 1e-9;
+    seconds_ = double(steady_ns() - t0_ns_) * 1e-9;
     staging_used_ = staging;
     done_ = true;
     trace_.mark(Trace::DONE);

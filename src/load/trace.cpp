@@ -1,9 +1,10 @@
 #include "load/trace.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/deadline.h"
 
 namespace rig::load {
 namespace {
@@ -11,11 +12,6 @@ namespace {
 const char *const kNames[Trace::MARKS] = {"planned", "staging made", "running", "first chunk read", "first buffer made",
                                           "first copy submitted", "first tensor handed out", "all copies submitted", "done",
                                           "staging released"};
-
-uint64_t now_ns() {
-  return uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 bool trace_on() {
   static const bool on = [] {
@@ -31,7 +27,7 @@ Trace::Trace() : on_(trace_on()) {}
 
 void Trace::mark(Mark m) {
   if (!on_ || seen_[m].load(std::memory_order_relaxed) || seen_[m].exchange(true)) return;
-  std::fprintf(stderr, "rig load trace: %8.3f ms  %s\n", double(now_ns() - t0_ns_) * 1e-6, kNames[m]);
+  std::fprintf(stderr, "rig load trace: %8.3f ms  %s\n", double(steady_ns() - t0_ns_) * 1e-6, kNames[m]);
 }
 
 }  // namespace rig::load

@@ -13,7 +13,6 @@
 //     still registered gets cleanup_tries more tries, the buffer is freed (tried twice).
 #include "mapped/probe.h"
 
-#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -21,6 +20,7 @@
 #include <new>
 #include <optional>
 
+#include "core/deadline.h"
 #include "core/error.h"
 #include "mapped/compare.h"
 #include "mapped/parallel.h"
@@ -36,12 +36,6 @@ std::string format(const char *fmt, ...) {
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   return buf;
-}
-
-uint64_t steady_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 double gbps(double bytes_per_s) { return bytes_per_s / 1e9; }

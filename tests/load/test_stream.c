@@ -294,6 +294,16 @@ static long long keep_a_load_in_the_pool(rig_load_file f) {
   return kept;
 }
 
+/* A plain buffer of 600000 bytes on `device`, made while the fake allows only 4 KiB more device memory than
+ * is in use: RIG_OK only where rig's pools on the GPU give back what they keep. The limit is lifted again
+ * before this returns. */
+static rig_status create_past_the_limit(rig_device device, rig_buffer *out) {
+  gt_set("device_memory_limit", gt_query("device_bytes") + 4096);
+  rig_status s = rig_buffer_create(device, 600000, RIG_MEMORY_DEVICE, out);
+  gt_set("device_memory_limit", 0);
+  return s;
+}
+
 /* A plain buffer that fits only once the pool gives back what it keeps (the fake's memory limit). */
 static void a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps(void **state) {
   (void)state;
@@ -301,10 +311,8 @@ static void a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps(void
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   long long kept = keep_a_load_in_the_pool(f);
-  gt_set("device_memory_limit", gt_query("device_bytes") + 4096);
   rig_buffer big;
-  rig_status s = rig_buffer_create(gpu[0], 600000, RIG_MEMORY_DEVICE, &big);
-  gt_set("device_memory_limit", 0);
+  rig_status s = create_past_the_limit(gpu[0], &big);
   if (s != RIG_OK) fail_msg("the plain allocation: %s: %s", rig_status_name(s), rig_last_error());
   assert_true(gt_query("pool_kept_bytes") <= kept - 700000); /* gpu[0]'s pool gave its memory back */
   rig_buffer_release(big);
@@ -441,10 +449,8 @@ static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state)
 
   rig_device second;
   assert_int_equal(rig_device_open(gt_name(0), &second), RIG_OK);
-  gt_set("device_memory_limit", gt_query("device_bytes") + 4096);
   rig_buffer big;
-  rig_status s = rig_buffer_create(second, 600000, RIG_MEMORY_DEVICE, &big);
-  gt_set("device_memory_limit", 0);
+  rig_status s = create_past_the_limit(second, &big);
   if (s != RIG_OK) fail_msg("the other device's plain allocation: %s: %s", rig_status_name(s), rig_last_error());
   assert_true(gt_query("pool_kept_bytes") <= kept - 700000); /* gpu[0]'s pool gave it back */
   rig_buffer_release(big);
@@ -492,10 +498,8 @@ static void an_allocation_takes_back_what_the_pool_keeps_while_the_stream_waits_
   assert_int_equal(rig_point_import_event(gpu[0], event, &held), RIG_OK); /* gpu[0]'s stream waits on it */
   assert_int_equal(rig_wait_point(held, 1000000), RIG_TIMEOUT);
 
-  gt_set("device_memory_limit", gt_query("device_bytes") + 4096);
   rig_buffer big;
-  rig_status st = rig_buffer_create(gpu[0], 600000, RIG_MEMORY_DEVICE, &big);
-  gt_set("device_memory_limit", 0);
+  rig_status st = create_past_the_limit(gpu[0], &big);
   __atomic_store_n((uint64_t *)host, 1, __ATOMIC_RELEASE);
   if (st != RIG_OK) fail_msg("the plain allocation: %s: %s", rig_status_name(st), rig_last_error());
   assert_true(gt_query("pool_kept_bytes") <= kept - 700000);
