@@ -179,7 +179,9 @@ typedef struct rig_load_options {
   rig_load_path path;
   rig_load_io io;
   size_t staging_bytes;     /* pinned staging for the load's own pools, all devices together;
-                               0: RIG_LOAD_DEFAULT_STAGING_BYTES (64 MiB) */
+                               0: RIG_LOAD_DEFAULT_STAGING_BYTES (64 MiB). Made in pieces: the first
+                               before rig_load_start returns, the others while the load reads (one the
+                               driver refuses leaves the load less staging, not a failure) */
   size_t chunk_bytes;       /* 0: RIG_LOAD_DEFAULT_CHUNK_BYTES (4 MiB); rounded up to 64 KiB */
   size_t window_bytes;      /* registered and direct paths' window; 0: 256 MiB; rounded up to 64 KiB */
   uint32_t threads;         /* reader threads of the staged path (one more thread submits the copies);

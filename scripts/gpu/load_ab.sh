@@ -5,6 +5,8 @@
 # (default 3) on one warm file of LOAD_GIB GiB (default 8). An entry LIBDIR:ARGS also gives bench_load
 # ARGS, commas for spaces (build/ab/x:--staging-mib,128), to compare settings through one library.
 # Usage (repository root, on the GPU machine): scripts/gpu/load_ab.sh BUILD_DIR LIBDIR[:ARGS]...
+# FIRST_CLI=1: after each bench run, one `rig load --json` process through the same library too (a first
+# load with no kept pool, its milestones by RIG_LOAD_TRACE=1), into the same log and summary.
 # Writes $OUT/load-ab/<entry's name>-<round>.log and the staged rows of every run in summary.txt.
 set -u
 B=$(cd "${1:?usage: scripts/gpu/load_ab.sh BUILD_DIR LIBDIR...}" && pwd)
@@ -26,5 +28,12 @@ for r in $(seq "${ROUNDS:-3}"); do
     LD_LIBRARY_PATH="$(cd "$lib" && pwd):$B" timeout 120 "$B/bench/load/bench_load" "$F" --staged-only --no-cold \
       ${args//,/ } > "$L/$name-$r.log" 2>&1
     grep -E 'link:|rig staged' "$L/$name-$r.log" | sed "s|^|$name r$r |" | cut -c1-260 | tee -a "$L/summary.txt"
+    if [ "${FIRST_CLI:-0}" = 1 ]; then
+      LD_LIBRARY_PATH="$(cd "$lib" && pwd):$B" RIG_LOAD_TRACE=1 timeout 60 "$B/tools/rig" load "$F" --device cuda:0 --json \
+        > "$L/$name-$r-cli.json" 2> "$L/$name-$r-cli.trace"
+      python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["loads"][0]; print("cli first load %.2f GB/s, first tensor %.1f ms, %s" % (l["gb_per_s"], l["first_tensor_seconds"]*1e3, l["path"]))' \
+        "$L/$name-$r-cli.json" 2>&1 | sed "s|^|$name r$r |" | tee -a "$L/summary.txt"
+      sed "s|^|$name r$r |" "$L/$name-$r-cli.trace" | tee -a "$L/summary.txt"
+    fi
   done
 done

@@ -152,7 +152,7 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     size_t chunk = chunk_bytes ? (chunk_bytes + 65535) / 65536 * 65536 : RIG_LOAD_DEFAULT_CHUNK_BYTES;
     if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
     std::unique_ptr<StagingPool> pool;
-    if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, &pool)) return s;
+    if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, false, &pool)) return s;
     // A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
     // (load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
     // load, whose first tensor it kept 7-11 ms on an H200 (RIG_LOAD_TRACE, 2026-12-02). A device without

@@ -231,7 +231,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       if (!chunks_of[d]) { l->pools_.push_back(nullptr); continue; }
       size_t slots = std::clamp<size_t>(budget / readers / (chunk + slack), 1, chunks_of[d]);
       std::unique_ptr<StagingPool> pool;
-      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, &pool)) return s;
+      if (rig_status s = StagingPool::make(l->devices_[d], chunk + slack, slots, true, &pool)) return s;
       pool->claim();
       l->pools_.push_back(pool.get());
       l->own_pools_.push_back(std::move(pool));

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "core/error.h"
@@ -9,50 +10,91 @@
 #include "mapped/host_map.h"
 
 namespace rig::load {
+namespace {
+
+// A pool made behind comes in pieces of a quarter of it, at most 16 MiB (four of the default chunks, about
+// a millisecond of registering on an H200 host): a load's first reads wait for one piece, not the 4-5 ms
+// of its whole 64 MiB pool (RIG_LOAD_TRACE, 2026-12-02), and each piece is one registration.
+size_t piece_chunks(size_t chunk_bytes, size_t count) {
+  return std::clamp<size_t>(count / 4, 1, std::max<size_t>(1, (size_t(16) << 20) / chunk_bytes));
+}
+
+}  // namespace
 
 // Why registered ordinary memory: on an H200 the driver makes pinned memory (cuMemHostAlloc) at about
 // 2.4 GB/s, so a first load paid ~0.17 s for its 256 MiB pool, a third of an 8 GiB load at the link's
-// rate; registering an anonymous mapping (cuMemHostRegister) pins it several times faster. The region is
+// rate; registering an anonymous mapping (cuMemHostRegister) pins it several times faster. Each piece is
 // borrowed once as a whole (one driver registration, a counted entry of the range table); each chunk is
 // then wrapped and borrowed on its own, inside that entry (no driver call), so that each chunk is an
 // allocation whose stamps carry only its own copies and a reader waits for its chunk alone (rule 6).
-// The mapping goes with the last wrap's release (load/mapping.h), after every copy that reads it.
-rig_status StagingPool::make_registered(size_t count) {
-  size_t length = chunk_bytes_ * count;
+// A piece's mapping goes with its last wrap's release (load/mapping.h), after every copy that reads it.
+rig_status StagingPool::make_piece(size_t first, size_t n) {
+  size_t length = chunk_bytes_ * n;
   void *base = mapped::map_for_registering(length);
   if (!base) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
-  region_ = new Mapping();
-  region_->base = base;
-  region_->length = length;
-  // wrap: one reference for the region's own wrap, one per chunk's; region_'s first stays with the pool
+  auto *region = new Mapping();
+  region->base = base;
+  region->length = length;
+  Piece piece{region, nullptr};
+  // wrap: one reference for the piece's own wrap, one per chunk's; the region's first stays with the pool
   auto wrap = [&](void *at, size_t bytes, rig_buffer *out) {
-    region_->refs.fetch_add(1, std::memory_order_relaxed);
-    rig_status s = rig_buffer_wrap(at, bytes, RIG_ACCESS_READ_WRITE, drop_mapping, region_, out);
-    if (s != RIG_OK) region_->drop();
+    region->refs.fetch_add(1, std::memory_order_relaxed);
+    rig_status s = rig_buffer_wrap(at, bytes, RIG_ACCESS_READ_WRITE, drop_mapping, region, out);
+    if (s != RIG_OK) region->drop();
     return s;
   };
   rig_buffer whole = nullptr;
   rig_status s = wrap(base, length, &whole);
-  if (s == RIG_OK) s = rig_buffer_borrow(device_, whole, &region_borrow_);
+  if (s == RIG_OK) s = rig_buffer_borrow(device_, whole, &piece.borrow);
   if (whole) rig_buffer_release(whole);  // the borrow keeps the allocation (and so the registration)
-  for (size_t i = 0; s == RIG_OK && i < count; ++i) {
-    rig_buffer w = nullptr, b = nullptr;
-    s = wrap(static_cast<char *>(base) + i * chunk_bytes_, chunk_bytes_, &w);
-    if (s == RIG_OK) s = rig_buffer_borrow(device_, w, &b);
-    if (w) wraps_.push_back(w);
-    if (b) slots_.push_back(b);
+  pieces_.push_back(piece);              // released by the destructor, made whole or not
+  for (size_t i = first; s == RIG_OK && i < first + n; ++i) {
+    s = wrap(static_cast<char *>(base) + (i - first) * chunk_bytes_, chunk_bytes_, &wraps_[i]);
+    if (s == RIG_OK) s = rig_buffer_borrow(device_, wraps_[i], &slots_[i]);
   }
   return s;
 }
 
-rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out) {
+void StagingPool::hand_out(size_t first, size_t n) {
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t i = first; i < first + n; ++i) free_.push_back(i);
+  }
+  made_.fetch_add(n, std::memory_order_release);
+  cv_.notify_all();
+}
+
+// A piece refused behind (the driver out of pinnable memory) ends the growth: the load goes on through
+// the chunks it has, more slowly, which is better than failing a load that can finish. Its chunks made
+// before the refusal stay unhanded and go with the pool.
+void StagingPool::make_behind(size_t from, size_t count) {
+  size_t piece = piece_chunks(chunk_bytes_, count);
+  // The first piece behind is always tried, even for a pool already stopping: a short load then costs its
+  // release one piece's registration, and the refusal above is reached in every load that grows.
+  for (size_t first = from; first < count; first += piece) {
+    if (first > from && stop_growing_.load(std::memory_order_acquire)) return;
+    size_t n = std::min(piece, count - first);
+    if (make_piece(first, n) != RIG_OK) return;
+    hand_out(first, n);
+  }
+}
+
+rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
+                             std::unique_ptr<StagingPool> *out) {
   auto p = std::make_unique<StagingPool>();
   p->device_ = device;
   p->chunk_bytes_ = chunk_bytes;
-  rig_status s = count ? p->make_registered(count) : RIG_OK;
+  p->wraps_.assign(count, nullptr);
+  p->slots_.assign(count, nullptr);
+  p->last_value_.reset(new std::atomic<uint64_t>[count]());
+  size_t now = behind ? std::min(count, piece_chunks(chunk_bytes, count)) : count;
+  rig_status s = count ? p->make_piece(0, now) : RIG_OK;
   if (s == RIG_OK) {
-    p->last_value_.reset(new std::atomic<uint64_t>[count]());
-    for (size_t i = 0; i < count; ++i) p->free_.push_back(i);
+    p->hand_out(0, now);
+    if (now < count) {
+      StagingPool *self = p.get();
+      p->grower_ = std::thread([self, now, count] { self->make_behind(now, count); });
+    }
     *out = std::move(p);
     return RIG_OK;
   }
@@ -62,25 +104,31 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   p = std::make_unique<StagingPool>();
   p->device_ = device;
   p->chunk_bytes_ = chunk_bytes;
-  for (size_t i = 0; i < count; ++i) {
-    rig_buffer b;
-    rig_status s = rig_buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &b);
-    if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, rig_last_error());
-    p->slots_.push_back(b);
-    p->free_.push_back(i);
-  }
+  p->wraps_.assign(count, nullptr);
+  p->slots_.assign(count, nullptr);
   p->last_value_.reset(new std::atomic<uint64_t>[count]());
+  for (size_t i = 0; i < count; ++i) {
+    rig_status s = rig_buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &p->slots_[i]);
+    if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, rig_last_error());
+  }
+  p->hand_out(0, count);
   *out = std::move(p);
   return RIG_OK;
 }
 
 StagingPool::~StagingPool() {
-  // None of these waits: each allocation's memory returns, and the region is unmapped after the last, once
+  stop_growing_.store(true, std::memory_order_release);
+  if (grower_.joinable()) grower_.join();
+  // None of these waits: each allocation's memory returns, and a piece is unmapped after its last, once
   // the copies that read it are reached.
-  for (rig_buffer b : slots_) rig_buffer_release(b);
-  for (rig_buffer w : wraps_) rig_buffer_release(w);
-  if (region_borrow_) rig_buffer_release(region_borrow_);
-  if (region_) region_->drop();
+  for (rig_buffer b : slots_)
+    if (b) rig_buffer_release(b);
+  for (rig_buffer w : wraps_)
+    if (w) rig_buffer_release(w);
+  for (Piece &piece : pieces_) {
+    if (piece.borrow) rig_buffer_release(piece.borrow);
+    piece.region->drop();
+  }
 }
 
 bool StagingPool::acquire(const std::atomic<bool> &halt, size_t *slot) {

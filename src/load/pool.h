@@ -1,32 +1,42 @@
 // Pinned staging chunks of one device, handed to a load's reader threads one at a time. Made once and kept
 // (by a caller's rig_load_pool, or for one load): pinned allocation is slow, reuse is what reaches the link.
 // Where the device borrows host memory (CUDA, HIP, memory devices) the chunks are ordinary memory
-// registered once (pool.cpp says why); elsewhere they are the device's RIG_MEMORY_PINNED buffers.
+// registered in pieces (pool.cpp says why); elsewhere they are the device's RIG_MEMORY_PINNED buffers.
 #pragma once
 
 #include <rig.h>
 
 #include <atomic>
-#include <memory>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace rig::load {
 
+struct Mapping;
+
 class StagingPool {
  public:
-  // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). Sets rig's message.
-  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, std::unique_ptr<StagingPool> *out);
+  // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). `behind`: only the first
+  // piece is made before this returns and a thread of the pool's own registers the others, each piece's
+  // chunks handed out as it lands (a load's own pool: its reads start after one piece, not the whole
+  // pool); otherwise every chunk is made first. Sets rig's message.
+  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
+                         std::unique_ptr<StagingPool> *out);
+  // Stops the pieces still to be made (waits for the one being registered), then releases every chunk.
   ~StagingPool();
 
   rig_device device() const { return device_; }
   size_t chunk_bytes() const { return chunk_bytes_; }
-  size_t bytes() const { return chunk_bytes_ * slots_.size(); }
+  // The pinned bytes made so far (all of them once made; fewer where a piece behind was refused).
+  size_t bytes() const { return chunk_bytes_ * made_.load(std::memory_order_acquire); }
 
-  // Takes a free chunk, waiting (its own lock only) until one is given back or `halt` is set (then
-  // answers false: the load stopped). wake() makes waiters look at their `halt` again.
+  // Takes a free chunk, waiting (its own lock only) until one is given back or made, or `halt` is set
+  // (then answers false: the load stopped). wake() makes waiters look at their `halt` again.
   bool acquire(const std::atomic<bool> &halt, size_t *slot);
   // Gives a chunk back; `value`: the device's submitted value once the copies reading it were submitted,
   // which last_value() answers until the chunk comes back again. Without: no copy read it this time.
@@ -44,13 +54,22 @@ class StagingPool {
  private:
   rig_device device_ = nullptr;
   size_t chunk_bytes_ = 0;
-  // Registered chunks: the region's own borrow (its one registration) and every chunk's wrap and borrow.
-  rig_status make_registered(size_t count);
-  struct Mapping *region_ = nullptr;
-  rig_buffer region_borrow_ = nullptr;
-  std::vector<rig_buffer> wraps_;
+  // Registered chunks [first, first + n): the piece's own borrow (its one registration) and each chunk's
+  // wrap and borrow; the chunks are handed out once all are made.
+  rig_status make_piece(size_t first, size_t n);
+  void make_behind(size_t from, size_t count);  // the grower_'s loop
+  void hand_out(size_t first, size_t n);
+  struct Piece {
+    Mapping *region;
+    rig_buffer borrow;
+  };
+  std::vector<Piece> pieces_;         // the maker's, then the grower_'s; read by the destructor after it
+  std::vector<rig_buffer> wraps_;     // one per chunk, sized up front: a slot is written before handed out
   std::vector<rig_buffer> slots_;
   std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
+  std::atomic<size_t> made_{0};
+  std::thread grower_;
+  std::atomic<bool> stop_growing_{false};
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
   std::condition_variable cv_;

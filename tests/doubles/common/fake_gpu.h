@@ -37,6 +37,14 @@ inline void spend(long long ns) {  // a busy wait: sleeps are too coarse for per
   }
 }
 
+// The register_refuse_after switch of both fakes, under the fake's lock: `left` > 0 registrations still
+// succeed (each counts one down), then every one is refused (-1); 0: off. True: refuse this one.
+inline bool refuse_register_now(long long &left) {
+  if (left < 0) return true;
+  if (left > 0 && --left == 0) left = -1;
+  return false;
+}
+
 // ----- streams -------------------------------------------------------------------------------------------
 
 template <class Owner>

@@ -46,7 +46,7 @@ using Clock = std::chrono::steady_clock;
 struct Switches {
   long long devices = 2, integrated = 0, integrated_query_fails = 0, pageable_host_page_tables = 0,
             read_only_supported = 1, host_register_supported = 1, memops = 1, peer_access = 1,
-            register_refuse = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
+            register_refuse = 0, register_refuse_after = 0, register_wrong_bytes = 0, unregister_fail = 0, registered_upload_ns_per_kib = 0,
             pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0, fail_launch_at = 0, launch_delay_us = 0,
             copy_delay_us = 0, ignore_waits = 0, pageable_dma_delay_us = 100, read_only_pages_need_flag = 0,
             mem_pools = 1, device_memory_limit = 0;
@@ -54,7 +54,7 @@ struct Switches {
 
 #define FAKE_SWITCHES(X)                                                                                       \
   X(devices) X(integrated) X(integrated_query_fails) X(pageable_host_page_tables) X(read_only_supported)       \
-  X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_wrong_bytes)             \
+  X(host_register_supported) X(memops) X(peer_access) X(register_refuse) X(register_refuse_after) X(register_wrong_bytes)             \
   X(unregister_fail) X(registered_upload_ns_per_kib) X(pinned_upload_ns_per_kib)                              \
   X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us) X(copy_delay_us) X(ignore_waits) X(pageable_dma_delay_us) X(read_only_pages_need_flag) \
   X(mem_pools) X(device_memory_limit)
@@ -808,6 +808,7 @@ EXPORT Result cuMemHostRegister_v2(void *ptr, size_t bytes, unsigned flags) {
   ++s.count.register_calls;
   s.count.last_register_flags = flags;
   if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
+  if (fake_gpu::refuse_register_now(s.sw.register_refuse_after)) return ERROR_OUT_OF_MEMORY;
   if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
   auto p = reinterpret_cast<uintptr_t>(ptr);
   // As the driver, where asked: pages the process cannot write register only with the read-only flag.

@@ -13,6 +13,8 @@
  *                                cuIpcOpenMemHandle of another device's memory answer 217 (an IPC handle names
  *                                its device; the lazy flag opens it as a peer, as cuCtxEnablePeerAccess would)
  *   register_refuse              a CUresult (e.g. 1, 800) every cuMemHostRegister returns (default 0)
+ *   register_refuse_after        N: N more registrations succeed, then every one answers out of memory
+ *                                (2), until set again (0: off)
  *   register_wrong_bytes         1: registration succeeds but the device sees other bytes than the host's
  *   unregister_fail              1: the next cuMemHostUnregister answers 713 (once); 2: every one does
  *   registered_upload_ns_per_kib cuMemcpyHtoD from a registered file mapping takes this long per KiB

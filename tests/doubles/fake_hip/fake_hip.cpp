@@ -49,7 +49,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Switches {
   long long devices = 2, integrated = 0, integrated_query_fails = 0, host_register_supported = 1, memops = 1,
-            peer_access = 1, register_refuse = 0, false_unregister_713 = 1, unregister_fail = 0,
+            peer_access = 1, register_refuse = 0, register_refuse_after = 0, false_unregister_713 = 1, unregister_fail = 0,
             registered_upload_ns_per_kib = 0, pinned_upload_ns_per_kib = 0, pageable_upload_ns_per_kib = 0,
             fail_launch_at = 0, launch_delay_us = 0, copy_delay_us = 0, ignore_waits = 0, read_only_pages_need_flag = 0,
             mem_pools = 1, device_memory_limit = 0;
@@ -57,7 +57,7 @@ struct Switches {
 
 #define FAKE_SWITCHES(X)                                                                                      \
   X(devices) X(integrated) X(integrated_query_fails) X(host_register_supported) X(memops) X(peer_access)     \
-  X(register_refuse) X(false_unregister_713) X(unregister_fail) X(registered_upload_ns_per_kib)              \
+  X(register_refuse) X(register_refuse_after) X(false_unregister_713) X(unregister_fail) X(registered_upload_ns_per_kib)              \
   X(pinned_upload_ns_per_kib) X(pageable_upload_ns_per_kib) X(fail_launch_at) X(launch_delay_us)             \
   X(copy_delay_us) X(ignore_waits) X(read_only_pages_need_flag) X(mem_pools) X(device_memory_limit)
 
@@ -765,6 +765,7 @@ EXPORT Error hipHostRegister(void *ptr, size_t bytes, unsigned flags) {
   ++s.count.register_calls;
   s.count.last_register_flags = flags;
   if (s.sw.register_refuse) return static_cast<Error>(s.sw.register_refuse);
+  if (fake_gpu::refuse_register_now(s.sw.register_refuse_after)) return ERROR_OUT_OF_MEMORY;
   auto p = reinterpret_cast<uintptr_t>(ptr);
   bool unmapped = false, readable = true;
   std::string why = cannot_serve(p, p + bytes, &unmapped, &readable);

@@ -20,6 +20,8 @@
  *                                 hipStream{Write,Wait}Value64 answer 801
  *   peer_access                   hipDeviceCanAccessPeer's answer between two devices (default 1)
  *   register_refuse               a hipError_t every hipHostRegister returns (default 0)
+ *   register_refuse_after         N: N more registrations succeed, then every one answers out of memory
+ *                                 (2), until set again (0: off)
  *   false_unregister_713          1 (default): unregistering a registration that cannot serve answers 713
  *                                 and leaves it; 0: it unregisters
  *   unregister_fail               1: the next hipHostUnregister of any registration answers 713 (once);
