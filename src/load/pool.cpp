@@ -30,9 +30,14 @@ size_t piece_chunks(size_t chunk_bytes, size_t count) {
 // A piece's mapping goes with its last wrap's release (load/mapping.h), after every copy that reads it.
 rig_status StagingPool::make_piece(size_t first, size_t n) {
   size_t length = chunk_bytes_ * n;
-  void *base = mapped::map_for_registering(length);
-  if (!base) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
+  // Nothing below throws once the region is made (pieces_ has room for every piece: make): a throw leaves
+  // no mapping behind.
   auto *region = new Mapping();
+  void *base = mapped::map_for_registering(length);
+  if (!base) {
+    delete region;
+    return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
+  }
   region->base = base;
   region->length = length;
   Piece piece{region, nullptr};
@@ -67,26 +72,34 @@ void StagingPool::hand_out(size_t first, size_t n) {
 // A piece refused behind (the driver out of pinnable memory) ends the growth: the load goes on through
 // the chunks it has, more slowly, which is better than failing a load that can finish. Its chunks made
 // before the refusal stay unhanded and go with the pool.
-void StagingPool::make_behind(size_t from, size_t count) {
+void StagingPool::make_behind(size_t from, size_t count) noexcept {
   size_t piece = piece_chunks(chunk_bytes_, count);
   // The first piece behind is always tried, even for a pool already stopping: a short load then costs its
-  // release one piece's registration, and the refusal above is reached in every load that grows.
-  for (size_t first = from; first < count; first += piece) {
-    if (first > from && stop_growing_.load(std::memory_order_acquire)) return;
-    size_t n = std::min(piece, count - first);
-    if (make_piece(first, n) != RIG_OK) return;
-    hand_out(first, n);
+  // release one piece's registration, and a refusal behind the first piece is met in every load that grows.
+  try {
+    for (size_t first = from; first < count; first += piece) {
+      if (first > from && stop_growing_.load(std::memory_order_acquire)) return;
+      size_t n = std::min(piece, count - first);
+      if (make_piece(first, n) != RIG_OK) return;
+      hand_out(first, n);
+    }
+  } catch (...) {  // out of host memory (the region, the free list): as a refusal
   }
 }
 
 rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
                              std::unique_ptr<StagingPool> *out) {
-  auto p = std::make_unique<StagingPool>();
-  p->device_ = device;
-  p->chunk_bytes_ = chunk_bytes;
-  p->wraps_.assign(count, nullptr);
-  p->slots_.assign(count, nullptr);
-  p->last_value_.reset(new std::atomic<uint64_t>[count]());
+  auto empty = [&] {  // no chunk made yet, every slot's place set
+    auto p = std::make_unique<StagingPool>();
+    p->device_ = device;
+    p->chunk_bytes_ = chunk_bytes;
+    p->wraps_.assign(count, nullptr);
+    p->slots_.assign(count, nullptr);
+    p->last_value_.reset(new std::atomic<uint64_t>[count]());
+    p->pieces_.reserve(count);
+    return p;
+  };
+  auto p = empty();
   size_t now = behind ? std::min(count, piece_chunks(chunk_bytes, count)) : count;
   rig_status s = count ? p->make_piece(0, now) : RIG_OK;
   if (s == RIG_OK) {
@@ -101,12 +114,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   if (s != RIG_UNSUPPORTED && s != RIG_UNMAPPABLE)
     return fail(s, "staging of %zu chunks of %zu bytes: %s", count, chunk_bytes, rig_last_error());
   // A device that borrows no host memory (Vulkan without its opt-in): its own pinned buffers.
-  p = std::make_unique<StagingPool>();
-  p->device_ = device;
-  p->chunk_bytes_ = chunk_bytes;
-  p->wraps_.assign(count, nullptr);
-  p->slots_.assign(count, nullptr);
-  p->last_value_.reset(new std::atomic<uint64_t>[count]());
+  p = empty();
   for (size_t i = 0; i < count; ++i) {
     rig_status s = rig_buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &p->slots_[i]);
     if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, rig_last_error());

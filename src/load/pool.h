@@ -57,7 +57,7 @@ class StagingPool {
   // Registered chunks [first, first + n): the piece's own borrow (its one registration) and each chunk's
   // wrap and borrow; the chunks are handed out once all are made.
   rig_status make_piece(size_t first, size_t n);
-  void make_behind(size_t from, size_t count);  // the grower_'s loop
+  void make_behind(size_t from, size_t count) noexcept;  // the grower_'s loop
   void hand_out(size_t first, size_t n);
   struct Piece {
     Mapping *region;
