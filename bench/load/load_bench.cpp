@@ -426,12 +426,13 @@ double rig_row(const char *path, const std::vector<rig_device> &devs, rig_load_r
   if (!s && rig_load_get_stats(load, &st) == RIG_OK) {
     char b[512];
     // Where the fixed time goes: opened, started (rig_load_start returned), the first tensor handed out,
-    // the last copy submitted (rig_load_wait returned), the copies done; each from the row's start.
+    // the last copy submitted (rig_load_wait returned), the copies done; each from the row's start. The
+    // first tensor's time counts from rig_load_start's call (rig_load.h), made right after the open.
     std::snprintf(b, sizeof b,
                   "%s%s; ms: open %.2f, start %.2f, first tensor %.2f, submitted %.2f, done %.2f; staging %zu MiB; "
                   "rss +%lld MiB (%s)",
                   rig_load_path_name(st.path), st.direct_io ? "+O_DIRECT" : "", opened * 1e3, started * 1e3,
-                  started * 1e3 + st.first_tensor_seconds * 1e3, submitted * 1e3, secs * 1e3, st.staging_bytes / MiB,
+                  opened * 1e3 + st.first_tensor_seconds * 1e3, submitted * 1e3, secs * 1e3, st.staging_bytes / MiB,
                   (rss_bytes() - rss0) / (long long)MiB, st.why ? st.why : "");
     *note = b;
     if (copied) *copied = st.bytes_copied;
