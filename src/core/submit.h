@@ -159,12 +159,19 @@ inline rig_status hand_over(const Run &run, Device &self, uint64_t value, std::s
   if (rig_status s = run.check_ready(); s != RIG_OK) return s;
   // A run with no slots and no waits named (an empty submit: a point after the device's work so far) has
   // nothing to collect and nothing to wait for: straight to the turn, without the full path's collected
-  // set and in-queue waits (a third of an empty submit's instructions, bench/README.md).
+  // set and in-queue waits (a third of an empty submit's instructions, bench/README.md). A device that runs
+  // work inline has nothing to run for it either: its value is reached once assigned (Device::ran_inline).
   if (!wait_count && run.stamping().empty()) {
     if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
     return submit_detail::in_turn(
-        self, point, [&](uint64_t value) { return submit_detail::hand_over(run, self, value, {}); }, [](uint64_t) {});
+        self, point,
+        [&](uint64_t value) {
+          if (!self.runs_inline() || !run.work().parts.empty()) return submit_detail::hand_over(run, self, value, {});
+          self.ran_inline(value);
+          return RIG_OK;
+        },
+        [](uint64_t) {});
   }
   if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
   return submit_waiting(run, waits, wait_count, point);
