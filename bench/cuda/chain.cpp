@@ -14,21 +14,19 @@
 // the memory-operation timeline.
 // Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
 // Every figure is a ratio against a row of the same run: the median over rounds of the two rows' ratio in
-// each round (every round measures every row, in rotated order), with its quartiles, beside the ratio of
-// (b) measured twice, which is the noise. Needs a GPU: exits 77 with the reason otherwise.
+// each round (every round measures every row, in rotated order: bench/common/rounds.h), with its
+// quartiles, beside the ratio of (b) measured twice, which is the noise. Needs a GPU: exits 77 with the
+// reason otherwise.
 #include <rig.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/rounds.h"
 #include "drivers/cuda/api.h"
 #include "drivers/cuda/context.h"
 #include "kernels_ptx.h"
@@ -36,7 +34,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using rig::cuda::Api;
 namespace cu = rig::cu;
 
@@ -66,57 +63,19 @@ void check_cu(const Api &, cu::Result r, const char *what) {
   }
 }
 
-double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-// One pass of `ops` operations: op(i) enqueues operation i, finish() waits for everything enqueued.
-// burst == 0: one stream of operations, finished at the end; wall time is the chain's throughput and host
-// time the enqueueing (which includes any blocking on a full queue). burst > 0: finished after every
-// `burst` operations, and only the enqueueing counts: the host's own cost per operation, with the GPU
-// never far enough behind to block it.
-template <class Op, class Finish>
-Result pass(int burst, Op &&op, Finish &&finish) {
-  double host = 0, tail = 0;
-  auto t0 = Clock::now();
-  for (int i = 0; i < ops;) {
-    int end = burst ? std::min(ops, i + burst) : ops;
-    auto h0 = Clock::now();
-    for (; i < end; ++i) op(i);
-    auto h1 = Clock::now();
-    host += micros(h1 - h0);
-    finish();
-    tail = micros(Clock::now() - h1);
-  }
-  return {micros(Clock::now() - t0) / ops, host / ops, tail};
-}
-
 constexpr int kBurst = 256;
 
-// A row of the table: its chain's operation and finish, and what each round measured: wall time from one
-// continuous pass, host time from one pass in bursts.
-struct Row {
-  const char *key;   // "a", "a1", "b", "b2", ...: ratios name rows by key
-  const char *name;
-  std::function<void(int)> op;
-  std::function<void()> finish;
-  std::vector<Result> rounds = {};
-  void measure() {
-    Result whole = pass(0, op, finish);
-    Result r;
-    r.wall_us = whole.wall_us;
-    r.tail_us = whole.tail_us;
-    r.enqueue_us = whole.host_us;
-    r.host_us = pass(kBurst, op, finish).host_us;
-    rounds.push_back(r);
-  }
-};
-
-// Quantile q (0..1) of xs, by linear interpolation between order statistics.
-double quantile(std::vector<double> xs, double q) {
-  std::sort(xs.begin(), xs.end());
-  double at = q * (xs.size() - 1);
-  size_t lo = static_cast<size_t>(at);
-  size_t hi = std::min(lo + 1, xs.size() - 1);
-  return xs[lo] + (xs[hi] - xs[lo]) * (at - lo);
+// A row of the table (bench/common/rounds.h); each round measures wall time from one continuous pass and
+// host time from one pass in bursts.
+using Row = bench::Row<Result>;
+void measure(Row &row) {
+  bench::Pass whole = bench::pass(ops, 0, row.op, row.finish);
+  Result r;
+  r.wall_us = whole.wall_us;
+  r.tail_us = whole.tail_us;
+  r.enqueue_us = whole.host_us;
+  r.host_us = bench::pass(ops, kBurst, row.op, row.finish).host_us;
+  row.rounds.push_back(r);
 }
 
 // ---- rig rows --------------------------------------------------------------------------------------------
@@ -327,46 +286,13 @@ struct RawChain {
   }
 };
 
-// A figure over the rounds: its median, the median's 95% confidence interval (distribution-free: the order
-// statistics n/2 -+ 0.98 sqrt(n)), and the quartiles, which show how much one round's figure moves.
-struct Spread {
-  double median, lo, hi, q1, q3;
-};
-Spread spread(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  double n = static_cast<double>(xs.size()), half = 0.98 * std::sqrt(n);
-  auto at = [&](double rank) {  // 1-based rank, clamped
-    long i = std::lround(rank);
-    return xs[static_cast<size_t>(std::clamp<long>(i, 1, static_cast<long>(xs.size())) - 1)];
-  };
-  return {quantile(xs, 0.5), at(std::floor(n / 2 - half)), at(std::ceil(n / 2 + half + 1)), quantile(xs, 0.25),
-          quantile(xs, 0.75)};
-}
-
-const Row *row(const std::vector<Row> &rows, const char *key) {
-  for (const Row &r : rows)
-    if (std::strcmp(r.key, key) == 0) return &r;
-  return nullptr;
-}
-
-// Per-round figure f(x_k, y_k) of rows x and y: both measured in the same round, so a drift of the machine
-// between rounds reaches both.
-template <class F>
-std::vector<double> paired(const Row &x, const Row &y, F &&f) {
-  std::vector<double> out;
-  for (size_t k = 0; k < x.rounds.size(); ++k) out.push_back(f(x.rounds[k], y.rounds[k]));
-  return out;
-}
-
+// The ratio line of rows x over y: wall times, or host times (bursts).
 void print_ratio(const char *label, const std::vector<Row> &rows, const char *x, const char *y, bool wall,
                  const char *goal) {
-  const Row *a = row(rows, x), *b = row(rows, y);
-  if (!a || !b) return;
-  Spread s = spread(paired(*a, *b, [&](const Result &p, const Result &q) {
+  auto s = bench::ratio(rows, x, y, [&](const Result &p, const Result &q) {
     return wall ? p.wall_us / q.wall_us : p.host_us / q.host_us;
-  }));
-  std::printf("  ratio %-4s %2s/%-2s median %.3f  95%% CI %.3f-%.3f  quartiles %.3f-%.3f%s\n", label, x, y, s.median,
-              s.lo, s.hi, s.q1, s.q3, goal);
+  });
+  if (s) bench::print_ratio(label, x, y, *s, goal);
 }
 
 void report(const char *what, const std::vector<Row> &rows) {
@@ -383,8 +309,9 @@ void report(const char *what, const std::vector<Row> &rows) {
       t.push_back(x.tail_us);
       h.push_back(x.host_us);
     }
-    std::printf("  %-50s %8.3f %8.3f %8.3f %9.1f %8.3f %8.3f\n", r.name, quantile(w, 0.5), quantile(w, 0),
-                quantile(e, 0.5), quantile(t, 0.5), quantile(h, 0.5), quantile(h, 0));
+    std::printf("  %-50s %8.3f %8.3f %8.3f %9.1f %8.3f %8.3f\n", r.name, bench::quantile(w, 0.5),
+                bench::quantile(w, 0), bench::quantile(e, 0.5), bench::quantile(t, 0.5), bench::quantile(h, 0.5),
+                bench::quantile(h, 0));
   }
   // Ratios are medians of per-round ratios. b2 is b measured again: b2/b is the noise between two rows
   // making identical calls, the floor under which no other ratio means anything.
@@ -399,16 +326,17 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("wall", rows, "a", "c", true, "");
   print_ratio("wall", rows, "am", "b", true, "   memory-operation timeline");
   print_ratio("host", rows, "am", "e", false, "   memory-operation timeline over its calls by hand");
-  const Row *a = row(rows, "a"), *a1 = row(rows, "a1");
-  Spread edge = spread(paired(*a, *a1, [](const Result &p, const Result &q) { return p.host_us - q.host_us; }));
+  const Row *a = bench::find_row(rows, "a"), *a1 = bench::find_row(rows, "a1");
+  bench::Spread edge =
+      bench::spread(bench::paired(*a, *a1, [](const Result &p, const Result &q) { return p.host_us - q.host_us; }));
   std::printf("  cross-device edge, host a - a1: median %.3f us  95%% CI %.3f-%.3f  quartiles %.3f-%.3f   goal <= 0.4\n",
               edge.median, edge.lo, edge.hi, edge.q1, edge.q3);
   // What rig adds to an edge over the wait call itself, and to an operation with no edge.
-  const Row *d = row(rows, "d"), *d1 = row(rows, "d1");
+  const Row *d = bench::find_row(rows, "d"), *d1 = bench::find_row(rows, "d1");
   std::vector<double> extra;
   for (size_t k = 0; k < a->rounds.size(); ++k)
     extra.push_back((a->rounds[k].host_us - a1->rounds[k].host_us) - (d->rounds[k].host_us - d1->rounds[k].host_us));
-  Spread x = spread(extra);
+  bench::Spread x = bench::spread(extra);
   std::printf("  rig's own part of the edge, (a - a1) - (d - d1): median %.3f us  95%% CI %.3f-%.3f\n", x.median, x.lo,
               x.hi);
   print_ratio("host", rows, "a1", "d1", false, "   one device, no edge: rig over its calls by hand");
@@ -460,11 +388,9 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
     if (raw.has_memops())
       rows.push_back({"e", "(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
                       [&] { raw.finish(); }});
-    // Every row once to warm up, then rounds: each round measures every row, starting one row further on
-    // each time, so neither a drift of the machine nor the row before (the slow (c), say) favours a row.
-    for (Row &r : rows) pass(kBurst, r.op, r.finish);
-    for (int k = 0; k < repeats; ++k)
-      for (size_t j = 0; j < rows.size(); ++j) rows[(k + j) % rows.size()].measure();
+    // Every row once to warm up, then rounds in rotated order (bench::run_rounds).
+    for (Row &r : rows) bench::pass(ops, kBurst, r.op, r.finish);
+    bench::run_rounds(rows, repeats, measure);
     report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", rows);
   }
 }
