@@ -1,13 +1,19 @@
 // The chain benchmark on Vulkan: a chain of 4 KiB copies, and one of tiny dispatches, alternating between
-// two devices, each op reading what the previous op (on the other device) wrote. Three rows per chain:
-//   rig        through librig: two rig devices opened on one Vulkan device; every op waits in its queue
-//              for the other device's previous op, found by rig from the memory's stamps
-//   by hand    the same ordering written by hand: one VkDevice, a queue and a timeline semaphore per
-//              "device", each op a command buffer submitted with a wait on the other's semaphore value
-//   host sync  by hand, waiting on the host after every op (what ordering costs without in-queue waits)
-// Prints microseconds per op and the ratio rig / by hand (the goal: within 1.05).
+// two devices, each op reading what the previous op (on the other device) wrote. Four rows per chain:
+//   (a)  rig        through librig: two rig devices opened on one Vulkan device; every op waits in its
+//                   queue for the other device's previous op, found by rig from the memory's stamps
+//   (b)  by hand    the same ordering written by hand: one VkDevice, a queue and a timeline semaphore per
+//                   "device", each op a command buffer submitted with a wait on the other's semaphore value
+//   (b2) by hand again, measured apart: b2/b is the noise, the floor under which no ratio means anything
+//   (c)  host sync  by hand, waiting on the host after every op (what ordering costs without in-queue waits)
+// Measured as bench/cuda is (bench/common/rounds.h): short passes, many rounds, every row once a round in
+// rotated order; a pass is one stream of ops finished by one wait (wall time per op; its enqueueing apart).
+// Each ratio is the median over rounds of the two rows' ratio in that round, with its 95% CI and quartiles.
+// Issue 14's goal: rig at most 1.00x by hand (a/b); the output says whether the median meets it and whether
+// the interval straddles 1.00.
 //
-// usage: bench_vulkan_chain [ops] [repeats]   (defaults 2000 and 5; the best repeat of each row is kept)
+// usage: bench_vulkan_chain [ops a pass >= 2, default 512] [rounds >= 1, default 101]
+// Exits 0 when it ran, 77 with the reason where rig finds no Vulkan device, 1 on a usage or Vulkan error.
 // The hand-written rows load libvulkan.so.1 (or $RIG_VULKAN_LIBRARY) with dlopen, as rig does.
 #ifndef VK_NO_PROTOTYPES
 #define VK_NO_PROTOTYPES
@@ -17,12 +23,14 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
-#include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
+#include <optional>
 #include <vector>
+
+#include "common/rounds.h"
 
 namespace {
 
@@ -53,9 +61,6 @@ void vk_check(VkResult r, const char *what) {
     std::exit(1);
   }
 }
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct Scalars {
   uint32_t a, b, n;
@@ -126,18 +131,18 @@ struct RigChain {
     for (int d = 0; d < 2; ++d) rig_device_release(dev[d]);
   }
 
-  double run(size_t ops, bool kernels) {
-    auto t = Clock::now();
-    for (size_t i = 0; i < ops; ++i) {
-      int d = static_cast<int>(i & 1);
-      check(rig_submit(kernels ? kernel[d] : copy[d], nullptr, 0, nullptr), "rig_submit");
-    }
+  // Op i of the chain, on device i % 2.
+  void op(bool kernels, int i) {
+    int d = i & 1;
+    check(rig_submit(kernels ? kernel[d] : copy[d], nullptr, 0, nullptr), "rig_submit");
+  }
+  // Waits for everything submitted on both devices.
+  void finish() {
     for (int d = 0; d < 2; ++d) {
       uint64_t v = 0;
       check(rig_device_submitted(dev[d], &v), "submitted");
       check(rig_device_wait(dev[d], v, UINT64_MAX), "rig_device_wait");
     }
-    return seconds_since(t);
   }
 };
 
@@ -423,44 +428,117 @@ struct Hand {
     if (host_sync) wait_value(d, signal_v);
   }
 
-  double run(size_t ops, bool kernels, bool host_sync) {
-    auto t = Clock::now();
-    for (size_t i = 0; i < ops; ++i) op(static_cast<int>(i & 1), kernels, host_sync);
+  // Waits for everything submitted on both "devices".
+  void finish() {
     for (int d = 0; d < 2; ++d) wait_value(d, value[d]);
-    return seconds_since(t);
   }
 };
+
+// ---- rows, rounds, report ----------------------------------------------------------------------------------
+
+int ops = 512;      // a pass: 4-15 ms on the H200, 6-35 ms on lavapipe (bench/README.md)
+int repeats = 101;  // rounds
+
+using Row = bench::Row<bench::Pass>;
+void measure(Row &row) { row.rounds.push_back(bench::pass(ops, 0, row.op, row.finish)); }
+
+// The Spread of rows x over y in one of a pass's times (wall_us, host_us), round by round.
+std::optional<bench::Spread> ratio(const std::vector<Row> &rows, const char *x, const char *y,
+                                   double bench::Pass::*time) {
+  return bench::ratio(rows, x, y, [time](const bench::Pass &p, const bench::Pass &q) { return p.*time / q.*time; });
+}
+
+// Says in words whether issue 14's goal (a/b at most 1.00) is met by the median, and whether the median's
+// interval straddles 1.00 (then this run does not settle it either way). Under 6 rounds the order
+// statistics give no 95% interval: with 5, even min-max covers the median with 1 - 2 / 2^5 = 0.94.
+void print_goal(const bench::Spread &s) {
+  std::printf("  issue 14 (rig at most 1.00x by hand): %s by the median, %.3f; ", s.median <= 1.0 ? "met" : "missed",
+              s.median);
+  if (repeats < 6)
+    std::printf("no 95%% CI: too few rounds (6 at least)\n");
+  else
+    std::printf("its 95%% CI %.3f-%.3f %s\n", s.lo, s.hi,
+                s.hi < 1.0   ? "lies below 1.00: met with 95% confidence"
+                : s.lo > 1.0 ? "lies above 1.00: missed with 95% confidence"
+                             : "straddles 1.00: this run does not settle it");
+}
+
+void report(const char *what, const std::vector<Row> &rows) {
+  std::printf("\n%s (%d ops a pass, %d rounds; rows in rotated order each round)\n", what, ops, repeats);
+  // wall: the pass per op; q1, q3: its quartiles over rounds; enq: its enqueueing per op; tail: its final wait.
+  std::printf("  %-36s %8s %8s %8s %8s %9s\n", "row (us per op)", "wall med", "wall q1", "wall q3", "enq med",
+              "tail med");
+  for (const Row &r : rows) {
+    std::vector<double> w, e, t;
+    for (const bench::Pass &p : r.rounds) {
+      w.push_back(p.wall_us);
+      e.push_back(p.host_us);
+      t.push_back(p.tail_us);
+    }
+    std::printf("  %-36s %8.2f %8.2f %8.2f %8.2f %9.1f\n", r.name, bench::quantile(w, 0.5), bench::quantile(w, 0.25),
+                bench::quantile(w, 0.75), bench::quantile(e, 0.5), bench::quantile(t, 0.5));
+  }
+  const struct {
+    const char *label, *x, *y;
+    double bench::Pass::*time;
+    const char *note;
+  } lines[] = {
+      {"wall", "a", "b", &bench::Pass::wall_us, "   goal <= 1.00 (issue 14)"},
+      {"wall", "b2", "b", &bench::Pass::wall_us, "   noise: the same row twice"},
+      {"enq", "a", "b", &bench::Pass::host_us, "   enqueueing only"},
+      {"wall", "c", "b", &bench::Pass::wall_us, "   a host wait per op over in-queue waits"},
+  };
+  for (const auto &l : lines)
+    if (auto s = ratio(rows, l.x, l.y, l.time)) bench::print_ratio(l.label, l.x, l.y, *s, l.note);
+  if (auto goal = ratio(rows, "a", "b", &bench::Pass::wall_us)) print_goal(*goal);
+}
+
+// A count argument: a whole decimal number in [min, INT_MAX], or -1.
+int count_arg(const char *text, int min) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  return end != text && *end == 0 && v >= min && v <= INT_MAX ? static_cast<int>(v) : -1;
+}
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  size_t ops = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2000;
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
-  if (ops < 2 || repeats < 1) die("usage: bench_vulkan_chain [ops >= 2] [repeats >= 1]");
+  if (argc > 1) ops = count_arg(argv[1], 2);
+  if (argc > 2) repeats = count_arg(argv[2], 1);
+  if (ops < 0 || repeats < 0 || argc > 3)
+    die("usage: bench_vulkan_chain [ops a pass >= 2, default 512] [rounds >= 1, default 101]");
+  {
+    // Where rig finds no Vulkan device there is nothing to compare: a skip with the reason, not a failure.
+    rig_device probe = nullptr;
+    rig_status s = rig_device_open("vulkan:0", &probe);
+    if (s == RIG_NOT_FOUND) {
+      std::printf("SKIP: no Vulkan device: %s\n", rig_last_error());
+      return 77;
+    }
+    check(s, "rig_device_open vulkan:0");
+    rig_device_release(probe);
+  }
 
   RigChain rig;
   Hand hand;
   rig_device_info info{};
   info.size = sizeof info;
   check(rig_device_get_info(rig.dev[0], &info), "rig_device_get_info");
-  std::printf("Vulkan chain benchmark on %s (%s), %zu ops per row, best of %d\n", info.model,
+  std::printf("Vulkan chain benchmark on %s (%s), %d ops a pass, %d rounds\n", info.model,
               info.kind == RIG_DEVICE_CPU ? "CPU" : "GPU", ops, repeats);
-  std::printf("%-22s %12s %12s %12s %10s\n", "chain", "rig us/op", "hand us/op", "sync us/op", "rig/hand");
-  for (int kernels = 0; kernels < 2; ++kernels) {
-    // Warm up every path (pipelines, pools, command buffers), then alternate rows within each repeat so
-    // that drift in the machine's load touches all rows alike.
-    rig.run(200, kernels);
-    hand.run(200, kernels, false);
-    hand.run(50, kernels, true);
-    double best_rig = 1e30, best_hand = 1e30, best_sync = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-      best_rig = std::min(best_rig, rig.run(ops, kernels));
-      best_hand = std::min(best_hand, hand.run(ops, kernels, false));
-      best_sync = std::min(best_sync, hand.run(ops, kernels, true));
-    }
-    double us = 1e6 / static_cast<double>(ops);
-    std::printf("%-22s %12.2f %12.2f %12.2f %10.3f\n", kernels ? "tiny dispatches" : "4 KiB copies",
-                best_rig * us, best_hand * us, best_sync * us, best_rig / best_hand);
+  for (bool kernels : {false, true}) {
+    std::vector<Row> rows = {
+        {"a", "(a)  rig", [&](int i) { rig.op(kernels, i); }, [&] { rig.finish(); }},
+        {"b", "(b)  by hand (timeline semaphores)", [&](int i) { hand.op(i & 1, kernels, false); },
+         [&] { hand.finish(); }},
+        {"b2", "(b2) (b) again, measured apart", [&](int i) { hand.op(i & 1, kernels, false); },
+         [&] { hand.finish(); }},
+        {"c", "(c)  host sync after each op", [&](int i) { hand.op(i & 1, kernels, true); }, [&] { hand.finish(); }},
+    };
+    // Every row once to warm up (pipelines, pools, command buffers), then the rounds.
+    for (Row &r : rows) bench::pass(ops, 0, r.op, r.finish);
+    bench::run_rounds(rows, repeats, measure);
+    report(kernels ? "tiny dispatches (affine on 4 KiB, in place)" : "4 KiB copies", rows);
   }
   return 0;
 }
