@@ -11,6 +11,8 @@
 #                                             the chain benchmark. Logs go to $OUT/vulkan/; summary.txt
 #                                             lists each step.
 #
+# VULKAN_AB="DIR..." runs only the chain benchmark through each DIR's librig.so.0 in turn, VULKAN_AB_ROUNDS
+# (3) times over, after the same setup (an A/B of libraries in one call).
 # VULKAN_SH_USE_CARRIED=1 uses the carried loader even where the machine has one (to rehearse the script
 # on a machine with lavapipe). The NVIDIA driver's Vulkan ICD lives in libGLX_nvidia.so.0; where the
 # machine has no ICD manifest for it (a container given only compute capabilities), one is written here.
@@ -102,6 +104,19 @@ if [ -n "$manifest" ] && [ -z "${VULKAN_SH_USE_CARRIED:-}" ]; then
 fi
 ls -la /usr/share/vulkan/icd.d /etc/vulkan/icd.d > "$logs/icd-dirs.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$logs/nvidia-smi.txt" 2>&1
+
+# --- VULKAN_AB="DIR..." (with VULKAN_AB_ROUNDS, 3): only the chain benchmark, through each directory's
+# librig.so.0 in turn, round after round (an A/B of libraries in one call); then stop.
+if [ -n "${VULKAN_AB:-}" ]; then
+  for ((r = 1; r <= ${VULKAN_AB_ROUNDS:-3}; r++)); do
+    for lib in $VULKAN_AB; do
+      tag=$(basename "$lib")-$r
+      step "ab-$tag" 300 env LD_LIBRARY_PATH="$lib:$LD_LIBRARY_PATH" "$build/bench/vulkan/bench_vulkan_chain" 512 101
+      grep -E "ratio wall  a/b" "$logs/ab-$tag.log" | sed "s|^|$tag |" | tee -a "$summary"
+    done
+  done
+  exit $((failures > 0))
+fi
 
 # --- the validation layer, where the carried one loads ---------------------------------------------------
 validation=
