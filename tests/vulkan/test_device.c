@@ -214,7 +214,28 @@ static void a_module_released_while_its_work_is_held_still_runs_it(void **state)
   OK(rig_device_release(a));
 }
 
-int main(void) {
+/* Run with RIG_VULKAN_QUEUES set to something that is not a count from 1 to 64 (meson.build): every open
+ * is refused with the variable named, and nothing is left open. */
+static void a_bad_queue_count_is_refused_by_name(void **state) {
+  (void)state;
+  rig_device d = NULL;
+  rig_status s = rig_device_open("vulkan:0", &d);
+  if (s == RIG_NOT_FOUND) {
+    if (rt_required("vulkan")) fail_msg("RIG_REQUIRE names vulkan but vulkan:0 is not there: %s", rig_last_error());
+    fprintf(stderr, "SKIP: no Vulkan device: %s\n", rig_last_error());
+    skip();
+  }
+  assert_int_equal(s, RIG_INVALID_ARGUMENT);
+  assert_null(d);
+  assert_non_null(strstr(rig_last_error(), "RIG_VULKAN_QUEUES"));
+  assert_int_equal(rig_device_open("vulkan:0", &d), RIG_INVALID_ARGUMENT);  /* every time, not once */
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "bad-queues") == 0) {
+    const struct CMUnitTest bad[] = {cmocka_unit_test(a_bad_queue_count_is_refused_by_name)};
+    return cmocka_run_group_tests(bad, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(vulkan_devices_are_listed_and_described),
       cmocka_unit_test(opening_one_name_twice_gives_two_independent_timelines),

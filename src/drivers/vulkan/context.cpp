@@ -1,20 +1,50 @@
 #include "drivers/vulkan/context.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 
 #include "core/error.h"
 
 namespace rig::vulkan {
 
+namespace {
+
+// How many queues a VkDevice gets: RIG_VULKAN_QUEUES (1 to 64; default 2), at most what the family offers.
+// The rig devices opened on the GPU take them in turn, so two get queues of their own and a third shares the
+// first's. Why not every queue the family offers: an H200's compute family offers 8, and a chain alternating
+// between two queues of a VkDevice made with 8 ran 1.1-1.35x slower an operation than the same chain on a
+// VkDevice made with 2, the driver's calls and the GPU's turnaround both slower (bench/README.md, 2026-12-02).
+// A program that opens more devices on one GPU and wants each on its own queue asks for more.
+rig_status queues_to_create(uint32_t offered, uint32_t *out) {
+  constexpr uint32_t kDefault = 2, kMost = 64;
+  uint32_t want = kDefault;
+  if (const char *v = std::getenv("RIG_VULKAN_QUEUES"); v && *v) {
+    char *end = nullptr;
+    errno = 0;
+    unsigned long n = std::strtoul(v, &end, 10);
+    if (errno || *end || n < 1 || n > kMost || !std::isdigit(static_cast<unsigned char>(*v)))
+      return fail(RIG_INVALID_ARGUMENT, "Vulkan: RIG_VULKAN_QUEUES=%s is not a count of queues from 1 to %u", v, kMost);
+    want = static_cast<uint32_t>(n);
+  }
+  *out = std::min(want, offered);
+  return RIG_OK;
+}
+
+}  // namespace
+
 rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std::shared_ptr<Context> *out) {
+  uint32_t queue_count = 0;
+  if (rig_status s = queues_to_create(physical.queue_count, &queue_count); s != RIG_OK) return s;
   std::shared_ptr<Context> ctx(new Context(instance, physical));
   const Library &lib = instance.lib();
 
-  std::vector<float> priorities(physical.queue_count, 1.0f);
+  std::vector<float> priorities(queue_count, 1.0f);
   VkDeviceQueueCreateInfo queue_info{};
   queue_info.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
   queue_info.queueFamilyIndex = physical.queue_family;
-  queue_info.queueCount = physical.queue_count;
+  queue_info.queueCount = queue_count;
   queue_info.pQueuePriorities = priorities.data();
 
   VkPhysicalDeviceVulkan12Features f12{};
@@ -65,7 +95,7 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
       s != RIG_OK)
     return s;
 
-  for (uint32_t i = 0; i < physical.queue_count; ++i) {
+  for (uint32_t i = 0; i < queue_count; ++i) {
     auto q = std::make_unique<Queue>();
     ctx->fn_.vkGetDeviceQueue(ctx->device_, physical.queue_family, i, &q->handle);
     ctx->queues_.push_back(std::move(q));

@@ -63,8 +63,8 @@ class Context {
   // The most bindings a launch may use on this device.
   uint32_t max_bindings() const { return max_bindings_; }
 
-  // The queue for the next rig device opened here: round robin over the family's queues, so that rig
-  // devices get queues of their own where the family has several.
+  // The queue for the next rig device opened here: round robin over the queues the VkDevice was made with
+  // (RIG_VULKAN_QUEUES, default 2: context.cpp), so that rig devices get queues of their own while they last.
   Queue &next_queue();
 
   // The layout for `bindings` storage buffers (made once, kept until the context goes).

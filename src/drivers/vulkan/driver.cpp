@@ -1,6 +1,6 @@
 // The Vulkan driver: "vulkan:N" for every physical device with Vulkan 1.2, timeline semaphores and a
 // compute queue, in the order the loader enumerates them. Opening a name again gives another rig device
-// (its own timeline, command buffers and, where the compute family has several, its own queue) over the
+// (its own timeline, command buffers and, among the first RIG_VULKAN_QUEUES (2) opened, its own queue) over the
 // same VkDevice, which is kept while any rig device on it lives.
 #include <memory>
 #include <mutex>

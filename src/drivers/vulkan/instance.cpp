@@ -19,7 +19,6 @@ bool env_flag(const char *name) {
 namespace {
 
 constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
-constexpr uint32_t kMaxQueues = 8;
 
 Instance *the_instance = nullptr;  // set once by get(); read after call_once, which orders it
 
@@ -227,7 +226,7 @@ rig_status Instance::discover() {
     if (!f12.timelineSemaphore) continue;
 
     // A compute-only family first: on discrete GPUs it is the asynchronous compute engine, with several
-    // queues, so rig devices opened on one GPU get queues of their own.
+    // queues, so rig devices opened on one GPU can get queues of their own (how many: context.cpp).
     uint32_t nfam = 0;
     lib_.vkGetPhysicalDeviceQueueFamilyProperties(h, &nfam, nullptr);
     std::vector<VkQueueFamilyProperties> fams(nfam);
@@ -241,7 +240,7 @@ rig_status Instance::discover() {
       if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && fams[i].queueCount > 0) chosen = static_cast<int>(i);
     if (chosen < 0) continue;
     pd.queue_family = static_cast<uint32_t>(chosen);
-    pd.queue_count = fams[chosen].queueCount < kMaxQueues ? fams[chosen].queueCount : kMaxQueues;
+    pd.queue_count = fams[chosen].queueCount;
 
     lib_.vkGetPhysicalDeviceMemoryProperties(h, &pd.memory);
 

@@ -34,7 +34,7 @@ struct PhysicalDevice {
   VkPhysicalDeviceProperties properties{};
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t queue_family = 0;
-  uint32_t queue_count = 0;             // queues rig creates in that family (at most 8)
+  uint32_t queue_count = 0;             // queues that family offers (a context creates a few: context.cpp)
   bool has_host_import = false;         // VK_EXT_external_memory_host offered
   bool has_push_descriptor = false;     // VK_KHR_push_descriptor offered
   // VK_KHR_external_memory_fd offered, and rig's buffers can be exported and imported as opaque fds
