@@ -10,8 +10,8 @@
 //   (ring) the hand's calls with the kernel's event taken in turn from 1024, as rig's timeline takes one
 //          per value: what many events cost the driver against one reused.
 // Wall time per operation covers enqueueing a pass and waiting for its end. Every figure is a ratio against
-// (hand) in the same round, the median over rounds (quartiles beside), with (hand) against itself (a second
-// measurement in each round) as the noise. Needs a GPU: exits 77 with the reason otherwise.
+// (hand) in the same round, the median over rounds with its 95% CI and quartiles (bench/common/rounds.h, as
+// bench/cuda and bench/vulkan), with (hand) against itself (a second measurement in each round) as the noise. Needs a GPU: exits 77 with the reason otherwise.
 #include <rig.h>
 #include <rig_interop.h>
 
@@ -24,6 +24,7 @@
 
 #include "drivers/cuda/api.h"
 #include "drivers/stream/gpu.h"
+#include "common/rounds.h"
 #include "kernels_ptx.h"
 
 namespace {
@@ -48,14 +49,6 @@ void check_cu(cu::Result r, const char *what) {
     std::fprintf(stderr, "%s: %s\n", what, rig::cuda::error_name(r));
     std::exit(1);
   }
-}
-
-// Microseconds per operation of one pass: ops times op(i), then finish().
-double pass(const std::function<void(int)> &op, const std::function<void()> &finish) {
-  auto t0 = Clock::now();
-  for (int i = 0; i < ops; ++i) op(i);
-  finish();
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / ops;
 }
 
 struct Hand {
@@ -160,15 +153,6 @@ struct ThroughRig {
   }
 };
 
-struct Quartiles {
-  double q1, median, q3;
-};
-Quartiles quartiles(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double f) { return v[static_cast<size_t>(f * (v.size() - 1) + 0.5)]; };
-  return {at(0.25), at(0.5), at(0.75)};
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -191,45 +175,32 @@ int main(int argc, char **argv) {
   ThroughRig through(*api, hand);
   std::printf("rig interop edge benchmark on %s, driver %d: %d ops a pass, %d rounds\n", name, api->driver_version,
               ops, rounds);
-  const char *names[] = {"hand", "hand (again: the noise)", "rig (stream wait point + stream point)",
-                         "host synchronisation", "hand, a ring of 1024 kernel events"};
-  constexpr int kRows = 5;
-  std::vector<double> us[kRows], ratio[kRows];
-  auto hand_pass_of = [&](Hand &h) {
-    rig::stream::Current c(*h.gpu);
-    return pass([&](int) { h.op(); }, [&] { h.finish(); });
-  };
-  auto hand_pass = [&] { return hand_pass_of(hand); };
   // Every row runs with the GPU's context current on the thread, as a PyTorch or NCCL program keeps it (and as
   // the hand row needs it): without it rig's context guard and the copy's switched the context in and out
   // around each of the edge's four calls, a cost of the bench's thread, not of the edge. Made current once a
   // pass, in every row alike (the rig rows' copies once made it current again around each copy: one
-  // cuCtxGetCurrent an operation that the hand row did not pay).
-  auto rig_pass = [&] {
-    rig::stream::Current c(*hand.gpu);
-    return pass([&](int) { through.op_interop(); }, [&] { through.finish(); hand.finish(); });
+  // cuCtxGetCurrent an operation that the hand row did not pay). Both hands and rig are on GPU 0.
+  using Row = bench::Row<double>;  // a round's figure: wall microseconds an operation
+  std::vector<Row> rows = {
+      {"hand", "hand", [&](int) { hand.op(); }, [&] { hand.finish(); }},
+      {"hand2", "hand (again: the noise)", [&](int) { hand.op(); }, [&] { hand.finish(); }},
+      {"rig", "rig (stream wait point + stream point)", [&](int) { through.op_interop(); },
+       [&] { through.finish(); hand.finish(); }},
+      {"sync", "host synchronisation", [&](int) { through.op_sync(); }, [&] { through.finish(); }},
+      {"ring", "hand, a ring of 1024 kernel events", [&](int) { hand_ring.op(); }, [&] { hand_ring.finish(); }},
   };
-  auto sync_pass = [&] {
+  auto measure = [&](Row &r) {
     rig::stream::Current c(*hand.gpu);
-    return pass([&](int) { through.op_sync(); }, [&] { through.finish(); });
+    r.rounds.push_back(bench::pass(ops, 0, r.op, r.finish).wall_us);
   };
-  hand_pass(), rig_pass(), sync_pass(), hand_pass_of(hand_ring);  // warm up (module loads, first launches)
-  for (int r = 0; r < rounds; ++r) {
-    double t[kRows];
-    // Rotated order: no row always runs first after the others.
-    for (int j = 0; j < kRows; ++j) {
-      int row = (j + r) % kRows;
-      t[row] = row <= 1 ? hand_pass() : row == 2 ? rig_pass() : row == 3 ? sync_pass() : hand_pass_of(hand_ring);
-    }
-    for (int row = 0; row < kRows; ++row) {
-      us[row].push_back(t[row]);
-      ratio[row].push_back(t[row] / t[0]);
-    }
-  }
-  std::printf("%-42s %12s %28s\n", "row", "us/op (med)", "ratio to hand: med [q1, q3]");
-  for (int row = 0; row < kRows; ++row) {
-    Quartiles u = quartiles(us[row]), q = quartiles(ratio[row]);
-    std::printf("%-42s %12.2f %12.3f [%.3f, %.3f]\n", names[row], u.median, q.median, q.q1, q.q3);
+  for (Row &r : rows) measure(r);  // warm up (module loads, first launches)
+  for (Row &r : rows) r.rounds.clear();
+  bench::run_rounds(rows, rounds, measure);
+  std::printf("%-42s %12s   %s\n", "row", "us/op (med)", "ratio to hand: median [95% CI] (quartiles)");
+  for (const Row &r : rows) {
+    bench::Spread q = *bench::ratio(rows, r.key, "hand", [](double a, double b) { return a / b; });
+    std::printf("%-42s %12.2f %12.3f [%.3f, %.3f] (%.3f-%.3f)\n", r.name, bench::quantile(r.rounds, 0.5), q.median,
+                q.lo, q.hi, q.q1, q.q3);
   }
   rig_run_release(through.run);
   rig_buffer_release(through.x);
