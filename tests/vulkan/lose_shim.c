@@ -1,7 +1,7 @@
-/* A stand-in for libvulkan.so.1 that loses the device on demand, for test_loss (loaded through
- * RIG_VULKAN_LIBRARY). It opens the real loader and forwards every entry point, except that once "lost"
- * vkQueueSubmit, vkWaitSemaphores, vkGetSemaphoreCounterValue and vkWaitForFences answer
- * VK_ERROR_DEVICE_LOST, as a driver does after a GPU fault. The loss starts at the Nth vkQueueSubmit
+/* A stand-in for libvulkan.so.1 that loses the device on demand, for test_loss, and counts calls, for
+ * test_calls (loaded through RIG_VULKAN_LIBRARY). It opens the real loader and forwards every entry point,
+ * except that once "lost" vkQueueSubmit, vkWaitSemaphores, vkGetSemaphoreCounterValue and vkWaitForFences
+ * answer VK_ERROR_DEVICE_LOST, as a driver does after a GPU fault. The loss starts at the Nth vkQueueSubmit
  * (RIG_VKSHIM_LOSE_AT_SUBMIT=N, which is lost itself) or when the test calls rig_vkshim_lose(). */
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
@@ -17,11 +17,13 @@ static PFN_vkGetSemaphoreCounterValue real_counter;
 static PFN_vkWaitForFences real_fences;
 static atomic_int lost;
 static atomic_long submits;
+static atomic_long counter_reads; /* vkGetSemaphoreCounterValue calls */
 
 __attribute__((visibility("default"))) void rig_vkshim_lose(void) { atomic_store(&lost, 1); }
 /* Ends the loss for devices made afterwards (rig makes a new VkDevice once the lost one's devices are gone). */
 __attribute__((visibility("default"))) void rig_vkshim_reset(void) { atomic_store(&lost, 0); }
 __attribute__((visibility("default"))) long rig_vkshim_submits(void) { return atomic_load(&submits); }
+__attribute__((visibility("default"))) long rig_vkshim_counter_reads(void) { return atomic_load(&counter_reads); }
 
 static VKAPI_ATTR VkResult VKAPI_CALL shim_submit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence f) {
   long count = atomic_fetch_add(&submits, 1) + 1;
@@ -38,6 +40,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL shim_wait(VkDevice d, const VkSemaphoreWai
 }
 
 static VKAPI_ATTR VkResult VKAPI_CALL shim_counter(VkDevice d, VkSemaphore s, uint64_t *v) {
+  atomic_fetch_add(&counter_reads, 1);
   if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
   return real_counter(d, s, v);
 }
