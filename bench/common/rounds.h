@@ -1,9 +1,10 @@
 // How bench/cuda and bench/vulkan measure rows against each other. One long pass per row, or the best of
 // a few, lets a drift of the machine (clocks, another process, the queue's state) land on one row and not
 // the other, so the ratio of two rows moves more than the difference it is meant to show. Instead: short
-// passes, many rounds, every row measured once a round in rotated order, and each ratio the median over
-// rounds of the two rows' ratio in that round, with the median's 95% confidence interval and the quartiles.
-// bench/README.md, "bench/cuda: how it measures" and "bench/vulkan: how it measures", says why in figures.
+// passes, many rounds, every row measured once a round in an order shuffled each round, and each ratio the
+// median over rounds of the two rows' ratio in that round, with the median's 95% confidence interval and
+// the quartiles. bench/README.md, "bench/cuda: how it measures" and "bench/vulkan: how it measures", says
+// why in figures. bench/interop measures the same way.
 #pragma once
 
 #include <algorithm>
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -65,13 +68,20 @@ struct Row {
   std::vector<Result> rounds;
 };
 
-// Runs `count` rounds: each measures every row once (measure(row) appends one Result to row.rounds),
-// starting one row further on each round, so neither a drift of the machine nor the row measured before
-// (a slow one, say) favours a row.
+// Runs `count` rounds: each measures every row once (measure(row) appends one Result to row.rounds), in an
+// order shuffled afresh each round, so neither a drift of the machine nor the row measured before (a slow
+// one, say) favours a row, and no two rows are neighbours in every round. (A rotation kept the rows'
+// neighbours: the noise row b2 followed b in every round, so b2/b could understate the noise that a/b sees.)
+// The seed is fixed, so a run's order repeats.
 template <class Result, class Measure>
 void run_rounds(std::vector<Row<Result>> &rows, int count, Measure &&measure) {
-  for (int k = 0; k < count; ++k)
-    for (size_t j = 0; j < rows.size(); ++j) measure(rows[(static_cast<size_t>(k) + j) % rows.size()]);
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937 shuffle(20261202);
+  for (int k = 0; k < count; ++k) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (size_t j : order) measure(rows[j]);
+  }
 }
 
 // The row of `rows` with key `key`; nullptr where there is none (a row the machine left out).

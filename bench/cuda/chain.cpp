@@ -14,7 +14,7 @@
 // the memory-operation timeline.
 // Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
 // Every figure is a ratio against a row of the same run: the median over rounds of the two rows' ratio in
-// each round (every round measures every row, in rotated order: bench/common/rounds.h), with its
+// each round (every round measures every row, in a shuffled order: bench/common/rounds.h), with its
 // quartiles, beside the ratio of (b) measured twice, which is the noise. Needs a GPU: exits 77 with the
 // reason otherwise.
 #include <rig.h>
@@ -296,7 +296,7 @@ void print_ratio(const char *label, const std::vector<Row> &rows, const char *x,
 }
 
 void report(const char *what, const std::vector<Row> &rows) {
-  std::printf("\n%s (%d ops a pass, %d rounds; rows in rotated order each round; host time in bursts of %d)\n",
+  std::printf("\n%s (%d ops a pass, %d rounds; rows in a shuffled order each round; host time in bursts of %d)\n",
               what, ops, repeats, kBurst);
   // wall: the continuous pass; enq: its enqueueing per op; tail: its final wait, in all (us); host: bursts.
   std::printf("  %-50s %8s %8s %8s %9s %8s %8s\n", "row (us per op)", "wall med", "wall min", "enq med", "tail med",
@@ -394,7 +394,7 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
     if (raw.has_memops())
       rows.push_back({"e", "(e)  rig's memory-operation calls by hand", [&](int i) { raw.memops(kernels, i); },
                       [&] { raw.finish(); }});
-    // Every row once to warm up, then rounds in rotated order (bench::run_rounds).
+    // Every row once to warm up, then rounds in a shuffled order (bench::run_rounds).
     for (Row &r : rows) bench::pass(ops, kBurst, r.op, r.finish);
     bench::run_rounds(rows, repeats, measure);
     report(kernels ? "tiny kernels (rig_add_u32 on 4 KiB, in place)" : "4 KiB device-to-device copies", rows);

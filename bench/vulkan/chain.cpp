@@ -7,7 +7,7 @@
 //   (b2) by hand again, measured apart: b2/b is the noise, the floor under which no ratio means anything
 //   (c)  host sync  by hand, waiting on the host after every op (what ordering costs without in-queue waits)
 // Measured as bench/cuda is (bench/common/rounds.h): short passes, many rounds, every row once a round in
-// rotated order; a pass is one stream of ops finished by one wait (wall time per op; its enqueueing apart).
+// a shuffled order; a pass is one stream of ops finished by one wait (wall time per op; its enqueueing apart).
 // Each ratio is the median over rounds of the two rows' ratio in that round, with its 95% CI and quartiles.
 // Issue 14's goal: rig at most 1.00x by hand (a/b); the output says whether the median meets it and whether
 // the interval straddles 1.00.
@@ -464,7 +464,7 @@ void print_goal(const bench::Spread &s) {
 }
 
 void report(const char *what, const std::vector<Row> &rows) {
-  std::printf("\n%s (%d ops a pass, %d rounds; rows in rotated order each round)\n", what, ops, repeats);
+  std::printf("\n%s (%d ops a pass, %d rounds; rows in a shuffled order each round)\n", what, ops, repeats);
   // wall: the pass per op; q1, q3: its quartiles over rounds; enq: its enqueueing per op; tail: its final wait.
   std::printf("  %-36s %8s %8s %8s %8s %9s\n", "row (us per op)", "wall med", "wall q1", "wall q3", "enq med",
               "tail med");
