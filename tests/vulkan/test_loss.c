@@ -2,26 +2,20 @@
  * once and for good, every wait that must pass its unreached points answers RIG_LOST with the reason, the
  * other rig device on the same VkDevice is lost with it, a memory device's unrelated work still runs, and
  * releasing everything afterwards neither hangs nor fails. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vk_common.h"
+#include "vk_shim.h"
 
 static void (*shim_lose)(void);
 static void (*shim_reset)(void);
 
 static int setup(void **state) {
   (void)state;
-  const char *path = getenv("RIG_VULKAN_LIBRARY");
-  void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL; /* the same handle rig opens */
-  if (!h) {
-    fprintf(stderr, "test_loss needs RIG_VULKAN_LIBRARY=lose_shim: %s\n", path ? dlerror() : "unset");
-    return -1;
-  }
-  shim_lose = (void (*)(void))dlsym(h, "rig_vkshim_lose");
-  shim_reset = (void (*)(void))dlsym(h, "rig_vkshim_reset");
+  shim_lose = (void (*)(void))vk_shim_symbol("rig_vkshim_lose");
+  shim_reset = (void (*)(void))vk_shim_symbol("rig_vkshim_reset");
   return shim_lose && shim_reset ? 0 : -1;
 }
 

@@ -5,12 +5,15 @@
 #include <string.h>
 #include <time.h>
 
-int vk_open(rig_device *out) {
-  rig_status s = rig_device_open("vulkan:0", out);
-  if (s == RIG_OK) return 1;
+void vk_missing(void) {
   if (rt_required("vulkan")) fail_msg("RIG_REQUIRE names vulkan but vulkan:0 did not open: %s", rig_last_error());
   fprintf(stderr, "SKIP: no Vulkan device: %s\n", rig_last_error());
   skip();
+}
+
+int vk_open(rig_device *out) {
+  if (rig_device_open("vulkan:0", out) == RIG_OK) return 1;
+  vk_missing();
   return 0;
 }
 

@@ -20,6 +20,10 @@ int rig_vulkan_testing_validation(uint64_t *messages);
 uint64_t rig_vulkan_testing_commit_every(void);
 uint64_t rig_vulkan_testing_imports(void);
 
+/* Where vulkan:0 did not open (rig's message says why): fails the test when RIG_REQUIRE names vulkan, else
+ * skips it with the reason. */
+void vk_missing(void);
+
 /* Opens vulkan:0 as a new rig device. Returns 0 after skipping the test (with the reason) where it cannot,
  * or fails the test when RIG_REQUIRE names vulkan. */
 int vk_open(rig_device *out);
