@@ -15,15 +15,18 @@ static PFN_vkQueueSubmit real_submit;
 static PFN_vkWaitSemaphores real_wait;
 static PFN_vkGetSemaphoreCounterValue real_counter;
 static PFN_vkWaitForFences real_fences;
+static PFN_vkBeginCommandBuffer real_begin;
 static atomic_int lost;
 static atomic_long submits;
 static atomic_long counter_reads; /* vkGetSemaphoreCounterValue calls */
+static atomic_long begins;        /* vkBeginCommandBuffer calls */
 
 __attribute__((visibility("default"))) void rig_vkshim_lose(void) { atomic_store(&lost, 1); }
 /* Ends the loss for devices made afterwards (rig makes a new VkDevice once the lost one's devices are gone). */
 __attribute__((visibility("default"))) void rig_vkshim_reset(void) { atomic_store(&lost, 0); }
 __attribute__((visibility("default"))) long rig_vkshim_submits(void) { return atomic_load(&submits); }
 __attribute__((visibility("default"))) long rig_vkshim_counter_reads(void) { return atomic_load(&counter_reads); }
+__attribute__((visibility("default"))) long rig_vkshim_begins(void) { return atomic_load(&begins); }
 
 static VKAPI_ATTR VkResult VKAPI_CALL shim_submit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence f) {
   long count = atomic_fetch_add(&submits, 1) + 1;
@@ -45,6 +48,11 @@ static VKAPI_ATTR VkResult VKAPI_CALL shim_counter(VkDevice d, VkSemaphore s, ui
   return real_counter(d, s, v);
 }
 
+static VKAPI_ATTR VkResult VKAPI_CALL shim_begin(VkCommandBuffer c, const VkCommandBufferBeginInfo *info) {
+  atomic_fetch_add(&begins, 1);
+  return real_begin(c, info);
+}
+
 static VKAPI_ATTR VkResult VKAPI_CALL shim_fences(VkDevice d, uint32_t n, const VkFence *f, VkBool32 all,
                                                    uint64_t timeout) {
   if (atomic_load(&lost)) return VK_ERROR_DEVICE_LOST;
@@ -58,6 +66,7 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL shim_gdpa(VkDevice d, const char
   SHIM_SWAP(vkWaitSemaphores, real_wait, shim_wait);
   SHIM_SWAP(vkGetSemaphoreCounterValue, real_counter, shim_counter);
   SHIM_SWAP(vkWaitForFences, real_fences, shim_fences);
+  SHIM_SWAP(vkBeginCommandBuffer, real_begin, shim_begin);
   return f;
 }
 

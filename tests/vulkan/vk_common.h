@@ -19,6 +19,7 @@ extern "C" {
 int rig_vulkan_testing_validation(uint64_t *messages);
 uint64_t rig_vulkan_testing_commit_every(void);
 uint64_t rig_vulkan_testing_imports(void);
+void rig_vulkan_testing_record_ahead(int on);
 
 /* Where vulkan:0 did not open (rig's message says why): fails the test when RIG_REQUIRE names vulkan, else
  * skips it with the reason. */

@@ -117,9 +117,7 @@ rig_status VulkanDevice::commit_locked() {
   if (lost()) return lost_status();
   Batch &b = *open_;
   const DeviceFunctions &fn = ctx_->fn();
-  if (b.writes_host_visible) barrier(b.commands, true);
-  VkResult r = fn.vkEndCommandBuffer(b.commands);
-  if (r != VK_SUCCESS) return lose(r, "vkEndCommandBuffer failed");
+  if (rig_status s = end_own(b); s != RIG_OK) return s;
 
   const uint32_t waits = static_cast<uint32_t>(b.wait_timelines.size());
   // Semaphore handles and stages for the submit; the waits are few (one per other rig device of this
@@ -153,16 +151,16 @@ rig_status VulkanDevice::commit_locked() {
   si.waitSemaphoreCount = waits;
   si.pWaitSemaphores = sems;
   si.pWaitDstStageMask = stages;
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &b.commands;
+  si.commandBufferCount = static_cast<uint32_t>(b.sequence.size());  // none for a batch of waits alone
+  si.pCommandBuffers = b.sequence.data();
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &signal;
+  VkResult r;
   {
     std::lock_guard<std::mutex> lock(queue_.submit);
     r = fn.vkQueueSubmit(queue_.handle, 1, &si, VK_NULL_HANDLE);
   }
   if (r != VK_SUCCESS) return lose(r, "vkQueueSubmit failed");
-  b.recording = false;
   open_ = nullptr;
   ++in_flight_;
   committed_.store(b.last_value, std::memory_order_release);
@@ -179,8 +177,11 @@ void VulkanDevice::recycle(Batch &b) {
   b.pool_cursor = 0;
   for (const Memory &m : b.scratch) destroy_buffer(*ctx_, m);
   b.scratch.clear();
+  b.sequence.clear();
+  b.replays.clear();  // a replay whose run dropped it is destroyed here, its command buffer reached
   b.last_value = 0;
   b.recording = false;
+  b.own_used = false;
   b.writes_host_visible = false;
 }
 
@@ -223,14 +224,36 @@ rig_status VulkanDevice::open_batch(Batch **out) {
     if (r != VK_SUCCESS) return lose(r, "vkAllocateCommandBuffers failed");
     slot = std::move(b);
   }
+  open_ = slot.get();
+  *out = open_;
+  return RIG_OK;
+}
+
+rig_status VulkanDevice::own_commands(Batch &b, VkCommandBuffer *out) {
+  *out = VK_NULL_HANDLE;
+  if (b.recording) {
+    *out = b.commands;
+    return RIG_OK;
+  }
+  if (b.own_used) return RIG_OK;  // ended before a replay: what follows it goes to the next batch
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkResult r = fn.vkBeginCommandBuffer(slot->commands, &bi);  // implicitly resets it (pool allows it)
+  VkResult r = ctx_->fn().vkBeginCommandBuffer(b.commands, &bi);  // implicitly resets it (pool allows it)
   if (r != VK_SUCCESS) return lose(r, "vkBeginCommandBuffer failed");
-  slot->recording = true;
-  open_ = slot.get();
-  *out = open_;
+  b.recording = true;
+  b.own_used = true;
+  b.sequence.push_back(b.commands);
+  *out = b.commands;
+  return RIG_OK;
+}
+
+rig_status VulkanDevice::end_own(Batch &b) {
+  if (!b.recording) return RIG_OK;
+  if (b.writes_host_visible) barrier(b.commands, true);
+  b.recording = false;
+  VkResult r = ctx_->fn().vkEndCommandBuffer(b.commands);
+  if (r != VK_SUCCESS) return lose(r, "vkEndCommandBuffer failed");
   return RIG_OK;
 }
 
@@ -262,6 +285,16 @@ rig_status VulkanDevice::check_work(const Work &work) const {
 }
 
 rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
+  return hand_over_to_batch(&work, nullptr, value, waits);
+}
+
+rig_status VulkanDevice::hand_over_replay(const std::shared_ptr<const Replay> &replay, uint64_t value,
+                                          std::span<const QueueWait> waits) {
+  return hand_over_to_batch(nullptr, &replay, value, waits);
+}
+
+rig_status VulkanDevice::hand_over_to_batch(const Work *work, const std::shared_ptr<const Replay> *replay,
+                                            uint64_t value, std::span<const QueueWait> waits) {
   // The producers' exact signal values, asked before taking our own lock: a producer's lock is never
   // taken while ours is held, so two devices waiting on each other from two threads cannot deadlock.
   std::array<uint64_t, 16> covering_small;
@@ -291,10 +324,28 @@ rig_status VulkanDevice::hand_over(const Work &work, uint64_t value, std::span<c
 
   Batch *b = nullptr;
   if (rig_status s = open_batch(&b); s != RIG_OK) return s;
+  VkCommandBuffer own = VK_NULL_HANDLE;
+  if (replay) {
+    if (rig_status s = end_own(*b); s != RIG_OK) return s;
+  } else if (!work->parts.empty()) {  // work with no parts (an empty submit) records nothing
+    if (rig_status s = own_commands(*b, &own); s != RIG_OK) return s;
+    if (!own) {
+      // The own command buffer ran before a replay in this batch: this work must follow the replay, so
+      // the batch is submitted and the work opens the next one (a commit any driver may make early).
+      if (rig_status s = commit_locked(); s != RIG_OK) return s;
+      if (rig_status s = open_batch(&b); s != RIG_OK) return s;
+      if (rig_status s = own_commands(*b, &own); s != RIG_OK) return s;
+    }
+  }
   for (size_t w = 0; w < waits.size(); ++w)
     add_wait(*b, static_cast<const VulkanDevice *>(waits[w].producer)->timeline(), covering[w]);
-  for (const Part &part : work.parts)
-    if (rig_status s = record(*b, part, work); s != RIG_OK) return s;
+  if (work) {
+    for (const Part &part : work->parts)
+      if (rig_status s = record_part(*b, part, *work); s != RIG_OK) return s;
+  } else {
+    b->sequence.push_back((*replay)->batch.commands);
+    b->replays.push_back(*replay);
+  }
   b->last_value = value;
   handed_.store(value, std::memory_order_relaxed);
   if (value - committed_.load(std::memory_order_relaxed) >= kCommitEvery) return commit_locked();

@@ -30,7 +30,7 @@ rig_status VulkanDevice::descriptor_set(Batch &batch, const Layout &layout, uint
       pi.pPoolSizes = &size;
       VkDescriptorPool pool = VK_NULL_HANDLE;
       VkResult r = fn.vkCreateDescriptorPool(ctx_->device(), &pi, nullptr, &pool);
-      if (r != VK_SUCCESS) return lose(r, "vkCreateDescriptorPool failed");
+      if (r != VK_SUCCESS) return spoil(batch, r, "vkCreateDescriptorPool failed");
       batch.pools.push_back(pool);
     }
     VkDescriptorSetAllocateInfo ai{};
@@ -41,7 +41,7 @@ rig_status VulkanDevice::descriptor_set(Batch &batch, const Layout &layout, uint
     VkResult r = fn.vkAllocateDescriptorSets(ctx_->device(), &ai, out);
     if (r == VK_SUCCESS) return RIG_OK;
     if ((r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL) || bindings > kPoolDescriptors)
-      return lose(r, "vkAllocateDescriptorSets failed");
+      return spoil(batch, r, "vkAllocateDescriptorSets failed");
     ++batch.pool_cursor;  // this pool is full: the next one (made above if need be)
   }
 }
@@ -49,13 +49,13 @@ rig_status VulkanDevice::descriptor_set(Batch &batch, const Layout &layout, uint
 rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Work &work) {
   auto *module = dynamic_cast<Module *>(part.module);
   Entry *entry = module ? module->entry(part.function) : nullptr;
-  if (!entry) return lose(VK_ERROR_UNKNOWN, "a launch of a function that is not of a Vulkan module");
+  if (!entry) return spoil(batch, VK_ERROR_UNKNOWN, "a launch of a function that is not of a Vulkan module");
   const uint32_t n = static_cast<uint32_t>(part.slots.size());
   uint32_t block[3] = {part.block[0] ? part.block[0] : 1, part.block[1] ? part.block[1] : 1,
                        part.block[2] ? part.block[2] : 1};
   std::shared_ptr<const Pipeline> pipeline;
   if (rig_status s = entry->pipeline(n, block, &pipeline); s != RIG_OK)
-    return lose(VK_ERROR_UNKNOWN, "a launch's pipeline could not be made");
+    return spoil(batch, VK_ERROR_UNKNOWN, "a launch's pipeline could not be made");
   const DeviceFunctions &fn = ctx_->fn();
   const Layout &layout = pipeline->layout();
   // Slots that start off the device's storage-buffer alignment (views at odd offsets) are copied into
@@ -68,7 +68,7 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
     if (b.length == 0 || b.offset % align == 0) continue;
     Memory scratch;
     if (make_buffer(*ctx_, b.length, BufferKind::device, &scratch) != RIG_OK)
-      return lose(VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for a scratch copy of an unaligned launch slot");
+      return spoil(batch, VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for a scratch copy of an unaligned launch slot");
     batch.scratch.push_back(scratch);
     staged[i] = buffer_of(scratch);
     VkBufferCopy in{b.offset, 0, b.length};

@@ -3,6 +3,8 @@
 //
 // Timeline and commits (docs/ordering-model.md, "Commits"):
 //  - hand_over records value v's parts into the open command buffer (a *batch*); nothing reaches the queue.
+//    A run whose buffers are set has its parts recorded once into a command buffer of its own (Replay,
+//    recorded.cpp): its hand-over puts that command buffer in the open batch, recording nothing.
 //  - commit() ends the batch and submits it with one signal of the timeline semaphore to the batch's last
 //    value. The engine commits before every wait for one of our values (a host wait, or a wait placed in
 //    another device's queue), and this driver also commits by itself once kCommitEvery values are held,
@@ -48,6 +50,12 @@
 
 namespace rig::vulkan {
 
+namespace testing {
+// Whether record() records runs ahead (true, the default): rig's Vulkan tests turn it off to make runs
+// that are recorded at each hand-over, and so mix both kinds in one batch (rig_vulkan_testing_record_ahead).
+extern std::atomic<bool> record_ahead;
+}  // namespace testing
+
 // The driver commits by itself once this many values are held (the model's k: docs/ordering-model.md, Commits).
 constexpr uint64_t kCommitEvery = 8;
 // Batches submitted and not yet reached, at most; a hand-over beyond it waits for the oldest to complete.
@@ -76,12 +84,21 @@ class Timeline {
   VkSemaphore semaphore_;
 };
 
-// One command buffer of held (then submitted) work, and what must live until it completes.
+struct Replay;
+
+// Held (then submitted) work: the command buffers one submit runs, in order, and what must live until they
+// complete. A batch's own command buffer (`commands`) takes the work it records at hand-over; a recorded
+// run's command buffer (Replay) is put in the sequence as it is. The own one is begun at most once a batch,
+// at its first recorded hand-over, so work recorded after a replay starts the next batch (batches.cpp).
 struct Batch {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   uint64_t last_value = 0;  // the timeline value its submit signals
-  bool recording = false;
-  bool writes_host_visible = false;  // it writes memory the host addresses: ends with a barrier to the host
+  bool recording = false;   // `commands` is begun and not ended
+  bool own_used = false;    // `commands` was begun for this batch (it is in `sequence`)
+  bool ahead = false;       // a Replay's: recorded ahead, so a failure refuses the record and loses nothing
+  bool writes_host_visible = false;  // `commands` writes memory the host addresses: ends with a barrier to the host
+  std::vector<VkCommandBuffer> sequence;                // what the submit runs, in order
+  std::vector<std::shared_ptr<const Replay>> replays;  // the recorded runs in `sequence`, kept until reached
   // In-queue waits: the producers' timelines and the highest value of each.
   std::vector<std::shared_ptr<Timeline>> wait_timelines;
   std::vector<uint64_t> wait_values;
@@ -89,6 +106,22 @@ struct Batch {
   std::vector<VkDescriptorPool> pools;  // descriptor sets of its launches; reset when the batch is reused
   size_t pool_cursor = 0;
   std::vector<Memory> scratch;  // temporary buffers (overlapping copies), freed when the batch is reused
+};
+
+// A ready run's work recorded once (recorded.cpp), when its buffers or scalars are set, into a command
+// buffer of its own pool with simultaneous use: each hand-over of the run puts that command buffer in the
+// open batch, so a repeated submit records nothing (no vkBeginCommandBuffer, barrier, copy or dispatch, no
+// descriptor set: issue 14's recorded hand-overs). Its `batch` holds the command buffer and what it refers
+// to (pipelines, descriptor pools, scratch buffers, which in-order replays use one at a time). Shared with
+// every batch that runs it, so it is destroyed only once the run dropped it and those batches are reached.
+struct Replay {
+  explicit Replay(std::shared_ptr<Context> context) : ctx(std::move(context)) {}
+  ~Replay();
+  Replay(const Replay &) = delete;
+  Replay &operator=(const Replay &) = delete;
+  std::shared_ptr<Context> ctx;
+  VkCommandPool pool = VK_NULL_HANDLE;  // its own: recording and freeing it take no lock of the device's
+  Batch batch;
 };
 
 class VulkanDevice final : public DriverDevice, public MemoryFds, public SemaphoreFds {
@@ -119,6 +152,13 @@ class VulkanDevice final : public DriverDevice, public MemoryFds, public Semapho
 
   bool can_wait_in_queue(const DriverDevice &producer) const override;
   rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) override;
+  // The run's work recorded into a Replay (recorded.cpp); null where it cannot be (out of memory, a pipeline
+  // that fails): the engine then hands the work over each time, which records it then. Takes no lock of the
+  // device's; never on the submit path.
+  std::unique_ptr<RecordedWork> record(const Work &work) override;
+  // hand_over for a recorded run: its command buffer joins the open batch after `waits`. Same contract.
+  rig_status hand_over_replay(const std::shared_ptr<const Replay> &replay, uint64_t value,
+                              std::span<const QueueWait> waits);
   rig_status commit() override;
   uint64_t signaled() const override;
   // From the last value read from the semaphore (signaled_), asking nothing: the submit path asks this for
@@ -171,8 +211,21 @@ class VulkanDevice final : public DriverDevice, public MemoryFds, public Semapho
   static void add_wait(Batch &batch, const std::shared_ptr<Timeline> &timeline, uint64_t value);
   void recycle(Batch &batch);
   rig_status commit_locked();
+  // hand_over and hand_over_replay: the producers' waits, then `work` recorded into the batch's own command
+  // buffer, or `replay`'s command buffer put in its sequence (exactly one of them).
+  rig_status hand_over_to_batch(const Work *work, const std::shared_ptr<const Replay> *replay, uint64_t value,
+                                std::span<const QueueWait> waits);
+  // The batch's own command buffer, begun if it is not; RIG_OK with *out null where it was begun and ended
+  // for this batch already (a replay follows it: the work goes to the next batch).
+  rig_status own_commands(Batch &batch, VkCommandBuffer *out);
+  // Ends the batch's own command buffer if it is recording, after a barrier to the host if it wrote
+  // host-visible memory.
+  rig_status end_own(Batch &batch);
+  // A recording failure: loses the device for a batch's hand-over; for a Replay's (recorded ahead) only
+  // refuses the record, quietly, since the engine then hands the work over each time.
+  rig_status spoil(const Batch &batch, VkResult result, const char *why);
   rig_status check_work(const Work &work) const override;
-  rig_status record(Batch &batch, const Part &part, const Work &work);
+  rig_status record_part(Batch &batch, const Part &part, const Work &work);
   rig_status record_copy(Batch &batch, const Part &part, const Work &work);
   rig_status record_fill(Batch &batch, const Part &part, const Work &work);
   rig_status record_launch(Batch &batch, const Part &part, const Work &work);

@@ -22,7 +22,12 @@ void VulkanDevice::barrier(VkCommandBuffer commands, bool to_host) const {
                                   &mb, 0, nullptr, 0, nullptr);
 }
 
-rig_status VulkanDevice::record(Batch &batch, const Part &part, const Work &work) {
+rig_status VulkanDevice::spoil(const Batch &batch, VkResult result, const char *why) {
+  if (batch.ahead) return RIG_DRIVER;  // a record refused: no message, since the run's set call succeeds
+  return lose(result, why);
+}
+
+rig_status VulkanDevice::record_part(Batch &batch, const Part &part, const Work &work) {
   // A full barrier before every part: parts run in order (and the first one after all earlier work on this
   // queue, which is rule 1 across batches).
   barrier(batch.commands, false);
@@ -39,7 +44,7 @@ rig_status VulkanDevice::record(Batch &batch, const Part &part, const Work &work
           batch.writes_host_visible |= work.slots[slot].memory->host != nullptr;
       return record_launch(batch, part, work);
     default:
-      return lose(VK_ERROR_UNKNOWN, "a part the device cannot run reached hand_over");
+      return spoil(batch, VK_ERROR_UNKNOWN, "a part the device cannot run reached hand_over");
   }
 }
 
@@ -57,7 +62,7 @@ rig_status VulkanDevice::record_copy(Batch &batch, const Part &part, const Work 
     // through a scratch buffer freed when the batch is reused, which gives memmove's result.
     Memory scratch;
     if (rig_status st = make_buffer(*ctx_, length, BufferKind::device, &scratch); st != RIG_OK)
-      return lose(VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for an overlapping copy's scratch buffer");
+      return spoil(batch, VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for an overlapping copy's scratch buffer");
     batch.scratch.push_back(scratch);
     VkBufferCopy in{so, 0, length}, back{0, dof, length};
     fn.vkCmdCopyBuffer(batch.commands, sb, buffer_of(scratch), 1, &in);

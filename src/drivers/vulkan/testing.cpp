@@ -25,6 +25,12 @@ extern "C" {
 // The driver's commit bound k: it commits by itself once this many values are held.
 [[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_commit_every(void) { return rig::vulkan::kCommitEvery; }
 
+// Whether runs whose buffers are set from now on are recorded ahead into command buffers of their own (1,
+// the default) or recorded into the open batch at each hand-over (0). Runs already set keep what they have.
+[[gnu::visibility("hidden")]] void rig_vulkan_testing_record_ahead(int on) {
+  rig::vulkan::testing::record_ahead.store(on != 0, std::memory_order_relaxed);
+}
+
 // Host-memory imports attempted through VK_EXT_external_memory_host so far (0 where Vulkan did not load).
 [[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_imports(void) {
   rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
