@@ -12,7 +12,8 @@
 #                                             lists each step.
 #
 # VULKAN_AB="DIR..." runs only the chain benchmark through each DIR's librig.so.0 in turn, VULKAN_AB_ROUNDS
-# (3) times over, after the same setup (an A/B of libraries in one call).
+# (3) times over, after the same setup (an A/B of libraries in one call); an entry DIR:VAR=VALUE runs DIR's
+# library with that variable set.
 # VULKAN_SH_USE_CARRIED=1 uses the carried loader even where the machine has one (to rehearse the script
 # on a machine with lavapipe). The NVIDIA driver's Vulkan ICD lives in libGLX_nvidia.so.0; where the
 # machine has no ICD manifest for it (a container given only compute capabilities), one is written here.
@@ -109,9 +110,12 @@ nvidia-smi --query-gpu=name,driver_version --format=csv > "$logs/nvidia-smi.txt"
 # librig.so.0 in turn, round after round (an A/B of libraries in one call); then stop.
 if [ -n "${VULKAN_AB:-}" ]; then
   for ((r = 1; r <= ${VULKAN_AB_ROUNDS:-3}; r++)); do
-    for lib in $VULKAN_AB; do
-      tag=$(basename "$lib")-$r
-      step "ab-$tag" 300 env LD_LIBRARY_PATH="$lib:$LD_LIBRARY_PATH" "$build/bench/vulkan/bench_vulkan_chain" 512 101
+    for entry in $VULKAN_AB; do
+      lib=${entry%%:*}
+      extra=()  # DIR:VAR=VALUE runs that library with VAR=VALUE set
+      [ "$entry" != "$lib" ] && extra=("${entry#*:}")
+      tag=$(basename "$lib")${extra:+-${extra[0]%%=*}}-$r
+      step "ab-$tag" 300 env LD_LIBRARY_PATH="$lib:$LD_LIBRARY_PATH" "${extra[@]}" "$build/bench/vulkan/bench_vulkan_chain" 512 101
       grep -E "ratio wall  a/b" "$logs/ab-$tag.log" | sed "s|^|$tag |" | tee -a "$summary"
     done
   done
