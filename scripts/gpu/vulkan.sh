@@ -146,7 +146,7 @@ t=$build/tests/vulkan
 if [ -x "$t/test_vulkan_device" ]; then
   step vulkan-device 180 "$t/test_vulkan_device"
   grep -m1 "vulkan:0 is" "$logs/vulkan-device.log" | tee -a "$summary"
-  for n in commit rules compute; do step "vulkan-$n" 300 "$t/test_vulkan_$n"; done
+  for n in commit rules compute recorded; do step "vulkan-$n" 300 "$t/test_vulkan_$n"; done
   step vulkan-compute-descriptor-pools 300 env RIG_VULKAN_NO_PUSH_DESCRIPTORS=1 "$t/test_vulkan_compute"
   step vulkan-import 180 env RIG_VULKAN_HOST_IMPORT=1 "$t/test_vulkan_import"
   # Buffers as memory descriptors (VK_KHR_external_memory_fd): within a process, across a fork with
@@ -163,8 +163,11 @@ if [ -x "$t/test_vulkan_device" ]; then
     "$t/test_vulkan_semaphore_fd" refusal
   [ -f "$t/libvklose.so" ] && step vulkan-loss 180 env RIG_VULKAN_LIBRARY="$t/libvklose.so" \
     RIG_VKSHIM_REAL="${RIG_VULKAN_LIBRARY:-libvulkan.so.1}" "$t/test_vulkan_loss"
+  # The calls a submit makes (semaphore reads; command buffers begun: none for a recorded run).
+  [ -f "$t/libvklose.so" ] && step vulkan-calls 180 env RIG_VULKAN_LIBRARY="$t/libvklose.so" \
+    RIG_VKSHIM_REAL="${RIG_VULKAN_LIBRARY:-libvulkan.so.1}" "$t/test_vulkan_calls"
   if [ -n "$validation" ]; then
-    for n in validation device commit rules compute; do
+    for n in validation device commit rules compute recorded; do
       step "validated-vulkan-$n" 300 env RIG_VULKAN_VALIDATION=1 "$t/test_vulkan_$n"
     done
     step validated-vulkan-import 180 env RIG_VULKAN_VALIDATION=1 RIG_VULKAN_HOST_IMPORT=1 "$t/test_vulkan_import"
