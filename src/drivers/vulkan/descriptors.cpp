@@ -22,10 +22,12 @@ rig_status VulkanDevice::descriptor_set(Batch &batch, const Layout &layout, uint
   const DeviceFunctions &fn = ctx_->fn();
   for (;;) {
     if (batch.pool_cursor == batch.pools.size()) {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kPoolDescriptors};
+      // A batch's pools serve many launches and are reset for reuse; a run recorded ahead keeps its set for
+      // its life, so its pool holds just that set (a program may keep thousands of runs).
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, batch.ahead ? std::max(bindings, 1u) : kPoolDescriptors};
       VkDescriptorPoolCreateInfo pi{};
       pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-      pi.maxSets = kPoolSets;
+      pi.maxSets = batch.ahead ? 1 : kPoolSets;
       pi.poolSizeCount = 1;
       pi.pPoolSizes = &size;
       VkDescriptorPool pool = VK_NULL_HANDLE;
