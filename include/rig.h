@@ -430,10 +430,15 @@ RIG_API rig_status rig_run_take(rig_submission RIG_NONNULL submission, rig_run *
  * every part's range in that slot, and writable if the slot writes (not a read-only wrap). The run keeps
  * the buffer alive. A copy whose source and destination then share bytes of one allocation (two views of
  * one buffer, say) makes rig_submit answer RIG_INVALID_ARGUMENT until a slot is set again (the overlap
- * rule, rig_submission_make); the check is made here, never on the submit path. */
+ * rule, rig_submission_make); the check is made here, never on the submit path.
+ * Once every slot is set, the device's driver prepares the run's hand-over here (CUDA/HIP: each part's
+ * call; Vulkan: a command buffer of the run's own), so that a repeated rig_submit works nothing out again:
+ * set a run once, submit it many times. Waits for nothing. */
 RIG_API rig_status rig_run_set_buffer(rig_run RIG_NONNULL run, uint32_t slot, rig_buffer RIG_NONNULL buffer);
 
-/* Sets the scalar bytes passed to launches (copied; at most 4096 bytes). */
+/* Sets the scalar bytes passed to launches (copied; at most 4096 bytes). A ready run's hand-over is
+ * prepared again here, as by rig_run_set_buffer; submits already made run with the scalars they were
+ * made with. Waits for nothing. */
 RIG_API rig_status rig_run_set_scalars(rig_run RIG_NONNULL run, const void *RIG_NULLABLE bytes,
                                        size_t length);
 
