@@ -52,17 +52,37 @@ rig_part rt_copy_part(void) {
   return p;
 }
 
-rig_run rt_copy_run(rig_device d, rig_buffer src, rig_buffer dst) {
-  rig_part p = rt_copy_part();
-  rig_access a[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+rig_part rt_fill_part(uint8_t byte) {
+  rig_part p = {sizeof p};
+  p.kind = RIG_PART_FILL;
+  p.dst_slot = 0;
+  p.length = RIG_WHOLE;
+  p.byte = byte;
+  return p;
+}
+
+rig_run rt_run(rig_device d, const rig_part *parts, size_t part_count, const rig_buffer *buffers,
+               const rig_access *access, size_t n) {
   rig_submission sub;
   rig_run run;
-  OK(rig_submission_make(d, &p, 1, a, 2, &sub));
+  OK(rig_submission_make(d, parts, part_count, access, n, &sub));
   OK(rig_run_take(sub, &run));
   OK(rig_submission_release(sub));
-  OK(rig_run_set_buffer(run, 0, src));
-  OK(rig_run_set_buffer(run, 1, dst));
+  for (size_t i = 0; i < n; ++i) OK(rig_run_set_buffer(run, (uint32_t)i, buffers[i]));
   return run;
+}
+
+rig_run rt_copy_run(rig_device d, rig_buffer src, rig_buffer dst) {
+  rig_part p = rt_copy_part();
+  rig_buffer b[2] = {src, dst};
+  rig_access a[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
+  return rt_run(d, &p, 1, b, a, 2);
+}
+
+rig_run rt_fill_run(rig_device d, rig_buffer dst, uint8_t byte) {
+  rig_part p = rt_fill_part(byte);
+  rig_access w = RIG_ACCESS_WRITE;
+  return rt_run(d, &p, 1, &dst, &w, 1);
 }
 
 rig_status rt_try_copy(rig_device d, rig_buffer src, rig_buffer dst, const rig_point *waits, size_t wc,
@@ -80,11 +100,7 @@ rig_point rt_copy(rig_device d, rig_buffer src, rig_buffer dst) {
 }
 
 rig_point rt_fill(rig_device d, rig_buffer dst, uint8_t byte) {
-  rig_part p = {sizeof p};
-  p.kind = RIG_PART_FILL;
-  p.dst_slot = 0;
-  p.length = RIG_WHOLE;
-  p.byte = byte;
+  rig_part p = rt_fill_part(byte);
   rig_access a = RIG_ACCESS_WRITE;
   rig_point pt = 0;
   OK(submit_parts(d, &p, 1, &dst, &a, 1, NULL, 0, &pt));

@@ -24,8 +24,16 @@ void rt_status(rig_status want, rig_status got, const char *call, const char *fi
 
 /* A copy of the whole of slot 0 into slot 1 (the part rt_copy submits), for tests that make their own runs. */
 rig_part rt_copy_part(void);
+/* A fill of the whole of slot 0 with `byte` (the part rt_fill submits). */
+rig_part rt_fill_part(uint8_t byte);
+/* A run on d of `parts` over `buffers` (slot i = buffers[i], with access[i]), to submit repeatedly: its
+ * submission is released (the run keeps it). Fails the test where a call fails. */
+rig_run rt_run(rig_device d, const rig_part *parts, size_t part_count, const rig_buffer *buffers,
+               const rig_access *access, size_t n);
 /* A run of rt_copy_part on d from src into dst, to submit repeatedly (it keeps its submission). */
 rig_run rt_copy_run(rig_device d, rig_buffer src, rig_buffer dst);
+/* A run of rt_fill_part on d over dst. */
+rig_run rt_fill_run(rig_device d, rig_buffer dst, uint8_t byte);
 /* Submits one part on d over the given buffers (each slot's access given), returning the point. */
 rig_point rt_copy(rig_device d, rig_buffer src, rig_buffer dst);
 rig_point rt_fill(rig_device d, rig_buffer dst, uint8_t byte);

@@ -46,18 +46,9 @@ static void a_loss_at_commit_answers_lost_and_takes_the_vkdevice_with_it(void **
   STATUS(RIG_LOST, rig_wait_point(p, UINT64_MAX));
   STATUS(RIG_LOST, rig_device_wait(a, 1, 0));
   rig_point q = 0;
-  rig_part part = {sizeof part};
-  part.kind = RIG_PART_FILL;
-  part.length = RIG_WHOLE;
-  rig_access w = RIG_ACCESS_WRITE;
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(a, &part, 1, &w, 1, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_run_set_buffer(run, 0, x));
+  rig_run run = rt_fill_run(a, x, 0);
   STATUS(RIG_LOST, rig_submit(run, NULL, 0, &q));
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   /* B shares the VkDevice: its next work is refused as lost too. */
   rig_buffer xb = vk_buffer(b, 64, RIG_MEMORY_DEVICE), yb = vk_buffer(b, 64, RIG_MEMORY_DEVICE);
   rig_point pb = 0;

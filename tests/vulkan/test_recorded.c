@@ -21,52 +21,37 @@ typedef struct affine_scalars {
   uint32_t a, b, n;
 } affine_scalars;
 
-/* A run of one launch of the affine shader (x = x * a + b) over x. */
-static rig_run affine_run(rig_device d, rig_module m, rig_buffer x, affine_scalars s, rig_submission *sub) {
-  static const uint32_t slots[1] = {0};
-  rig_part p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.kind = RIG_PART_LAUNCH;
-  p.module = m;
-  p.function = "main";
-  p.grid[0] = (N + BLOCK - 1) / BLOCK, p.grid[1] = p.grid[2] = 1;
-  p.block[0] = BLOCK, p.block[1] = p.block[2] = 1;
-  p.slots = slots;
-  p.slot_count = 1;
+/* A device with the affine shader (x = x * a + b) loaded and x, N words written from `words`. */
+typedef struct Affine {
+  rig_device a;
+  rig_module m;
+  rig_buffer x;
+} Affine;
+
+/* 0 after skipping the test. */
+static int affine_open(Affine *f, const uint32_t *words) {
+  if (!vk_open(&f->a)) return 0;
+  f->m = vk_module(f->a, affine_spv, sizeof affine_spv);
+  f->x = vk_buffer(f->a, N * 4, RIG_MEMORY_DEVICE);
+  OK(rig_buffer_write_from(f->x, 0, words, N * 4));
+  return 1;
+}
+
+/* A run of one launch of the shader over x. */
+static rig_run affine_run(const Affine *f, affine_scalars s) {
   rig_access rw = RIG_ACCESS_READ_WRITE;
-  rig_run run;
-  OK(rig_submission_make(d, &p, 1, &rw, 1, sub));
-  OK(rig_run_take(*sub, &run));
-  OK(rig_run_set_buffer(run, 0, x));
-  OK(rig_run_set_scalars(run, &s, sizeof s));
-  return run;
+  return vk_launch_run(f->a, f->m, "main", &f->x, &rw, 1, &s, sizeof s, (N + BLOCK - 1) / BLOCK, BLOCK);
 }
 
-/* A run that fills all of dst with `byte`. */
-static rig_run fill_run(rig_device d, rig_buffer dst, uint8_t byte) {
-  rig_part p = {sizeof p};
-  p.kind = RIG_PART_FILL;
-  p.dst_slot = 0;
-  p.length = RIG_WHOLE;
-  p.byte = byte;
-  rig_access w = RIG_ACCESS_WRITE;
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(d, &p, 1, &w, 1, &sub));
-  OK(rig_run_take(sub, &run));
-  OK(rig_submission_release(sub));
-  OK(rig_run_set_buffer(run, 0, dst));
-  return run;
-}
-
-static void write_words(rig_buffer x, const uint32_t *words) { OK(rig_buffer_write_from(x, 0, words, N * 4)); }
-
-static void expect_words(rig_buffer x, const uint32_t *want, const char *what) {
+/* Checks x against `want` (after its last write), then releases everything. */
+static void affine_close(Affine *f, const uint32_t *want, const char *what) {
   uint32_t got[N];
-  OK(rig_buffer_read_into(x, 0, got, sizeof got));
+  OK(rig_buffer_read_into(f->x, 0, got, sizeof got));
   for (size_t i = 0; i < N; ++i)
     if (got[i] != want[i]) fail_msg("%s: word %zu is %u, want %u", what, i, got[i], want[i]);
+  OK(rig_module_release(f->m));
+  OK(rig_buffer_release(f->x));
+  OK(rig_device_release(f->a));
 }
 
 static void expect_bytes(rig_buffer b, size_t n, uint8_t want, const char *what) {
@@ -79,28 +64,19 @@ static void expect_bytes(rig_buffer b, size_t n, uint8_t want, const char *what)
  * applies the launch once more, in order. */
 static void a_recorded_run_runs_once_for_each_submit_in_and_across_batches(void **state) {
   (void)state;
-  rig_device a;
-  if (!vk_open(&a)) return;
-  rig_module m = vk_module(a, affine_spv, sizeof affine_spv);
-  rig_buffer x = vk_buffer(a, N * 4, RIG_MEMORY_DEVICE);
   uint32_t words[N];
   for (uint32_t i = 0; i < N; ++i) words[i] = i * 2654435761u;
-  write_words(x, words);
-  affine_scalars s = {3, 1, N};
-  rig_submission sub;
-  rig_run run = affine_run(a, m, x, s, &sub);
+  Affine f;
+  if (!affine_open(&f, words)) return;
+  rig_run run = affine_run(&f, (affine_scalars){3, 1, N});
   const uint64_t times = 3 * rig_vulkan_testing_commit_every() + 2;
   rig_point p = 0;
   for (uint64_t t = 0; t < times; ++t) OK(rig_submit(run, NULL, 0, &p));
   OK(rig_wait_point(p, kForever));
+  OK(rig_run_release(run));
   for (uint64_t t = 0; t < times; ++t)
     for (uint32_t i = 0; i < N; ++i) words[i] = words[i] * 3 + 1;
-  expect_words(x, words, "after the repeated launch");
-  OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
-  OK(rig_module_release(m));
-  OK(rig_buffer_release(x));
-  OK(rig_device_release(a));
+  affine_close(&f, words, "after the repeated launch");
 }
 
 /* Recorded runs and runs recorded at hand-over (made while recording ahead is off), submitted alternately on
@@ -117,7 +93,7 @@ static void replays_and_work_recorded_at_hand_over_keep_the_order_of_their_submi
   for (int round = 0; round < 2; ++round) {
     /* round 0: fills recorded ahead, copies at hand-over; round 1: the other way round */
     rig_vulkan_testing_record_ahead(round == 0);
-    rig_run one = fill_run(a, x, 1), two = fill_run(a, x, 2);
+    rig_run one = rt_fill_run(a, x, 1), two = rt_fill_run(a, x, 2);
     rig_vulkan_testing_record_ahead(round == 1);
     rig_run to_y = rt_copy_run(a, x, y), to_z = rt_copy_run(a, x, z);
     rig_vulkan_testing_record_ahead(1);
@@ -175,29 +151,21 @@ static void a_run_rebound_or_released_while_its_commands_are_pending_runs_them_a
 /* Scalars set again between two submits: the first submit runs with the old ones, the second with the new. */
 static void scalars_set_again_are_what_the_next_submit_runs(void **state) {
   (void)state;
-  rig_device a;
-  if (!vk_open(&a)) return;
-  rig_module m = vk_module(a, affine_spv, sizeof affine_spv);
-  rig_buffer x = vk_buffer(a, N * 4, RIG_MEMORY_DEVICE);
   uint32_t words[N];
   for (uint32_t i = 0; i < N; ++i) words[i] = i;
-  write_words(x, words);
+  Affine f;
+  if (!affine_open(&f, words)) return;
   affine_scalars s = {2, 0, N};
-  rig_submission sub;
-  rig_run run = affine_run(a, m, x, s, &sub);
+  rig_run run = affine_run(&f, s);
   OK(rig_submit(run, NULL, 0, NULL));  /* held */
   s.a = 1, s.b = 5;
   OK(rig_run_set_scalars(run, &s, sizeof s));
   rig_point p = 0;
   OK(rig_submit(run, NULL, 0, &p));
   OK(rig_wait_point(p, kForever));
-  for (uint32_t i = 0; i < N; ++i) words[i] = words[i] * 2 + 5;
-  expect_words(x, words, "x * 2, then + 5");
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
-  OK(rig_module_release(m));
-  OK(rig_buffer_release(x));
-  OK(rig_device_release(a));
+  for (uint32_t i = 0; i < N; ++i) words[i] = words[i] * 2 + 5;
+  affine_close(&f, words, "x * 2, then + 5");
 }
 
 /* A recorded copy into host-visible memory (RIG_MEMORY_PINNED), then a wait: the host reads the bytes through

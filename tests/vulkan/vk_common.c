@@ -23,9 +23,9 @@ rig_module vk_module(rig_device d, const uint32_t *words, size_t bytes) {
   return m;
 }
 
-rig_point vk_launch(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
-                    const rig_access *access, uint32_t n, const void *scalars, size_t scalar_bytes,
-                    uint32_t grid_x, uint32_t block_x, const rig_point *waits, size_t wait_count) {
+rig_run vk_launch_run(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                      const rig_access *access, uint32_t n, const void *scalars, size_t scalar_bytes,
+                      uint32_t grid_x, uint32_t block_x) {
   uint32_t slots[8];
   assert_true(n <= 8);
   for (uint32_t i = 0; i < n; ++i) slots[i] = i;
@@ -37,18 +37,20 @@ rig_point vk_launch(rig_device d, rig_module m, const char *function, const rig_
   p.function = function;
   p.grid[0] = grid_x, p.grid[1] = 1, p.grid[2] = 1;
   p.block[0] = block_x, p.block[1] = 1, p.block[2] = 1;
-  p.slots = slots;
+  p.slots = slots;  /* copied by rig_submission_make */
   p.slot_count = n;
-  rig_submission sub;
-  rig_run run;
-  OK(rig_submission_make(d, &p, 1, access, n, &sub));
-  OK(rig_run_take(sub, &run));
-  for (uint32_t i = 0; i < n; ++i) OK(rig_run_set_buffer(run, i, buffers[i]));
+  rig_run run = rt_run(d, &p, 1, buffers, access, n);
   if (scalar_bytes) OK(rig_run_set_scalars(run, scalars, scalar_bytes));
+  return run;
+}
+
+rig_point vk_launch(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                    const rig_access *access, uint32_t n, const void *scalars, size_t scalar_bytes,
+                    uint32_t grid_x, uint32_t block_x, const rig_point *waits, size_t wait_count) {
+  rig_run run = vk_launch_run(d, m, function, buffers, access, n, scalars, scalar_bytes, grid_x, block_x);
   rig_point point = 0;
   OK(rig_submit(run, waits, wait_count, &point));
   OK(rig_run_release(run));
-  OK(rig_submission_release(sub));
   return point;
 }
 

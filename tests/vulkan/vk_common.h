@@ -32,6 +32,12 @@ int vk_open(rig_device *out);
 /* Loads SPIR-V words on d (fails the test if it cannot). */
 rig_module vk_module(rig_device d, const uint32_t *words, size_t bytes);
 
+/* A run of one launch of `function` over n buffers (slot i = binding i) with the given scalars, grid.x
+ * workgroups of block.x invocations, to submit repeatedly (rt_run). */
+rig_run vk_launch_run(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
+                      const rig_access *access, uint32_t n, const void *scalars, size_t scalar_bytes,
+                      uint32_t grid_x, uint32_t block_x);
+
 /* Submits one launch of `function` over n buffers (slot i = binding i) with the given scalars, grid.x
  * workgroups of block.x invocations. Returns the point. */
 rig_point vk_launch(rig_device d, rig_module m, const char *function, const rig_buffer *buffers,
