@@ -344,7 +344,9 @@ rig_status VulkanDevice::hand_over_to_batch(const Work *work, const std::shared_
       if (rig_status s = record_part(*b, part, *work); s != RIG_OK) return s;
   } else {
     b->sequence.push_back((*replay)->batch.commands);
-    b->replays.push_back(*replay);
+    // Kept once however often the batch runs it (a run submitted k times with nothing between): one
+    // reference keeps it alive, and each further copy would cost two atomic counts.
+    if (b->replays.empty() || b->replays.back() != *replay) b->replays.push_back(*replay);
   }
   b->last_value = value;
   handed_.store(value, std::memory_order_relaxed);
