@@ -236,7 +236,9 @@ RIG_API rig_status rig_point_import_ipc(rig_device RIG_NONNULL device, const rig
  * or sends), and to *length the buffer's length. Waits for nothing. RIG_UNSUPPORTED for a device without
  * RIG_INTEROP_MEMORY_FD and for host-visible memory (RIG_MEMORY_PINNED, RIG_MEMORY_MAPPED: only
  * RIG_MEMORY_DEVICE buffers are made exportable); RIG_INVALID_ARGUMENT for a view (export the whole buffer,
- * make the view on the importing side); RIG_LOST for a lost device. Holds no lock of rig's. */
+ * make the view on the importing side) and for a loaded tensor whose memory is shared with other tensors
+ * (rig_load.h: copy it into a buffer of rig_buffer_create); RIG_LOST for a lost device. Holds no lock of
+ * rig's. */
 RIG_API rig_status rig_buffer_export_fd(rig_buffer RIG_NONNULL buffer, int *RIG_NONNULL fd,
                                         size_t *RIG_NONNULL length);
 

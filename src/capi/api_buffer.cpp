@@ -18,6 +18,23 @@ rig_status buffer_create_any(rig_device device, size_t length, rig_memory memory
   });
 }
 
+rig_status allocation_create(rig_device device, size_t length, rig_memory memory, std::shared_ptr<Allocation> *whole) {
+  return entry("allocation_create", [&] {
+    auto d = pin_device(device, "allocation_create");
+    if (!d) return RIG_INVALID_HANDLE;
+    return rig::allocation_create(*d, length, memory, whole);
+  });
+}
+
+rig_status buffer_create_part(const std::shared_ptr<Allocation> &whole, size_t start, size_t length, rig_buffer *out) {
+  return entry("buffer_create_part", [&] {
+    RIG_REQUIRE_OUT(out, "buffer_create_part");
+    std::shared_ptr<Buffer> b;
+    if (rig_status s = buffer_part(whole, start, length, &b); s != RIG_OK) return s;
+    return give(Kind::buffer, std::move(b), out);
+  });
+}
+
 }  // namespace rig::capi
 
 extern "C" {

@@ -28,6 +28,10 @@ Allocation::Allocation(Device &host, void *data, size_t length, bool read_only, 
   base_.length = length;
 }
 
+Allocation::Allocation(std::shared_ptr<Allocation> whole, size_t start, size_t length)
+    : owner_(whole->owner_), base_(whole->base_), start_(start), length_(length), read_only_(whole->read_only_),
+      owned_(false), whole_(std::move(whole)) {}
+
 rig_status Allocation::wait_all_uses() {
   if (!rule_on(6)) return RIG_OK;
   rig_status result = RIG_OK;
@@ -44,6 +48,7 @@ rig_status Allocation::wait_last_write() {
 }
 
 rig_status Allocation::memory_for(Device &device, const Memory **out) {
+  if (whole_) return whole_->memory_for(device, out);  // mapped once for every part, at the whole's offsets
   if (&device == &owner_) {
     *out = &base_;
     return RIG_OK;
@@ -101,6 +106,8 @@ Allocation::~Allocation() {
   // can never be reached (a lost device's) keeps the memory for the life of the process.
   if (wait_all_uses() != RIG_OK) {
     keep_forever(base_);
+    // A part: its whole must outlive the process too, or the last part to go would free the memory.
+    if (whole_) keep_forever(std::move(whole_));
     return;
   }
   for (auto &m : mappings_) {

@@ -55,6 +55,34 @@ rig_status buffer_create(Device &device, size_t length, rig_memory kind, std::sh
   return RIG_OK;
 }
 
+rig_status allocation_create(Device &device, size_t length, rig_memory kind, std::shared_ptr<Allocation> *out) {
+  if (kind != RIG_MEMORY_DEVICE && kind != kMemoryDeviceReused)
+    return fail(RIG_INVALID_ARGUMENT, "allocation_create: memory kind %d is not device memory", static_cast<int>(kind));
+  if (rig_status s = check_device(device); s != RIG_OK) return s;
+  Memory m;
+  if (rig_status s = device.driver().allocate(length, kind, &m); s != RIG_OK) return s;
+  try {
+    *out = std::make_shared<Allocation>(device, m, length, false, true);
+  } catch (const std::bad_alloc &) {
+    device.driver().free(m);
+    return fail(RIG_OUT_OF_MEMORY, "allocation_create: out of host memory");
+  }
+  return RIG_OK;
+}
+
+rig_status buffer_part(const std::shared_ptr<Allocation> &whole, size_t start, size_t length,
+                       std::shared_ptr<Buffer> *out) {
+  if (whole->is_part() || !in_range(whole->length(), start, length))
+    return fail(RIG_INVALID_ARGUMENT, "part: [%zu, +%zu) is not a part of an allocation of %zu bytes", start, length,
+                whole->length());
+  Device &owner = whole->owner();
+  if (rig_status s = check_device(owner); s != RIG_OK) return s;
+  auto a = std::make_shared<Allocation>(whole, start, length);
+  *out = make_buffer(std::move(a), owner, nullptr, start, length);
+  (*out)->memory = &(*out)->allocation->base();
+  return RIG_OK;
+}
+
 rig_status buffer_wrap(Device &host, void *data, size_t length, rig_access access, rig_release_fn release,
                        void *user, std::shared_ptr<Buffer> *out) {
   if (!data && length) return fail(RIG_INVALID_ARGUMENT, "wrap: null data for %zu bytes", length);

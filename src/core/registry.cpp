@@ -25,6 +25,7 @@ struct Registry {
   std::map<std::string, std::unique_ptr<std::mutex>> name_locks;
   std::mutex kept_lock;
   std::vector<Memory> kept;  // memory a lost device may still use
+  std::vector<std::shared_ptr<void>> kept_objects;  // objects holding such memory (keep_forever)
   std::vector<std::mutex *> inherited_name_locks;  // a forked child's old name locks, kept (see below)
 
   std::mutex &name_lock(const std::string &name) {
@@ -94,6 +95,12 @@ void keep_forever(const Memory &memory) {
   auto &r = registry();
   std::lock_guard g(r.kept_lock);
   r.kept.push_back(memory);
+}
+
+void keep_forever(std::shared_ptr<void> object) {
+  auto &r = registry();
+  std::lock_guard g(r.kept_lock);
+  r.kept_objects.push_back(std::move(object));
 }
 
 std::mutex &device_name_lock(const std::string &name) { return registry().name_lock(name); }

@@ -38,5 +38,8 @@ std::mutex &device_name_lock(const std::string &name);
 
 // Keeps memory that a lost device may still use for the life of the process (reachable, never freed).
 void keep_forever(const Memory &memory);
+// Keeps `object` alive for the life of the process (an allocation's part that a lost device may still use
+// keeps its whole).
+void keep_forever(std::shared_ptr<void> object);
 
 }  // namespace rig

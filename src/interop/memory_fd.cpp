@@ -23,7 +23,10 @@ rig_status export_memory_fd(const Buffer &buffer, int *fd, size_t *length) {
   Device &owner = buffer.allocation->owner();
   MemoryFds *m = fds_of(owner, call);
   if (!m) return RIG_UNSUPPORTED;
-  // A descriptor carries a whole allocation: a view's range would be lost on the way.
+  // A descriptor carries a whole allocation: a view's range, or a part's, would be lost on the way.
+  if (buffer.allocation->is_part())
+    return fail(RIG_INVALID_ARGUMENT, "%s: the buffer's memory is part of an allocation shared with other buffers "
+                "(a loaded tensor): copy it into a buffer of rig_buffer_create to export it", call);
   if (buffer.offset != 0 || buffer.length != buffer.allocation->length())
     return fail(RIG_INVALID_ARGUMENT, "%s: the buffer is a view (%zu bytes at %zu of %zu): export the allocation's "
                 "whole buffer, and make the view on the importing side", call, buffer.length, buffer.offset,

@@ -1,6 +1,7 @@
 // A load's run: decide the path, read the file once, copy every byte with rig submits, hand each tensor
 // out as soon as its copies are submitted. Ordering is the stamps' job: each tensor has its own
-// allocation per device, so work reading tensor k follows the copies into k and nothing else (rule 3);
+// allocation per device (a part of an arena, load/arenas.h: stamps of its own), so work reading tensor k
+// follows the copies into k and nothing else (rule 3);
 // a staging chunk is reused only after rig_buffer_export waited for the copy that read it (rule 6).
 #include "load/load.h"
 
@@ -145,6 +146,24 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
     l->tensors_.push_back(std::move(t));
   }
   if (rig_status s = file->unchanged()) return s;
+  // Each device's tensors as parts of a few allocations (load/arenas.h), laid out in file order. Where the
+  // caller keeps a staging pool for the device (it loads again: given_), from the device's reuse pool
+  // (core/driver_memory.h): a later load's copies then land in memory no free gave back to the driver
+  // (0.955 of the link against 0.91 on an H200), while the pool's growth costs the load that makes it about
+  // 5% (bench/README.md, 2026-12-01): a load with no kept pool takes plain device memory.
+  std::vector<size_t> by_offset(l->tensors_.size());
+  for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
+  std::sort(by_offset.begin(), by_offset.end(),
+            [&](size_t a, size_t b) { return l->tensors_[a]->offset < l->tensors_[b]->offset; });
+  for (size_t d = 0; d < l->devices_.size(); ++d) {
+    std::vector<size_t> order;
+    std::vector<uint64_t> lengths;
+    for (size_t i : by_offset)
+      for (size_t placed : l->tensors_[i]->devices)
+        if (placed == d) order.push_back(i), lengths.push_back(l->tensors_[i]->length);
+    l->arenas_.push_back(std::make_unique<Arenas>(l->tensors_.size(), order, lengths,
+                                                  l->given_[d] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
+  }
 
   // A registration kept on every device (rig_load_file_keep_registered, which checked the verdict): the
   // copies read it straight, with nothing to register, stage or probe.
@@ -336,12 +355,11 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
   Timed timed(phase_ns_[ALLOC]);
-  // Where the caller keeps a staging pool for the device (it loads again: given_), from its reuse pool
-  // (core/driver_memory.h): a later load's copies then land in memory no free gave back to the driver
-  // (0.955 of the link against 0.91 on an H200), while the pool's growth costs the load that makes it about
-  // 5% (bench/README.md, 2026-12-01): a load with no kept pool takes plain device memory.
-  rig_status s = capi::buffer_create_any(devices_[position], t.length, given_[position] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE,
-                                         &t.buffers[position]);
+  // A part of its arena; a buffer of its own, of the arena's kind, where the arena could not be made.
+  rig_status s = arenas_[position]->make(devices_[position], by_file_index_[t.index] - 1, &t.buffers[position]);
+  if (s == RIG_UNSUPPORTED)
+    s = capi::buffer_create_any(devices_[position], t.length, given_[position] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE,
+                                &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
   trace_.mark(Trace::FIRST_BUFFER);

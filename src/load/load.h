@@ -1,5 +1,6 @@
 // One load: a selection of a file's tensors, placed on devices, read and copied by rig submits on threads
-// of its own. Each tensor gets its own allocation per device, so its stamps carry only the copies into it.
+// of its own. Each tensor gets its own allocation per device (a part of one of a few arenas: stamps of its
+// own, load/arenas.h), so its stamps carry only the copies into it.
 #pragma once
 
 #include <rig_load.h>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "load/arenas.h"
 #include "load/file.h"
 #include "load/plan.h"
 #include "load/pool.h"
@@ -83,6 +85,7 @@ class Load {
   // Per device, the caller's pool among given_pools_, or null. A device with one is loaded again: the
   // staged path stages through it, and its tensors come from the device's reuse pool (make_buffer).
   std::vector<StagingPool *> given_;
+  std::vector<std::unique_ptr<Arenas>> arenas_;  // per device: its tensors' arenas (reuse pool memory where given_)
   // Staged: claims are taken in chunk order holding claim_mutex_, each with its staging chunk, so the
   // copier's next chunk always has one (a later chunk can never hold the last free slot it waits for).
   std::mutex claim_mutex_;

@@ -37,6 +37,13 @@ static const char *path;
 static char last_why[1024]; /* the message of the last load that failed in rig_load_wait */
 static const size_t lengths[] = {100000, 300000, 4096, 700000};
 #define COUNT 4
+/* The device memory of a load of the file: one arena, every tensor a part of it at a 256-byte-aligned
+ * start (load/arenas.h). */
+static long long arena_bytes(void) {
+  size_t end = 0;
+  for (size_t i = 0; i < COUNT; ++i) end = (end + 255) / 256 * 256 + lengths[i];
+  return (long long)end;
+}
 
 static rig_load_options options(rig_load_path p, int verify) {
   rig_load_options o = tw_options(p, 128 << 10, 2);
@@ -87,7 +94,10 @@ static void staged_copies_through_pinned_chunks_equal_the_file(void **state) {
   assert_true(all_equal(load, f, 0));
   rig_load_release(load); /* joins the pool's growth: every piece is made and released by now */
   long long pieces = counted ? gt_query("registers") - registers : 0;
-  if (counted) assert_in_range(pieces, 2, st.staging_bytes / (128 << 10) - 1);
+  /* the pool's 9 chunks of 128 KiB in pieces of 2 (a quarter, rounded down): 2 (the first, and the one
+   * behind that a load ending early still makes) to 5, where once a chunk would be 9. Not bounded by
+   * staging_bytes: read when the load ended, it may count only the first piece. */
+  if (counted) assert_in_range(pieces, 2, 5);
   if (counted) assert_int_equal(gt_query("unregisters"), unregisters + pieces);
   rig_load_file_release(f);
 }
@@ -304,7 +314,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   rig_load_release(load);
 
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
-  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, COUNT);
+  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, 1); /* the tensors' arena */
   assert_true(all_equal(load, f, 0));
   check_export(load, 1);
   rig_load_release(load);
@@ -313,7 +323,7 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
 
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
   if (fake) {
-    assert_int_equal(gt_query("pool_reuses") - reuses, COUNT);
+    assert_int_equal(gt_query("pool_reuses") - reuses, 1);
     assert_int_equal(gt_query("device_bytes"), bytes); /* no new device memory */
   }
   assert_true(all_equal(load, f, 0));
@@ -373,17 +383,22 @@ static void a_released_device_gives_back_what_its_pool_keeps(void **state) {
   long long before = gt_query("pool_kept_bytes");
   rig_device on_extra[1] = {extra};
   rig_load_pool extra_pool = kept_pool(extra);
+  long long made = gt_query("pool_kept_bytes"); /* with the reuse pool's first block, given straight back */
   assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
-  rig_load_pool_release(extra_pool);
   rig_buffer outliving;
   assert_int_equal(rig_load_buffer(load, 3, 0, &outliving), RIG_OK);
   rig_load_release(load);
-  assert_true(gt_query("pool_kept_bytes") >= before + 400000); /* tensors 0-2, kept */
+  /* tensor 3 holds the arena all four are parts of: none of it goes back to the pool yet */
+  assert_int_equal(gt_query("pool_kept_bytes"), made);
+  assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
+  rig_load_pool_release(extra_pool);
+  rig_load_release(load);
+  assert_true(gt_query("pool_kept_bytes") >= made + arena_bytes()); /* the second load's arena, kept */
   assert_int_equal(rig_device_release(extra), RIG_OK);
   assert_int_equal(gt_query("pool_kept_bytes"), before);
   long long in_use = gt_query("device_bytes");
   rig_buffer_release(outliving);
-  assert_int_equal(gt_query("device_bytes"), in_use - 700000);
+  assert_int_equal(gt_query("device_bytes"), in_use - arena_bytes());
   assert_int_equal(gt_query("pool_kept_bytes"), before);
   rig_load_file_release(f);
 }
@@ -453,7 +468,7 @@ static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(voi
   rig_load_pool pool = kept_pool(gpu[0]);
   long long allocations = gt_query("pool_allocations");
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
-  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, COUNT); /* the tensors are the pool's */
+  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, 1); /* the tensors' arena is the pool's */
   rig_buffer t;
   assert_int_equal(rig_load_buffer(load, 0, 0, &t), RIG_OK);
   enum { N = 100000 / 4 };

@@ -1,0 +1,43 @@
+#include "load/arenas.h"
+
+#include "capi/internal.h"
+#include "core/allocation.h"
+
+namespace rig::load {
+
+Arenas::Arenas(size_t positions, const std::vector<size_t> &order, const std::vector<uint64_t> &lengths,
+               rig_memory memory)
+    : memory_(memory), places_(positions) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    uint64_t length = lengths[i];
+    if (!length) continue;
+    uint64_t start = arenas_.empty() ? 0 : (arenas_.back().length + kAlign - 1) / kAlign * kAlign;
+    if (arenas_.empty() || start + length > kArenaBytes) {
+      arenas_.emplace_back();
+      start = 0;
+    }
+    arenas_.back().length = start + length;
+    places_[order[i]] = {arenas_.size() - 1, start, length};
+  }
+}
+
+Arenas::~Arenas() = default;
+
+rig_status Arenas::make(rig_device device, size_t position, rig_buffer *out) {
+  const Place &p = places_[position];
+  if (p.arena == SIZE_MAX) return RIG_UNSUPPORTED;
+  std::shared_ptr<Allocation> whole;
+  {
+    std::lock_guard hold(lock_);
+    Arena &a = arenas_[p.arena];
+    if (a.refused) return RIG_UNSUPPORTED;
+    if (!a.whole && capi::allocation_create(device, a.length, memory_, &a.whole) != RIG_OK) {
+      a.refused = true;  // its tensors are made whole, each saying why where it fails as well
+      return RIG_UNSUPPORTED;
+    }
+    whole = a.whole;
+  }
+  return capi::buffer_create_part(whole, p.start, p.length, out);
+}
+
+}  // namespace rig::load

@@ -1,0 +1,59 @@
+// A load's device memory on one device in a few driver allocations, each tensor a part of one with stamps
+// of its own (core/allocation.h), where one allocation per tensor was: an H200 makes 4 GiB as 64
+// allocations of 64 MiB in 5.2 ms and as 4 of 1 GiB in 0.6 ms (scripts/gpu/arena_probe.cu,
+// bench/README.md), time a process's first load spent on its copier's path between copies.
+//
+// Tensors are laid out in the order given (file order), each at a kAlign-aligned start, into arenas of at
+// most kArenaBytes (a tensor larger has one of its own). An arena is made when its first tensor is, so
+// memory grows as the load goes; its memory returns once every tensor made in it is released.
+#pragma once
+
+#include <rig.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace rig {
+class Allocation;
+}
+
+namespace rig::load {
+
+class Arenas {
+ public:
+  static constexpr uint64_t kArenaBytes = uint64_t(1) << 30;
+  static constexpr uint64_t kAlign = 256;  // cuMemAlloc's own alignment; every dtype's and vector load's
+
+  // Lays out the tensors `lengths[i]` of positions `order[i]` (positions index the load's selection; a
+  // length of 0 gets no part) in arenas of memory kind `memory` (RIG_MEMORY_DEVICE, or kMemoryDeviceReused
+  // for a device loaded again: core/driver_memory.h).
+  Arenas(size_t positions, const std::vector<size_t> &order, const std::vector<uint64_t> &lengths, rig_memory memory);
+  ~Arenas();
+
+  // A buffer for the tensor at `position` on `device`: a part of its arena, made first where it is not yet.
+  // RIG_UNSUPPORTED (no message) where the tensor has no part or its arena could not be made (the driver
+  // refused: out of memory, or past its largest allocation): the caller then makes the tensor a buffer of its own,
+  // which says why where it fails too. Else the status of making the part. Blocks for the driver's
+  // allocation, holding this object's lock (the load's other threads make no arena of this device meanwhile).
+  rig_status make(rig_device device, size_t position, rig_buffer *out);
+
+ private:
+  struct Arena {
+    uint64_t length = 0;
+    std::shared_ptr<Allocation> whole;
+    bool refused = false;  // its making failed: its tensors are made whole
+  };
+  struct Place {
+    size_t arena = SIZE_MAX;  // SIZE_MAX: no part
+    uint64_t start = 0, length = 0;
+  };
+  rig_memory memory_;
+  std::mutex lock_;
+  std::vector<Arena> arenas_;
+  std::vector<Place> places_;  // per position
+};
+
+}  // namespace rig::load
