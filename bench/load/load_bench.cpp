@@ -16,7 +16,7 @@
 // Warm: the file is read once first, so it sits in the page cache. Cold: before each cold run the file is
 // evicted with posix_fadvise(DONTNEED) and mincore says how much stayed resident.
 //
-// usage: bench_load FILE [--device NAME[,NAME]] [--make-gib N | --make-mib N] [--make-only] [--repeat N]
+// usage: bench_load FILE [--device NAME[,NAME]] [--make-gib N | --make-mib N] [--tensor-kib N] [--make-only] [--repeat N]
 //                        [--no-cold] [--staged-only] [--threads N] [--chunk-mib N] [--staging-mib N]
 //   NAME: cuda:0, hip:0 or memory:NAME. Exits 77 with the reason when a named GPU cannot be opened.
 //   --make-*: writes FILE first (and removes it at the end); --make-only: writes it and exits.
@@ -69,10 +69,13 @@ long long rss_bytes() {
 // ---- the file -------------------------------------------------------------------------------------------
 
 // A safetensors file of about `bytes`: BF16 tensors "model.layers.L.wK" of 64 MiB (smaller for a small
-// file, 16 at least), four to a layer, so a placement by layer splits it evenly. Data are xorshift words,
-// distinct everywhere. The header is padded with spaces so the data start on a 4 KiB boundary.
-void make_file(const char *path, size_t bytes) {
-  size_t tensor = std::clamp<size_t>(bytes / 16 / (64 * 1024) * (64 * 1024), 64 * 1024, 64 * MiB);
+// file, 16 at least), four to a layer, so a placement by layer splits it evenly; or of `tensor_kib` KiB
+// (a multiple of 16), as a mixture-of-experts checkpoint's many small expert tensors (one shard of
+// Qwen3-30B-A3B holds about a thousand of 3 MiB). Data are xorshift words, distinct everywhere. The header
+// is padded with spaces so the data start on a 4 KiB boundary.
+void make_file(const char *path, size_t bytes, size_t tensor_kib = 0) {
+  size_t tensor = tensor_kib ? tensor_kib / 16 * 16 * 1024
+                             : std::clamp<size_t>(bytes / 16 / (64 * 1024) * (64 * 1024), 64 * 1024, 64 * MiB);
   size_t count = std::max<size_t>(1, bytes / tensor);
   std::string h = "{\"__metadata__\":{\"format\":\"pt\",\"made_by\":\"bench_load\"}";
   for (size_t i = 0; i < count; ++i) {
@@ -463,7 +466,7 @@ void goal(const char *what, double got, double want) {
 int main(int argc, char **argv) {
   const char *file = nullptr;
   std::string device_list = "cuda:0";
-  size_t make = 0, chunk = 0, staging = RIG_LOAD_DEFAULT_STAGING_BYTES;
+  size_t make = 0, tensor_kib = 0, chunk = 0, staging = RIG_LOAD_DEFAULT_STAGING_BYTES;
   uint32_t threads = 0;
   int repeat = 3;
   bool make_only = false, cold = true, staged_only = false;
@@ -473,6 +476,7 @@ int main(int argc, char **argv) {
     if (a == "--device" && v) device_list = v, ++i;
     else if (a == "--make-gib" && v) make = std::strtoull(v, nullptr, 10) * GiB, ++i;
     else if (a == "--make-mib" && v) make = std::strtoull(v, nullptr, 10) * MiB, ++i;
+    else if (a == "--tensor-kib" && v) tensor_kib = std::max<size_t>(16, std::strtoull(v, nullptr, 10)), ++i;
     else if (a == "--make-only") make_only = true;
     else if (a == "--no-cold") cold = false;
     else if (a == "--staged-only") staged_only = true;
@@ -482,7 +486,8 @@ int main(int argc, char **argv) {
     else if (a == "--staging-mib" && v) staging = std::max<size_t>(1, std::strtoull(v, nullptr, 10)) * MiB, ++i;
     else if (a[0] != '-' && !file) file = argv[i];
     else {
-      std::fprintf(stderr, "usage: bench_load FILE [--device NAME[,NAME]] [--make-gib N | --make-mib N] [--make-only]\n"
+      std::fprintf(stderr, "usage: bench_load FILE [--device NAME[,NAME]] [--make-gib N | --make-mib N] [--tensor-kib N]\n"
+                           "                  [--make-only]\n"
                            "                  [--repeat N] [--no-cold] [--staged-only] [--threads N] [--chunk-mib N] [--staging-mib N]\n");
       return 2;
     }
@@ -490,7 +495,7 @@ int main(int argc, char **argv) {
   if (!file) return std::fprintf(stderr, "bench_load: no FILE (--help for usage)\n"), 2;
   if (make_only) {
     if (!make) return std::fprintf(stderr, "bench_load: --make-only needs --make-gib or --make-mib\n"), 2;
-    make_file(file, make);
+    make_file(file, make, tensor_kib);
     return 0;
   }
 
@@ -514,7 +519,7 @@ int main(int argc, char **argv) {
     names.push_back(name);
   }
   if (devs.empty()) return std::fprintf(stderr, "bench_load: no device named\n"), 2;
-  if (make) make_file(file, make);
+  if (make) make_file(file, make, tensor_kib);
 
   int fd = open(file, O_RDONLY);
   struct stat st;

@@ -7,6 +7,7 @@
 # Usage (repository root, on the GPU machine): scripts/gpu/load_ab.sh BUILD_DIR LIBDIR[:ARGS]...
 # FIRST_CLI=1: after each bench run, one `rig load --json` process through the same library too (a first
 # load with no kept pool, its milestones by RIG_LOAD_TRACE=1), into the same log and summary.
+# LOAD_TENSOR_KIB=N: the file's tensors are of N KiB (bench_load --tensor-kib) instead of 64 MiB.
 # Writes $OUT/load-ab/<entry's name>-<round>.log and the staged rows of every run in summary.txt.
 set -u
 B=$(cd "${1:?usage: scripts/gpu/load_ab.sh BUILD_DIR LIBDIR...}" && pwd)
@@ -17,7 +18,7 @@ S=$(mktemp -d /tmp/rig-ab.XXXXXX)
 trap 'rm -rf "$S"' EXIT
 F=$S/weights.safetensors
 unset RIG_CUDA_LIBRARY
-"$B/bench/load/bench_load" "$F" --make-gib "${LOAD_GIB:-8}" --make-only > "$L/make.log" 2>&1 || { cat "$L/make.log"; exit 1; }
+"$B/bench/load/bench_load" "$F" --make-gib "${LOAD_GIB:-8}" ${LOAD_TENSOR_KIB:+--tensor-kib "$LOAD_TENSOR_KIB"} --make-only > "$L/make.log" 2>&1 || { cat "$L/make.log"; exit 1; }
 for r in $(seq "${ROUNDS:-3}"); do
   for entry in "$@"; do
     lib=${entry%%:*}
