@@ -141,10 +141,35 @@ static int peer_export_and_wait(int sock) {
   return 0;
 }
 
+/* The bytes at `offset` of the exported buffer in the offset case: distinct words. */
+static uint32_t word_at(size_t i) { return (uint32_t)(i * 2654435761u) ^ 0xa5a5a5a5u; }
+
+/* Exports a view at an offset of a buffer it wrote (a loaded tensor, a part of its arena, travels so too:
+ * the allocation's handle and the buffer's offset in it), and keeps it until told. */
+static int peer_export_view(int sock) {
+  rig_device d;
+  P(rig_device_open(gt_name(0), &d));
+  static uint32_t words[N];
+  for (size_t i = 0; i < N; ++i) words[i] = word_at(i);
+  rig_buffer b, view;
+  P(rig_buffer_create(d, N * 4, RIG_MEMORY_DEVICE, &b));
+  P(rig_buffer_write_from(b, 0, words, sizeof words));
+  P(rig_buffer_view(b, 256 * 4, 256 * 4, &view));
+  rig_ipc_handle h;
+  P(rig_buffer_export_ipc(view, &h));
+  send_all(sock, &h, sizeof h);
+  recv_byte(sock);
+  P(rig_buffer_release(view));
+  P(rig_buffer_release(b));
+  P(rig_device_release(d));
+  return 0;
+}
+
 static int peer(const char *role, int sock) {
   if (!strcmp(role, "export-and-exit")) return peer_export_and_exit(sock);
   if (!strcmp(role, "closed-and-blocked")) return peer_closed_and_blocked(sock);
   if (!strcmp(role, "export-and-wait")) return peer_export_and_wait(sock);
+  if (!strcmp(role, "export-view")) return peer_export_view(sock);
   fprintf(stderr, "peer: unknown role %s\n", role);
   return 2;
 }
@@ -351,6 +376,31 @@ static void imported_mapping_closes_after_its_last_use(void **state) {
   OK(rig_device_release(d));
 }
 
+/* A view exported at an offset imports as its own bytes, not its allocation's first ones. */
+static void a_view_at_an_offset_imports_its_own_bytes(void **state) {
+  (void)state;
+  rig_device d;
+  if (!open_cross_process(&d)) return;
+  int sock;
+  pid_t pid = spawn("export-view", &sock);
+  rig_ipc_handle h;
+  assert_int_equal(recv_all(sock, &h, sizeof h), 0);
+  rig_buffer b;
+  OK(rig_buffer_import_ipc(d, &h, &b));
+  size_t length = 0;
+  OK(rig_buffer_length(b, &length));
+  assert_int_equal(length, 256 * 4);
+  static uint32_t got[256];
+  OK(rig_buffer_read_into(b, 0, got, sizeof got));
+  for (size_t i = 0; i < 256; ++i)
+    if (got[i] != word_at(256 + i)) fail_msg("word %zu of the view: %08x, want %08x", i, got[i], word_at(256 + i));
+  OK(rig_buffer_release(b));
+  send_byte(sock);
+  expect_exit_0(pid);
+  close(sock);
+  OK(rig_device_release(d));
+}
+
 /* Memory another process exported on GPU 0, imported on GPU 1 (ipc_pair cuda:0 cuda:1's case): the bytes
  * stay on GPU 0, and GPU 1's kernels reach them as a peer, which rig's open asks for lazily (on the fake, a
  * kernel of GPU 1 without it faults). Where the two GPUs cannot be peers (the fake's peer_access 0), the
@@ -409,6 +459,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(handles_of_an_exited_exporter_are_refused),
       cmocka_unit_test(closed_export_refused_and_unreached_point_times_out),
       cmocka_unit_test(imported_mapping_closes_after_its_last_use),
+      cmocka_unit_test(a_view_at_an_offset_imports_its_own_bytes),
       cmocka_unit_test(memory_of_another_gpu_is_reached_as_a_peer),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));
