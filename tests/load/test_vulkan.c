@@ -1,7 +1,8 @@
 /* The loader onto a Vulkan device (lavapipe in CI): Vulkan borrows no host memory by default, so the staged
  * path stages through the device's own pinned buffers (RIG_MEMORY_PINNED) instead of ordinary memory
  * registered once (src/load/pool.cpp's fallback); every tensor's bytes equal the file's, with a pool made
- * by the load and with a pool kept across two loads. Skipped (77, with the reason) without a Vulkan device;
+ * by the load and with a pool kept across two loads, and a tensor (a part of the load's arena) is refused a
+ * memory descriptor. Skipped (77, with the reason) without a Vulkan device;
  * fails instead when RIG_REQUIRE names vulkan. */
 #include <stdarg.h>
 #include <setjmp.h>
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <rig_interop.h>
 
 #include "rigtest.h"
 #include "weights.h"
@@ -36,6 +39,22 @@ static void every_tensor_equals_the_file(rig_load_file f, const char *path, cons
   assert_true(st.staging_bytes >= 128 << 10);
   for (size_t i = 0; i < COUNT; ++i)
     if (!tw_tensor_as_file(load, f, path, i, 0)) fail_msg("tensor %zu differs from the file (or its length)", i);
+  /* The tensors are parts of one arena (load/arenas.h): a memory descriptor would carry the whole arena,
+   * so where the device exports descriptors it refuses a tensor, saying why. */
+  int fds = 0;
+  assert_int_equal(rig_interop_supported(gpu, NULL, RIG_INTEROP_MEMORY_FD, &fds), RIG_OK);
+  if (fds) {
+    rig_buffer t;
+    assert_int_equal(rig_load_buffer(load, 1, 0, &t), RIG_OK);
+    int fd = -1;
+    size_t length = 0;
+    assert_int_equal(rig_buffer_export_fd(t, &fd, &length), RIG_INVALID_ARGUMENT);
+    assert_non_null(strstr(rig_last_error(), "shared with other buffers"));
+    assert_int_equal(fd, -1);
+    rig_buffer_release(t);
+  } else {
+    fprintf(stderr, "SKIP the descriptor refusal: the device exports no memory descriptors\n");
+  }
   assert_int_equal(rig_load_release(load), RIG_OK);
 }
 
