@@ -126,40 +126,28 @@ static int peer_closed_and_blocked(int sock) {
   return 0;
 }
 
-/* Exports a buffer and keeps it until told; the importer counts its mappings meanwhile. */
-static int peer_export_and_wait(int sock) {
-  rig_device d;
-  P(rig_device_open(gt_name(0), &d));
-  rig_buffer b;
-  P(rig_buffer_create(d, N * 4, RIG_MEMORY_DEVICE, &b));
-  rig_ipc_handle h;
-  P(rig_buffer_export_ipc(b, &h));
-  send_all(sock, &h, sizeof h);
-  recv_byte(sock);
-  P(rig_buffer_release(b));
-  P(rig_device_release(d));
-  return 0;
-}
-
-/* The bytes at `offset` of the exported buffer in the offset case: distinct words. */
+/* The exported buffer's words in the offset case: distinct. */
 static uint32_t word_at(size_t i) { return (uint32_t)(i * 2654435761u) ^ 0xa5a5a5a5u; }
 
-/* Exports a view at an offset of a buffer it wrote (a loaded tensor, a part of its arena, travels so too:
- * the allocation's handle and the buffer's offset in it), and keeps it until told. */
-static int peer_export_view(int sock) {
+/* Exports a buffer and keeps it until told; the importer counts its mappings meanwhile. `at_offset`: the
+ * buffer is written with word_at's words and what travels is a view of its words [256, 512) (a loaded
+ * tensor, a part of its arena, travels so too: the allocation's handle and the buffer's offset in it). */
+static int peer_export_and_wait(int sock, int at_offset) {
   rig_device d;
   P(rig_device_open(gt_name(0), &d));
-  static uint32_t words[N];
-  for (size_t i = 0; i < N; ++i) words[i] = word_at(i);
-  rig_buffer b, view;
+  rig_buffer b, view = NULL;
   P(rig_buffer_create(d, N * 4, RIG_MEMORY_DEVICE, &b));
-  P(rig_buffer_write_from(b, 0, words, sizeof words));
-  P(rig_buffer_view(b, 256 * 4, 256 * 4, &view));
+  if (at_offset) {
+    static uint32_t words[N];
+    for (size_t i = 0; i < N; ++i) words[i] = word_at(i);
+    P(rig_buffer_write_from(b, 0, words, sizeof words));
+    P(rig_buffer_view(b, 256 * 4, 256 * 4, &view));
+  }
   rig_ipc_handle h;
-  P(rig_buffer_export_ipc(view, &h));
+  P(rig_buffer_export_ipc(view ? view : b, &h));
   send_all(sock, &h, sizeof h);
   recv_byte(sock);
-  P(rig_buffer_release(view));
+  if (view) P(rig_buffer_release(view));
   P(rig_buffer_release(b));
   P(rig_device_release(d));
   return 0;
@@ -168,8 +156,8 @@ static int peer_export_view(int sock) {
 static int peer(const char *role, int sock) {
   if (!strcmp(role, "export-and-exit")) return peer_export_and_exit(sock);
   if (!strcmp(role, "closed-and-blocked")) return peer_closed_and_blocked(sock);
-  if (!strcmp(role, "export-and-wait")) return peer_export_and_wait(sock);
-  if (!strcmp(role, "export-view")) return peer_export_view(sock);
+  if (!strcmp(role, "export-and-wait")) return peer_export_and_wait(sock, 0);
+  if (!strcmp(role, "export-view")) return peer_export_and_wait(sock, 1);
   fprintf(stderr, "peer: unknown role %s\n", role);
   return 2;
 }
