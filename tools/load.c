@@ -64,6 +64,7 @@ static void usage(FILE *out) {
         "  --threads N               reader threads of the staged path (default min(12, 3/4 of the cores))\n"
         "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (4M), pinned staging budget (64M),\n"
         "                            registered/direct window (256M); SIZE takes K, M, G suffixes\n"
+        "  --arena SIZE              tensors share device allocations of at most SIZE (1G; 1: one each)\n"
         "  --repeat N                load N times in this process through one staging pool per device\n"
         "  --keep-registered         register the whole file on each device once (inside the first load's\n"
         "                            time) and copy every load from it: reloads at the link's rate\n"
@@ -102,14 +103,15 @@ struct args {
 
 /* Returns -1 to go on, or the exit status to return now (--help, a usage error). */
 static int parse(int argc, char **argv, struct args *a) {
-  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, REPEAT, KEEP };
+  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, ARENA, REPEAT, KEEP };
   static const struct option options[] = {
       {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},         {"path", required_argument, NULL, PATH},
       {"io", required_argument, NULL, IO},       {"rule", required_argument, NULL, RULE},
       {"verify", no_argument, NULL, VERIFY},     {"threads", required_argument, NULL, THREADS},
       {"chunk", required_argument, NULL, CHUNK}, {"staging", required_argument, NULL, STAGING},
-      {"window", required_argument, NULL, WINDOW}, {"repeat", required_argument, NULL, REPEAT},
+      {"window", required_argument, NULL, WINDOW}, {"arena", required_argument, NULL, ARENA},
+      {"repeat", required_argument, NULL, REPEAT},
       {"keep-registered", no_argument, NULL, KEEP}, {NULL, 0, NULL, 0}};
   static const char *const paths[] = {"auto", "staged", "registered", "direct"};
   static const char *const ios[] = {"auto", "buffered", "direct"};
@@ -147,10 +149,14 @@ static int parse(int argc, char **argv, struct args *a) {
         break;
       case CHUNK:
       case STAGING:
-      case WINDOW: {
-        const char *name = c == CHUNK ? "chunk" : c == STAGING ? "staging" : "window";
+      case WINDOW:
+      case ARENA: {
+        const char *name = c == CHUNK ? "chunk" : c == STAGING ? "staging" : c == WINDOW ? "window" : "arena";
         if (number(name, optarg, 1, SIZE_MAX / 2, &n)) return RIG_EXIT_USAGE;
-        *(c == CHUNK ? &a->o.chunk_bytes : c == STAGING ? &a->o.staging_bytes : &a->o.window_bytes) = (size_t)n;
+        *(c == CHUNK     ? &a->o.chunk_bytes
+          : c == STAGING ? &a->o.staging_bytes
+          : c == WINDOW  ? &a->o.window_bytes
+                         : &a->o.arena_bytes) = (size_t)n;
         break;
       }
       default: return rig_tool_bad_option("load", c, argv);

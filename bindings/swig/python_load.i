@@ -165,11 +165,11 @@ static PyObject *rig_py_load_ctx_new(PyObject *progress) {
 
 /* rig_load_start. tensors: a list of indices or None (all); devices: a list of rig.Device; rule: a
  * rig_load_rule; masks: a list of ints (RULE_MASKS) or None; pools: a list of rig.Pool; the sizes, path,
- * io, threads and verify as rig_load_options has them; ctx: rig_py_load_ctx_new's capsule. */
+ * io, threads, verify and arena_bytes as rig_load_options has them; ctx: rig_py_load_ctx_new's capsule. */
 static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObject *devices, int rule,
                                    PyObject *masks, int path, int io, size_t staging_bytes,
                                    size_t chunk_bytes, size_t window_bytes, unsigned threads, int verify,
-                                   PyObject *pools, PyObject *ctx_capsule) {
+                                   size_t arena_bytes, PyObject *pools, PyObject *ctx_capsule) {
   rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
   if (!ctx) return NULL;
   PyObject *result = NULL, *tseq = NULL, *dseq = NULL, *mseq = NULL, *pseq = NULL;
@@ -231,6 +231,7 @@ static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObje
     options.cancel = &ctx->cancel;
     options.pools = pool;
     options.pool_count = (size_t)np;
+    options.arena_bytes = arena_bytes;
     rig_load load = NULL;
     rig_status status;
     Py_BEGIN_ALLOW_THREADS /* the probe may run here */

@@ -6,13 +6,13 @@
 namespace rig::load {
 
 Arenas::Arenas(size_t positions, const std::vector<size_t> &order, const std::vector<uint64_t> &lengths,
-               rig_memory memory)
+               uint64_t limit, rig_memory memory)
     : memory_(memory), places_(positions) {
   for (size_t i = 0; i < order.size(); ++i) {
     uint64_t length = lengths[i];
     if (!length) continue;
     uint64_t start = arenas_.empty() ? 0 : (arenas_.back().length + kAlign - 1) / kAlign * kAlign;
-    if (arenas_.empty() || start + length > kArenaBytes) {
+    if (arenas_.empty() || start + length > limit) {
       arenas_.emplace_back();
       start = 0;
     }

@@ -4,8 +4,9 @@
 // bench/README.md), time a process's first load spent on its copier's path between copies.
 //
 // Tensors are laid out in the order given (file order), each at a kAlign-aligned start, into arenas of at
-// most kArenaBytes (a tensor larger has one of its own). An arena is made when its first tensor is, so
-// memory grows as the load goes; its memory returns once every tensor made in it is released.
+// most `limit` bytes (rig_load_options' arena_bytes; a tensor larger has one of its own). An arena is made
+// when its first tensor is, so memory grows as the load goes; its memory returns once every tensor made in
+// it is released.
 #pragma once
 
 #include <rig.h>
@@ -24,13 +25,13 @@ namespace rig::load {
 
 class Arenas {
  public:
-  static constexpr uint64_t kArenaBytes = uint64_t(1) << 30;
   static constexpr uint64_t kAlign = 256;  // cuMemAlloc's own alignment; every dtype's and vector load's
 
   // Lays out the tensors `lengths[i]` of positions `order[i]` (positions index the load's selection; a
   // length of 0 gets no part) in arenas of memory kind `memory` (RIG_MEMORY_DEVICE, or kMemoryDeviceReused
   // for a device loaded again: core/driver_memory.h).
-  Arenas(size_t positions, const std::vector<size_t> &order, const std::vector<uint64_t> &lengths, rig_memory memory);
+  Arenas(size_t positions, const std::vector<size_t> &order, const std::vector<uint64_t> &lengths, uint64_t limit,
+         rig_memory memory);
   ~Arenas();
 
   // A buffer for the tensor at `position` on `device`: a part of its arena, made first where it is not yet.

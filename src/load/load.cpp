@@ -162,6 +162,7 @@ rig_status Load::start(std::shared_ptr<File> file, const size_t *selected, size_
       for (size_t placed : l->tensors_[i]->devices)
         if (placed == d) order.push_back(i), lengths.push_back(l->tensors_[i]->length);
     l->arenas_.push_back(std::make_unique<Arenas>(l->tensors_.size(), order, lengths,
+                                                  o.arena_bytes ? o.arena_bytes : RIG_LOAD_DEFAULT_ARENA_BYTES,
                                                   l->given_[d] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
   }
 

@@ -430,6 +430,37 @@ static void a_driver_without_pools_gives_plain_memory(void **state) {
 }
 
 /* gpu[1], or a skip where the backend has one GPU (a failure under RIG_REQUIRE=<backend>2). */
+/* A load's tensors are parts of arenas of at most arena_bytes (load/arenas.h): one allocation for the
+ * whole file by default, one a tensor with 1, and tensors grouped in file order under a limit between; every
+ * byte the file's either way, and every allocation given back once the load and its tensors are released. */
+static void tensors_share_allocations_up_to_arena_bytes(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* counts the fake's allocations */
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  const struct {
+    size_t limit;
+    long long allocations;
+  } cases[] = {{0, 1}, {1, COUNT}, {404224, 2} /* tensors 0-2 at 0, 100096, 400128 fill it; 3 alone */};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    long long before = gt_query("live_allocations");
+    rig_load_options o = options(RIG_LOAD_PATH_STAGED, 0);
+    o.arena_bytes = cases[c].limit;
+    rig_load load;
+    assert_int_equal(load_on(gpu, 1, o, f, &load), RIG_OK);
+    assert_int_equal(gt_query("live_allocations") - before, cases[c].allocations);
+    assert_true(all_equal(load, f, 0));
+    rig_buffer kept;
+    assert_int_equal(rig_load_buffer(load, 2, 0, &kept), RIG_OK);
+    assert_int_equal(rig_load_release(load), RIG_OK);
+    /* tensor 2 holds its arena alone now: with the default, the whole file's */
+    assert_int_equal(gt_query("live_allocations") - before, 1);
+    assert_int_equal(rig_buffer_release(kept), RIG_OK); /* waits for its uses, then frees (rule 6) */
+    assert_int_equal(gt_query("live_allocations"), before);
+  }
+  assert_int_equal(rig_load_file_release(f), RIG_OK);
+}
+
 static void need_two_gpus(void) {
   if (gpu[1]) return;
   char two[32];
@@ -581,6 +612,7 @@ int main(void) {
       cmocka_unit_test(staging_the_driver_refuses_to_register_falls_back_and_leaves_nothing),
       cmocka_unit_test(staging_refused_behind_its_first_piece_still_delivers_every_byte),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
+      cmocka_unit_test(tensors_share_allocations_up_to_arena_bytes),
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
       cmocka_unit_test(a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps),
       cmocka_unit_test(a_released_device_gives_back_what_its_pool_keeps),

@@ -255,7 +255,7 @@ def start_load(file: WeightsFile, devices: Union[Device, Sequence[Device]],
                masks: Optional[Sequence[int]] = ..., path: Union[Path, str, int] = ...,
                io: Union[IO, str, int] = ..., staging_bytes: int = ..., chunk_bytes: int = ...,
                window_bytes: int = ..., threads: int = ..., verify: bool = ...,
-               pools: Optional[Sequence[Pool]] = ...,
+               arena_bytes: int = ..., pools: Optional[Sequence[Pool]] = ...,
                progress: Optional[Callable[[int, int], object]] = ...) -> Load: ...
 def load(file: Any, device: Union[Device, Sequence[Device]], tensors: Optional[Iterable[_TensorRef]] = ...,
          **options: Any) -> Loaded: ...

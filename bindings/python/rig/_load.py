@@ -173,11 +173,11 @@ class Load(Owned):
     _release_fn = staticmethod(_rig.rig_load_release)
 
     def __init__(self, file, devices, tensors, rule, masks, path, io, staging_bytes, chunk_bytes,
-                 window_bytes, threads, verify, pools, progress):
+                 window_bytes, threads, verify, arena_bytes, pools, progress):
         ctx = _rig.rig_py_load_ctx_new(progress)
         raw = _rig.rig_py_load_start(file._raw, tensors, devices, int(rule), masks, int(path), int(io),
                                      staging_bytes, chunk_bytes, window_bytes, threads, 1 if verify else 0,
-                                     pools, ctx)
+                                     arena_bytes, pools, ctx)
         # the context (progress callable, cancel flag) outlives the handle: close() releases the handle
         # first, which waits for the load's threads; the capsule goes with this object afterwards
         Owned.__init__(self, raw, keep=ctx)
@@ -214,18 +214,20 @@ class Load(Owned):
 
 
 def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=Path.AUTO, io=IO.AUTO,
-               staging_bytes=0, chunk_bytes=0, window_bytes=0, threads=0, verify=False, pools=None,
-               progress=None):
+               staging_bytes=0, chunk_bytes=0, window_bytes=0, threads=0, verify=False, arena_bytes=0,
+               pools=None, progress=None):
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device or a list) and returns the running Load at once. ``rule`` places tensors on
     several devices ("each", "by_layer", "masks" with one bit mask per tensor); ``path`` is "auto",
     "staged", "registered" or "direct"; sizes of 0 take rig's defaults (64 MiB of staging, 4 MiB
-    chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads). ``progress(bytes_done, bytes_total)`` is called from
+    chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB arenas: each device's
+    tensors share device allocations of at most ``arena_bytes``, whose memory returns once every tensor in
+    one is released; 1 gives each tensor its own). ``progress(bytes_done, bytes_total)`` is called from
     the load's threads."""
     devices = _devices(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]
     return Load(file, devices, indices, _enum(Rule, rule), masks, _enum(Path, path), _enum(IO, io),
-                staging_bytes, chunk_bytes, window_bytes, threads, verify, pools, progress)
+                staging_bytes, chunk_bytes, window_bytes, threads, verify, arena_bytes, pools, progress)
 
 
 class Loaded(dict):

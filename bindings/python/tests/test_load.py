@@ -69,6 +69,16 @@ def test_load_puts_every_byte_on_the_device(weights, device):
     assert loaded.stats["why"]
 
 
+def test_arenas_of_any_size_give_the_same_bytes(weights, device):
+    # arena_bytes: tensors share device allocations of at most that many bytes; 1 gives each its own
+    path, expected = weights
+    for arena in (1, 200 << 10, 0):
+        loaded = rig.load(path, device, chunk_bytes=64 << 10, arena_bytes=arena)
+        for name, buf in loaded.items():
+            assert buf.to_bytes() == expected[name], (arena, name)
+            buf.close()
+
+
 def test_a_chosen_set_by_name_and_every_path_a_memory_device_takes(weights, device):
     path, expected = weights
     for way in ("staged", "direct", "auto"):
