@@ -28,9 +28,9 @@ Allocation::Allocation(Device &host, void *data, size_t length, bool read_only, 
   base_.length = length;
 }
 
-Allocation::Allocation(std::shared_ptr<Allocation> whole, size_t start, size_t length)
-    : owner_(whole->owner_), base_(whole->base_), start_(start), length_(length), read_only_(whole->read_only_),
-      owned_(false), whole_(std::move(whole)) {}
+Allocation::Allocation(std::shared_ptr<Allocation> whole, size_t length)
+    : owner_(whole->owner_), base_(whole->base_), length_(length), read_only_(whole->read_only_), owned_(false),
+      whole_(std::move(whole)) {}
 
 rig_status Allocation::wait_all_uses() {
   if (!rule_on(6)) return RIG_OK;

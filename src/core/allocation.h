@@ -33,9 +33,9 @@ class Allocation {
     release_ = release;
     release_user_ = user;
   }
-  // A part of `whole` (not itself a part): see above. The caller checks that [start, start + length) lies
-  // inside whole.
-  Allocation(std::shared_ptr<Allocation> whole, size_t start, size_t length);
+  // A part of `length` bytes of `whole` (not itself a part): see above. Where it begins is its buffers' to
+  // say (their offsets in the whole's base memory: buffer_part), and the caller's to check inside whole.
+  Allocation(std::shared_ptr<Allocation> whole, size_t length);
   Allocation(const Allocation &) = delete;
   Allocation &operator=(const Allocation &) = delete;
   ~Allocation();
@@ -43,8 +43,6 @@ class Allocation {
   Device &owner() const { return owner_; }
   const Memory &base() const { return base_; }
   size_t length() const { return length_; }
-  // Where this allocation's bytes begin in base(): 0 but for a part. Its buffers' offsets count from base().
-  size_t start() const { return start_; }
   bool is_part() const { return whole_ != nullptr; }
   bool read_only() const { return read_only_; }
   Stamps &stamps() { return stamps_; }
@@ -72,7 +70,6 @@ class Allocation {
 
   Device &owner_;
   Memory base_;
-  size_t start_ = 0;
   size_t length_;
   bool read_only_;
   bool owned_;

@@ -77,7 +77,7 @@ rig_status buffer_part(const std::shared_ptr<Allocation> &whole, size_t start, s
                 whole->length());
   Device &owner = whole->owner();
   if (rig_status s = check_device(owner); s != RIG_OK) return s;
-  auto a = std::make_shared<Allocation>(whole, start, length);
+  auto a = std::make_shared<Allocation>(whole, length);
   *out = make_buffer(std::move(a), owner, nullptr, start, length);
   (*out)->memory = &(*out)->allocation->base();
   return RIG_OK;
