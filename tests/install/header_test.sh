@@ -24,7 +24,7 @@ int rig_header_use(void) {
   rig_part part = {sizeof(rig_part), RIG_PART_COPY, 0, 1, 0, 0, RIG_WHOLE, 0, 0, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0};
   rig_status s = RIG_OK;
   rig_verdict_kind k = RIG_VERDICT_USABLE;
-  rig_load_options o = {sizeof(rig_load_options), RIG_LOAD_PATH_AUTO, RIG_LOAD_IO_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  rig_load_options o = {sizeof(rig_load_options), RIG_LOAD_PATH_AUTO, RIG_LOAD_IO_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   rig_load_path lp = o.path;
   rig_interop_kind ik = RIG_INTEROP_STREAM_WAIT;
   struct DLManagedTensor *t = 0;
