@@ -31,6 +31,22 @@ rig_status check_device(const Device &d) {
   return RIG_OK;
 }
 
+// The driver's memory of `kind` as an allocation that owns it: once made, the allocation's end frees it
+// (so a later throw, a buffer's, frees it once); before, a failure here frees it. `what` names the call.
+rig_status allocate_owned(Device &device, size_t length, rig_memory kind, const char *what,
+                          std::shared_ptr<Allocation> *out) {
+  if (rig_status s = check_device(device); s != RIG_OK) return s;
+  Memory m;
+  if (rig_status s = device.driver().allocate(length, kind, &m); s != RIG_OK) return s;
+  try {
+    *out = std::make_shared<Allocation>(device, m, length, false, true);
+  } catch (const std::bad_alloc &) {
+    device.driver().free(m);
+    return fail(RIG_OUT_OF_MEMORY, "%s: out of host memory", what);
+  }
+  return RIG_OK;
+}
+
 }  // namespace
 
 void *Buffer::host() const {
@@ -41,33 +57,17 @@ void *Buffer::host() const {
 rig_status buffer_create(Device &device, size_t length, rig_memory kind, std::shared_ptr<Buffer> *out) {
   if (kind != RIG_MEMORY_DEVICE && kind != RIG_MEMORY_PINNED && kind != RIG_MEMORY_MAPPED && kind != kMemoryDeviceReused)
     return fail(RIG_INVALID_ARGUMENT, "create: unknown memory kind %d", static_cast<int>(kind));
-  if (rig_status s = check_device(device); s != RIG_OK) return s;
-  Memory m;
-  if (rig_status s = device.driver().allocate(length, kind, &m); s != RIG_OK) return s;
-  try {
-    auto a = std::make_shared<Allocation>(device, m, length, false, true);
-    *out = make_buffer(std::move(a), device, nullptr, 0, length);
-    (*out)->memory = &(*out)->allocation->base();
-  } catch (const std::bad_alloc &) {
-    device.driver().free(m);
-    return fail(RIG_OUT_OF_MEMORY, "create: out of host memory");
-  }
+  std::shared_ptr<Allocation> a;
+  if (rig_status s = allocate_owned(device, length, kind, "create", &a); s != RIG_OK) return s;
+  *out = make_buffer(std::move(a), device, nullptr, 0, length);
+  (*out)->memory = &(*out)->allocation->base();
   return RIG_OK;
 }
 
 rig_status allocation_create(Device &device, size_t length, rig_memory kind, std::shared_ptr<Allocation> *out) {
   if (kind != RIG_MEMORY_DEVICE && kind != kMemoryDeviceReused)
     return fail(RIG_INVALID_ARGUMENT, "allocation_create: memory kind %d is not device memory", static_cast<int>(kind));
-  if (rig_status s = check_device(device); s != RIG_OK) return s;
-  Memory m;
-  if (rig_status s = device.driver().allocate(length, kind, &m); s != RIG_OK) return s;
-  try {
-    *out = std::make_shared<Allocation>(device, m, length, false, true);
-  } catch (const std::bad_alloc &) {
-    device.driver().free(m);
-    return fail(RIG_OUT_OF_MEMORY, "allocation_create: out of host memory");
-  }
-  return RIG_OK;
+  return allocate_owned(device, length, kind, "allocation_create", out);
 }
 
 rig_status buffer_part(const std::shared_ptr<Allocation> &whole, size_t start, size_t length,

@@ -40,6 +40,8 @@ class Arenas {
   // which says why where it fails too. Else the status of making the part. Blocks for the driver's
   // allocation, holding this object's lock (the load's other threads make no arena of this device meanwhile).
   rig_status make(rig_device device, size_t position, rig_buffer *out);
+  // The arenas' memory kind: a tensor made whole instead takes the same.
+  rig_memory memory() const { return memory_; }
 
  private:
   struct Arena {

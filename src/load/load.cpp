@@ -359,8 +359,7 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   // A part of its arena; a buffer of its own, of the arena's kind, where the arena could not be made.
   rig_status s = arenas_[position]->make(devices_[position], by_file_index_[t.index] - 1, &t.buffers[position]);
   if (s == RIG_UNSUPPORTED)
-    s = capi::buffer_create_any(devices_[position], t.length, given_[position] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE,
-                                &t.buffers[position]);
+    s = capi::buffer_create_any(devices_[position], t.length, arenas_[position]->memory(), &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, rig_last_error());
   trace_.mark(Trace::FIRST_BUFFER);
