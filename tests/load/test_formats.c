@@ -49,6 +49,10 @@ static void safetensors_table_lists_names_dtypes_shapes_and_absolute_ranges(void
   rig_load_format fmt;
   assert_int_equal(rig_load_file_format(f, &fmt), RIG_OK);
   assert_int_equal(fmt, RIG_LOAD_FORMAT_SAFETENSORS);
+  /* the table is in name order, whatever the header's */
+  assert_string_equal(info_of(f, 0).name, "b");
+  assert_string_equal(info_of(f, 1).name, "e");
+  assert_string_equal(info_of(f, 2).name, "w");
   assert_int_equal(rig_load_find(f, "w", &i), RIG_OK);
   rig_load_tensor t = info_of(f, i);
   assert_string_equal(t.name, "w");
@@ -84,6 +88,26 @@ static void safetensors_bad_headers_answer_invalid_argument_with_words(void **st
   expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "shape");
   expect_st("[1,2]", 16, RIG_INVALID_ARGUMENT, "not a JSON object");
   expect_st("{\"a\":", 16, RIG_INVALID_ARGUMENT, "not valid JSON");
+  /* read as events (no document tree): fields rig does not read are skipped however deep, a repeated field
+   * counts once (the last), a repeated name is refused, and each misplaced kind of value is named */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"x\":{\"y\":[1,{\"z\":[]}]},\"shape\":[1],\"data_offsets\":[0,1]},"
+            "\"__metadata__\":{\"k\":{\"deep\":[[[]]]}}}", 16, RIG_OK, NULL);
+  expect_st("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"U8\",\"shape\":[2],\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_OK, NULL);
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+            "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 16, RIG_INVALID_ARGUMENT, "twice");
+  expect_st("{\"a\":{\"dtype\":{\"v\":\"U8\"},\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "dtype");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":{},\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "shape array");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[[1]],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "shape entry");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "shape entry");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "8 dimensions");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1,2]}}", 16, RIG_INVALID_ARGUMENT, "data_offsets");
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,[1]]}}", 16, RIG_INVALID_ARGUMENT, "data_offsets");
+  expect_st("{\"a\":[1]}", 16, RIG_INVALID_ARGUMENT, "'a' is not an object");
+  expect_st("{\"a\":7}", 16, RIG_INVALID_ARGUMENT, "'a' is not an object");
+  expect_st("{\"__metadata__\":\"x\"}", 16, RIG_INVALID_ARGUMENT, "__metadata__");
+  expect_st("{\"__metadata__\":[]}", 16, RIG_INVALID_ARGUMENT, "__metadata__");
+  expect_st("5", 16, RIG_INVALID_ARGUMENT, "not a JSON object");
+  expect_st("{}  x", 16, RIG_INVALID_ARGUMENT, "not valid JSON");
   /* a name that is not UTF-8 (0xff never appears in UTF-8; an overlong '/' and a lone surrogate) */
   expect_st("{\"a\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
   expect_st("{\"a\xc0\xaf\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
