@@ -108,6 +108,20 @@ static void safetensors_bad_headers_answer_invalid_argument_with_words(void **st
   expect_st("{\"__metadata__\":[]}", 16, RIG_INVALID_ARGUMENT, "__metadata__");
   expect_st("5", 16, RIG_INVALID_ARGUMENT, "not a JSON object");
   expect_st("{}  x", 16, RIG_INVALID_ARGUMENT, "not valid JSON");
+  /* nested 200000 deep where nobody reads: skipped without recursion, and refused where it is not closed */
+  size_t depth = 200000, at = 0;
+  char *deep = malloc(2 * depth + 64);
+  assert_non_null(deep);
+  at += (size_t)sprintf(deep, "{\"__metadata__\":{\"k\":");
+  memset(deep + at, '[', depth);
+  at += depth;
+  memset(deep + at, ']', depth);
+  at += depth;
+  strcpy(deep + at, "}}");
+  expect_st(deep, 16, RIG_OK, NULL);
+  deep[at - 1] = ' ';
+  expect_st(deep, 16, RIG_INVALID_ARGUMENT, "not valid JSON");
+  free(deep);
   /* a name that is not UTF-8 (0xff never appears in UTF-8; an overlong '/' and a lone surrogate) */
   expect_st("{\"a\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
   expect_st("{\"a\xc0\xaf\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
