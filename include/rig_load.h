@@ -15,8 +15,9 @@
  * Statuses for bad input (with a message naming the tensor or offset):
  *   RIG_INVALID_ARGUMENT  a file that is truncated, a header length past the end or over the format's
  *                         limit, tensors overlapping or outside the data, a dtype and shape that disagree
- *                         with the byte range, a name that is not UTF-8, a malformed header, and a file
- *                         that changed (size or mtime) between rig_load_open and the end of a load;
+ *                         with the byte range, a name that is not UTF-8 or appears twice, a malformed
+ *                         header, and a file that changed (size or mtime) between rig_load_open and the
+ *                         end of a load;
  *   RIG_DRIVER            a read of the file failed (the message carries errno's words), or verification
  *                         found device bytes that differ from the file's;
  *   RIG_OUT_OF_MEMORY, RIG_LOST  from the devices (a lost device's buffers answer RIG_LOST; buffers of
@@ -101,7 +102,9 @@ typedef struct rig_load_range {
 RIG_API rig_status rig_load_open_raw(const char *RIG_NONNULL path, const rig_load_range *RIG_NULLABLE ranges,
                                      size_t count, rig_load_file *RIG_NONNULL out);
 
-/* The number of tensors. Pure read of the immutable table; waits for nothing. */
+/* The number of tensors. Indices run over a safetensors file's tensors in name order (bytes compared), over
+ * a GGUF file's and rig_load_open_raw's ranges in their own order. Pure read of the immutable table; waits
+ * for nothing. */
 RIG_API rig_status rig_load_tensor_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
 /* Tensor `index`'s description (info->size set by the caller; RIG_INVALID_ARGUMENT for an index past the
  * count). The strings it points to live as long as the file handle. Pure read; waits for nothing. */
