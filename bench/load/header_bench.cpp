@@ -21,12 +21,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "common/rounds.h"
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+namespace {
 
 // The header of `n` tensors of 3 MiB each, in file order.
 std::string header(int n, uint64_t *data_bytes) {
@@ -110,7 +107,8 @@ int main(int argc, char **argv) {
       ratio.push_back(a / b);
     }
     if (status) break;
-    std::printf("  %8d %9zuB %14.3f %14.3f %12.3f\n", n, json.size(), median(rig), median(tree), median(ratio));
+    std::printf("  %8d %9zuB %14.3f %14.3f %12.3f\n", n, json.size(), bench::quantile(rig, 0.5), bench::quantile(tree, 0.5),
+                bench::quantile(ratio, 0.5));
   }
   unlink(path.c_str());
   return status;
