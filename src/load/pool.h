@@ -53,10 +53,14 @@ class StagingPool {
  private:
   rig_device device_ = nullptr;
   size_t chunk_bytes_ = 0;
-  // Registered chunks [first, first + n): the piece's own borrow (its one registration) and each chunk's
-  // wrap and borrow; the chunks are handed out once all are made.
-  rig_status make_piece(size_t first, size_t n);
-  void make_behind(size_t from, size_t count) noexcept;  // the grower_'s loop
+  // Memory for a piece of n chunks, mapped and touched (mapped::map_for_registering), not registered;
+  // nullptr where the host refuses it. Its one reference is the caller's (drop() unmaps it).
+  Mapping *map_piece(size_t n);
+  // Registered chunks [first, first + n) over `region` (a map_piece of n; null: answers
+  // RIG_OUT_OF_MEMORY), which is the pool's from the call on: the piece's own borrow (its one
+  // registration) and each chunk's wrap and borrow; the chunks are handed out once all are made.
+  rig_status make_piece(size_t first, size_t n, Mapping *region);
+  void make_behind(size_t from, size_t count, Mapping *ahead) noexcept;  // the grower_'s loop
   void hand_out(size_t first, size_t n);
   struct Piece {
     Mapping *region;
@@ -68,6 +72,8 @@ class StagingPool {
   std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
   std::atomic<size_t> made_{0};
   std::thread grower_;
+  std::thread toucher_;       // make's: the second piece's memory, touched while the first registers
+  Mapping *ahead_ = nullptr;  // what toucher_ made, for the grower (read after joining it)
   std::atomic<bool> stop_growing_{false};
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
