@@ -101,13 +101,7 @@ int main(int argc, char **argv) {
                                {"whole", total, false, {}, {}},
                                {"vmm whole", 0, false, {}, {}},
                                {"async fresh 64 MiB", 64 * MiB, true, {}, {}}};
-  std::mt19937 rng(7);
-  std::vector<int> order(shapes.size());
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int i : order) run(shapes[i], total);
-  }
+  shuffled_rounds(shapes.size(), rounds, [&](size_t i) { run(shapes[i], total); });
   std::printf("arena_probe: %zu MiB of device memory, %d rounds, median [min, max] ms\n", total / MiB, rounds);
   for (Shape &s : shapes) {
     std::printf("%-20s", s.name.c_str());

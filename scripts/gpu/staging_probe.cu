@@ -19,7 +19,6 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,13 +117,7 @@ int main(int argc, char **argv) {
                           {"memset 8t flags"}, {"page 8t flags"}};
   for (Way &w : ways) run(w, n);  // warm-up, not counted
   for (Way &w : ways) w.map.clear(), w.first_touch.clear(), w.reg.clear(), w.whole.clear();
-  std::mt19937 rng(7);
-  std::vector<int> order(ways.size());
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int i : order) run(ways[i], n);
-  }
+  shuffled_rounds(ways.size(), rounds, [&](size_t i) { run(ways[i], n); });
   std::printf("%zu MiB, %d rounds, ms median [min, max]; huge: AnonHugePages of the region\n", n / MiB, rounds);
   std::printf("%-15s %-26s %-26s %-26s %-26s %s\n", "way", "mmap+madvise", "first touch", "register", "whole", "huge KiB");
   for (Way &w : ways)
