@@ -78,40 +78,41 @@ void StagingPool::hand_out(size_t first, size_t n) {
   cv_.notify_all();
 }
 
+// The next piece's memory is touched on a thread of its own while the piece before it registers: the
+// kernel zeroing pages and the driver pinning them overlap (scripts/gpu/staging_probe.cu, a 16 MiB piece on
+// an H200 host: 0.66 ms of touch, 0.45 of registering), so pieces land every ~0.7 ms instead of every ~1.1.
+void StagingPool::touch_ahead(size_t n) noexcept {
+  try {
+    toucher_ = std::thread([this, n] { ahead_ = map_piece(n); });
+  } catch (...) {  // no thread: take_ahead answers null and the piece is mapped in its turn
+  }
+}
+
+Mapping *StagingPool::take_ahead() noexcept {
+  if (toucher_.joinable()) toucher_.join();
+  return std::exchange(ahead_, nullptr);
+}
+
 // A piece refused behind (the driver out of pinnable memory) ends the growth: the load goes on through
 // the chunks it has, more slowly, which is better than failing a load that can finish. Its chunks made
-// before the refusal stay unhanded and go with the pool. `ahead`: the first piece's memory, mapped and
-// touched already by make's toucher (null: mapped here). Each next piece's memory is touched on a thread
-// of its own while the piece before it registers: the kernel zeroing pages and the driver pinning them
-// overlap (scripts/gpu/staging_probe.cu, a 16 MiB piece on an H200 host: 0.66 ms of touch, 0.45 of
-// registering), so pieces land every ~0.7 ms instead of every ~1.1.
-void StagingPool::make_behind(size_t from, size_t count, Mapping *ahead) noexcept {
+// before the refusal stay unhanded and go with the pool.
+void StagingPool::make_behind(size_t from, size_t count) noexcept {
   size_t piece = piece_chunks(chunk_bytes_, count);
-  Mapping *next = ahead;
-  std::thread toucher;
   // The first piece behind is always tried, even for a pool already stopping: a short load then costs its
   // release one piece's registration, and a refusal behind the first piece is met in every load that grows.
   try {
     for (size_t first = from; first < count; first += piece) {
       if (first > from && stop_growing_.load(std::memory_order_acquire)) break;
       size_t n = std::min(piece, count - first);
-      Mapping *region = next ? next : map_piece(n);
-      next = nullptr;
-      if (size_t after = first + n; region && after < count) {
-        try {
-          toucher = std::thread([this, &next, m = std::min(piece, count - after)] { next = map_piece(m); });
-        } catch (...) {  // no thread: the next piece is mapped in its turn
-        }
-      }
-      rig_status s = make_piece(first, n, region);
-      if (toucher.joinable()) toucher.join();
-      if (s != RIG_OK) break;
+      Mapping *region = take_ahead();  // touched while the piece before registered (make's for the first)
+      if (!region) region = map_piece(n);
+      if (region && first + n < count) touch_ahead(std::min(piece, count - first - n));
+      if (make_piece(first, n, region) != RIG_OK) break;
       hand_out(first, n);
     }
-  } catch (...) {  // out of host memory (the region, the free list) or of threads: as a refusal
+  } catch (...) {  // out of host memory (the region, the free list): as a refusal
   }
-  if (toucher.joinable()) toucher.join();
-  if (next) next->drop();  // touched, never registered: unmapped here
+  if (Mapping *unused = take_ahead()) unused->drop();  // touched, never registered: unmapped here
 }
 
 rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
@@ -131,22 +132,12 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
   size_t piece = piece_chunks(chunk_bytes, count);
   size_t now = behind ? std::min(count, piece) : count;
   Mapping *first = count ? p->map_piece(now) : nullptr;
-  // Made behind: the second piece's memory is touched while the first registers (make_behind says why),
-  // and the grower takes it over (ahead_) once it starts.
-  if (first && now < count) {
-    try {
-      p->toucher_ = std::thread([self, m = std::min(piece, count - now)] { self->ahead_ = self->map_piece(m); });
-    } catch (...) {  // no thread: the grower maps it
-    }
-  }
+  // Made behind: the second piece's memory is touched while the first registers; the grower takes it.
+  if (first && now < count) p->touch_ahead(std::min(piece, count - now));
   rig_status s = count ? p->make_piece(0, now, first) : RIG_OK;
   if (s == RIG_OK) {
     p->hand_out(0, now);
-    if (now < count)
-      p->grower_ = std::thread([self, now, count] {
-        if (self->toucher_.joinable()) self->toucher_.join();
-        self->make_behind(now, count, std::exchange(self->ahead_, nullptr));
-      });
+    if (now < count) p->grower_ = std::thread([self, now, count] { self->make_behind(now, count); });
     *out = std::move(p);
     return RIG_OK;
   }
@@ -166,8 +157,7 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
 StagingPool::~StagingPool() {
   stop_growing_.store(true, std::memory_order_release);
   if (grower_.joinable()) grower_.join();
-  if (toucher_.joinable()) toucher_.join();  // no grower: its first piece refused, or its thread not made
-  if (ahead_) ahead_->drop();
+  if (Mapping *unused = take_ahead()) unused->drop();  // no grower took it: the first piece refused, or no thread
   // None of these waits: each allocation's memory returns, and a piece is unmapped after its last, once
   // the copies that read it are reached.
   for (rig_buffer b : slots_)

@@ -60,7 +60,11 @@ class StagingPool {
   // RIG_OUT_OF_MEMORY), which is the pool's from the call on: the piece's own borrow (its one
   // registration) and each chunk's wrap and borrow; the chunks are handed out once all are made.
   rig_status make_piece(size_t first, size_t n, Mapping *region);
-  void make_behind(size_t from, size_t count, Mapping *ahead) noexcept;  // the grower_'s loop
+  void make_behind(size_t from, size_t count) noexcept;  // the grower_'s loop
+  // Maps and touches a piece of n chunks on toucher_ (pool.cpp says why); take_ahead joins it and hands
+  // over what it made (null: none asked for, no thread, or the host refused), which the caller then owns.
+  void touch_ahead(size_t n) noexcept;
+  Mapping *take_ahead() noexcept;
   void hand_out(size_t first, size_t n);
   struct Piece {
     Mapping *region;
@@ -72,8 +76,8 @@ class StagingPool {
   std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
   std::atomic<size_t> made_{0};
   std::thread grower_;
-  std::thread toucher_;       // make's: the second piece's memory, touched while the first registers
-  Mapping *ahead_ = nullptr;  // what toucher_ made, for the grower (read after joining it)
+  std::thread toucher_;       // touch_ahead's: the next piece's memory, touched while one registers
+  Mapping *ahead_ = nullptr;  // what toucher_ made (read after joining it: take_ahead)
   std::atomic<bool> stop_growing_{false};
   std::deque<size_t> free_;  // first in, first out: a chunk given back is reused last, its copy most likely done
   std::mutex mutex_;
