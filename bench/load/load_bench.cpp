@@ -571,7 +571,7 @@ int main(int argc, char **argv) {
   }
   // The first load comes before every row that frees device memory (the copies' rows below, the later
   // loads): memory allocated within a second or two of a free is written up to 10% slower on an H200
-  // (scripts/gpu/dst_probe.cu, bench/README.md), which a process's first load never meets.
+  // (bench/probes/dst_probe.cu, bench/README.md), which a process's first load never meets.
   auto staged = options(RIG_LOAD_PATH_STAGED, RIG_LOAD_IO_AUTO, threads, chunk);
   staged.staging_bytes = staging;
   long long first_rss = 0;

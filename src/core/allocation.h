@@ -3,10 +3,10 @@
 // every use of it is reached (rule 6).
 //
 // A part is an allocation over [start, start + length) of another's memory with stamps of its own: many
-// tensors made with one driver allocation (the loader: one 64 MiB allocation costs an H200 about 80 us,
-// 1 GiB about 140 us, bench/README.md) while work on each follows only the writes into it. Its buffers
-// address the whole's memory at offsets from `start`; borrows use the whole's mappings; the whole's memory
-// returns once every part is gone (each part waits for its own uses first, rule 6).
+// tensors made with one driver allocation (the loader: a few large allocations cost the driver far less
+// than one per tensor, bench/README.md, "Why: the loader") while work on each follows only the writes into
+// it. Its buffers address the whole's memory at offsets from `start`; borrows use the whole's mappings; the
+// whole's memory returns once every part is gone (each part waits for its own uses first, rule 6).
 #pragma once
 
 #include <rig.h>

@@ -1,6 +1,6 @@
 // A callable passed down a call, not kept: a pointer to the caller's callable and one function that calls it.
 // std::function would copy a lambda of more than two words onto the heap on every call (rig_stream_point's
-// did, once an edge: bench/README.md, bench/interop); this costs two words on the stack and an indirect call.
+// did, once an edge: bench/README.md, "Why: the interop edge"); this costs two words on the stack and an indirect call.
 #pragma once
 
 #include <memory>

@@ -28,7 +28,7 @@ namespace rig {
 struct DriverInfo {
   std::string name;       // "cuda:0"
   std::string framework;  // "CUDA", "Vulkan", "memory", "test"
-  std::string model;      // "NVIDIA H200"
+  std::string model;      // the device's model, as its driver names it
   rig_device_kind kind = RIG_DEVICE_GPU;
   uint64_t memory_bytes = 0;
   int integrated = -1;

@@ -11,9 +11,9 @@ namespace rig {
 
 // rig's own memory kind beside rig.h's, which no caller can ask for (rig_buffer_create refuses it): device
 // memory the driver may take from a pool of the device's that keeps freed memory for the next allocation.
-// The loader's tensors are made of it (load/load.cpp): on an H200, host-to-device copies into memory
-// allocated just after other memory was freed ran 3-11% slower than into memory the pool kept
-// (scripts/gpu/dst_probe.cu, bench/README.md), which held a later load in a process under its goal. A
+// The loader's tensors are made of it (load/load.cpp): host-to-device copies into memory allocated just
+// after other memory was freed ran slower than into memory the pool kept (bench/probes/dst_probe.cu,
+// bench/README.md, "Why: stream drivers"), which held a later load in a process under its goal. A
 // driver with no such pool treats it as RIG_MEMORY_DEVICE.
 inline constexpr rig_memory kMemoryDeviceReused = static_cast<rig_memory>(0x100);
 

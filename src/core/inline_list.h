@@ -1,6 +1,6 @@
 // A list of at most a few items that lives in its owner (a stack frame, a table entry): the first N are
 // inline, more spill to the heap. For the interop edge's lists (a native stream's carried waits: one per
-// producer device), which a std::vector would allocate on every call: bench/README.md, bench/interop.
+// producer device), which a std::vector would allocate on every call: bench/README.md, "Why: the interop edge".
 #pragma once
 
 #include <cstddef>

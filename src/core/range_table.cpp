@@ -106,7 +106,7 @@ rig_status acquire(Device &device, const void *host, size_t length, bool read_on
 
   // Pages already registered for the family are shared when one entry holds them all; anything else in the
   // way refuses the use. A device copies through one registration at a time: a copy whose host range spans
-  // two registrations is refused by the CUDA driver (seen on an H200: the device was lost), so a range
+  // two registrations is refused by the CUDA driver (seen on a real GPU: the device was lost), so a range
   // partly covered by an entry cannot be completed by registering the rest, and the entry cannot be
   // replaced by a merged one either, since work through it may still be running.
   auto it = t.first_touching(b);

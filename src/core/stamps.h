@@ -62,7 +62,8 @@ class Stamps {
   }
 
   // Raises a device's use word to `point` (a value of that device). Only that device raises its word, and
-  // only holding its turn, so a load and a release store suffice (a CAS costs ~8 ns a buffer).
+  // only holding its turn, so a load and a release store suffice (a CAS a buffer cost more:
+  // bench/README.md, "Why: the submit path").
   static void raise_use(std::atomic<uint64_t> *word, uint64_t point) {
     if (word->load(std::memory_order_relaxed) < point) [[likely]]  // equal only for a second slot on the word
       word->store(point, std::memory_order_release);
@@ -119,7 +120,7 @@ class Stamps {
   // What a submit reads of an allocation of one or two devices is 56 bytes in a row: the last write, the
   // first chunk's count and link, and its first kAtHand words with their owners. Not aligned to a cache
   // line: tried, it put the 64 allocations of bench/core's widest read into a quarter of the L1 sets, and
-  // that submit took 155 ns where it takes 123 ns without.
+  // that submit was slower (bench/README.md, "Why: the submit path").
   std::atomic<uint64_t> last_write_{0};
   Chunk first_;
   std::mutex grow_;                                                  // guards owners_ and appending words

@@ -140,7 +140,7 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
 
 // Hot, with its failure paths cold (fail() is): on a GPU every submit runs between driver calls whose own
 // code evicts the instruction cache, so the path is fetched again each time; laid out together and without
-// its rare branches it is a few kilobytes fewer to fetch (bench/README.md, CUDA chain).
+// its rare branches it is a few kilobytes fewer to fetch (bench/README.md, "Why: the submit path").
 [[gnu::hot]] rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point) {
   Device &self = run.device();
   // 2. Collect: the last write of what it reads (rule 3), every other use of what it writes (rule 4), and

@@ -159,8 +159,9 @@ inline rig_status hand_over(const Run &run, Device &self, uint64_t value, std::s
   if (rig_status s = run.check_ready(); s != RIG_OK) return s;
   // A run with no slots and no waits named (an empty submit: a point after the device's work so far) has
   // nothing to collect and nothing to wait for: straight to the turn, without the full path's collected
-  // set and in-queue waits (a third of an empty submit's instructions, bench/README.md). A device that runs
-  // work inline has nothing to run for it either: its value is reached once assigned (Device::ran_inline).
+  // set and in-queue waits (a third of an empty submit's instructions: bench/README.md, "Why: the submit
+  // path"). A device that runs work inline has nothing to run for it either: its value is reached once
+  // assigned (Device::ran_inline).
   if (!wait_count && run.stamping().empty()) {
     if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);

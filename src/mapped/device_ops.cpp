@@ -91,8 +91,8 @@ rig_status DeviceOps::unregister_host(void *host, size_t) {
 
 // The probe's page-locked staging buffer: an anonymous mapping, on huge pages where the kernel gives them,
 // registered with the driver (an exclusive entry of the range table). Why not the driver's own pinned
-// allocation: on an H200 cuMemHostAlloc of the probe's 32 MiB took 14-17 ms, the largest phase of a ~60 ms
-// probe; registering 4 KiB pages took 12-17 ms, 2 MiB pages 5-8 ms (2026-12-01), and a copy from either
+// allocation: it was the probe's largest phase; registering 4 KiB pages gained nothing, 2 MiB pages took
+// about half as long (bench/README.md, "Why: mapped registration and the probe"), and a copy from either
 // runs as from the driver's pinned memory. Where the registration is refused, the driver's own allocation.
 rig_status DeviceOps::alloc_host(size_t length, void **host) {
   if (rig_status s = usable("alloc_host", 0)) return s;

@@ -1,9 +1,9 @@
 // Anonymous memory made to be registered with a driver at once (the probe's staging buffer, the loader's
 // staging pool). Why huge pages and a first touch on several threads: registering pins every page, and
-// pinning pages never touched first makes the kernel zero them on the registering thread (about 6 ms of an
-// 8 ms 64 MiB pool on an H200 host); 2 MiB pages pin 512 times fewer entries than 4 KiB ones. The touch
-// writes one byte a 4 KiB page, not every byte: the kernel zeroes each page it gives anyway, so a memset
-// only wrote the zeroes twice (scripts/gpu/staging_probe.cu: 64 MiB touched in 1.8 ms instead of 2.4).
+// pinning pages never touched first makes the kernel zero them on the registering thread, where they cost
+// the most; 2 MiB pages pin 512 times fewer entries than 4 KiB ones. The touch writes one byte a 4 KiB page,
+// not every byte: the kernel zeroes each page it gives anyway, so a memset only wrote the zeroes twice
+// (bench/probes/staging_probe.cu; its figures in bench/README.md, "Why: mapped registration and the probe").
 #pragma once
 
 #include <sys/mman.h>

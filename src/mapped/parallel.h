@@ -1,7 +1,7 @@
-// Splitting one long pass over memory (a comparison, a copy) across threads. Why by hand: a single core
-// reads or copies at 7-10 GB/s on the GPU hosts rig targets, so the probe's 64 MiB comparisons and its
-// staged copies (memcpy into page-locked memory, best of 7) were most of its ~85 ms on an H200; the
-// host's memory moves 45+ GB/s from several cores. The probe is not on any submit path: starting a few
+// Splitting one long pass over memory (a comparison, a copy) across threads. Why by hand: one core reads
+// or copies several times slower than the host's memory serves several cores, so the probe's 64 MiB
+// comparisons and its staged copies (memcpy into page-locked memory, best of 7) were most of its wall time
+// (bench/README.md, "Why: mapped registration and the probe"). The probe is not on any submit path: starting a few
 // threads per pass (tens of microseconds) is cheap beside the pass.
 #pragma once
 

@@ -15,7 +15,7 @@ namespace rig::stream {
 namespace {
 
 // A failed call while opening: a sticky error means the GPU's context can run nothing more in this
-// process (on the H200 pair a fault on one GPU ended the other's context too), which is a loss.
+// process (on two GPUs of one host a fault on one ended the other's context too), which is a loss.
 rig_status open_failed(const Family &family, const char *call, unsigned ordinal, Result r) {
   rig_status s = status_of(family, r);  // sticky: RIG_LOST
   return fail(s, "%s on %s:%u failed: %s%s", call, family.prefix, ordinal, family.error_name(r),

@@ -204,7 +204,7 @@ rig_status StreamDevice::copy_from_host(const Memory &memory, size_t offset, con
 
 // CUDA: from pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands, and rig's
 // streams (non-blocking) do not synchronize with the legacy stream the copy used: without this, the next
-// work on a rig stream can read the old bytes (seen on an H200 by the cross-device kernel chain test).
+// work on a rig stream can read the old bytes (seen on a real GPU by the cross-device kernel chain test).
 // Only the legacy stream is waited for, not the context: other devices' work on this GPU goes on.
 rig_status StreamDevice::finish_legacy_copy() {
   if (!family_.copies_finish_on_legacy_stream) return RIG_OK;

@@ -1,10 +1,11 @@
 // StreamDevice's reuse pool: device memory of kind kMemoryDeviceReused (core/driver_memory.h, the loader's
 // tensors) comes from a stream-ordered pool of the device's own (cuMemPoolCreate) that keeps what is freed
 // (its release threshold at the maximum), so memory freed by one load is the next load's without going
-// back to the driver. Why: on an H200, 8 GiB copied into cuMemAlloc memory made right after other memory
-// was freed ran at 47.7 GB/s against 53.5 into memory never freed before or kept by a pool (the driver's
-// work after a free competes for a while; scripts/gpu/dst_probe.cu). A pool of rig's own, not the
-// device's default pool: a program's cudaMallocAsync keeps the default pool's behaviour.
+// back to the driver. Why: host-to-device copies into cuMemAlloc memory made right after other memory was
+// freed ran about a tenth slower than into memory never freed before or kept by a pool (the driver's work
+// after a free competes for a while; bench/probes/dst_probe.cu, bench/README.md, "Why: stream drivers").
+// A pool of rig's own, not the device's default pool: a program's cudaMallocAsync keeps the default pool's
+// behaviour.
 //
 // What the pool keeps is given back to the driver when an allocation on the device's GPU, by this device
 // or another rig device opened on the same GPU, runs out of memory (reclaim_for_allocation, then one

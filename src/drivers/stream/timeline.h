@@ -19,7 +19,7 @@
 // proof(), which answers with the mark at or after it. A held value nobody marked since is "not reached"
 // until someone needs it; then the device's commit() marks it at the tail (mark_held()), holding the turn,
 // as the engine's commit_through does before any wait (core/device.h): one event record fewer per
-// rig_stream_point where the next submit comes first (bench/README.md, bench/interop).
+// rig_stream_point where the next submit comes first (bench/README.md, "Why: the interop edge").
 #pragma once
 
 #include <rig.h>
@@ -137,7 +137,8 @@ class Timeline {
   // value no longer proves its old one, but mark() reuses an entry only once its value is seen reached
   // (make_room), so known() then shows `value` reached. Never calls the driver.
   // Inline where the value is its own mark (every submit's value, so every cross-device wait of a chain):
-  // one load, where the call and the loop cost an edge 27 instructions on the fake (bench/README.md).
+  // one load, where the call and the loop cost every edge instructions of their own (bench/README.md,
+  // "Why: the interop edge").
   Proof proof(uint64_t value, const Entry **entry, uint64_t *mark) const {
     const Entry &e = ring_[value % kRing];
     // Acquire pairs with mark()'s release: an entry that shows `value` was recorded for it.

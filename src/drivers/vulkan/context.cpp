@@ -13,9 +13,9 @@ namespace {
 
 // How many queues a VkDevice gets: RIG_VULKAN_QUEUES (1 to 64; default 2), at most what the family offers.
 // The rig devices opened on the GPU take them in turn, so two get queues of their own and a third shares the
-// first's. Why not every queue the family offers: an H200's compute family offers 8, and a chain alternating
-// between two queues of a VkDevice made with 8 ran 1.1-1.35x slower an operation than the same chain on a
-// VkDevice made with 2, the driver's calls and the GPU's turnaround both slower (bench/README.md, 2026-12-02).
+// first's. Why not every queue the family offers: a family may offer 8, and a chain alternating between
+// two queues of a VkDevice made with 8 ran slower an operation than the same chain on a VkDevice made with
+// 2, the driver's calls and the GPU's turnaround both slower (bench/README.md, "Why: Vulkan").
 // A program that opens more devices on one GPU and wants each on its own queue asks for more.
 rig_status queues_to_create(uint32_t offered, uint32_t *out) {
   constexpr uint32_t kDefault = 2, kMost = 64;
@@ -65,11 +65,10 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   ctx->memory_fd_ = physical.has_memory_fd;
   if (ctx->memory_fd_) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   // Points as semaphore fds (rig_point_export_semaphore_fd): timelines are then made exportable, which is
-  // opt-in (RIG_VULKAN_SEMAPHORE_FD=1) until a report is explained: on the H200's driver (580.159.04) the
-  // validation layer (1.3.239) said buffers were destroyed while a command buffer still used them
-  // (VUID-vkDestroyBuffer-buffer-00922) in both import tests, which passed their checks of the bytes. The
-  // chain costs the same either way (tiny dispatches 8.34 us an op exportable, 8.51 not; 2026-12-01). Sync
-  // files make a binary semaphore per export and need no exportable timeline.
+  // opt-in (RIG_VULKAN_SEMAPHORE_FD=1) until a report is explained: on NVIDIA's driver the validation layer
+  // said buffers were destroyed while a command buffer still used them (VUID-vkDestroyBuffer-buffer-00922)
+  // in both import tests, which passed their checks of the bytes. The chain costs the same either way
+  // (bench/README.md, "Why: Vulkan"). Sync files make a binary semaphore per export and need no exportable timeline.
   ctx->semaphore_fd_ = physical.has_semaphore_fd && env_flag("RIG_VULKAN_SEMAPHORE_FD");
   ctx->sync_fd_ = physical.has_sync_fd;
   const bool semaphore_fds = ctx->semaphore_fd_ || ctx->sync_fd_;

@@ -163,7 +163,7 @@ class VulkanDevice final : public DriverDevice, public MemoryFds, public Semapho
   uint64_t signaled() const override;
   // From the last value read from the semaphore (signaled_), asking nothing: the submit path asks this for
   // every point it collects, and vkGetSemaphoreCounterValue there was one driver call a submit the same
-  // submit written by hand does not make (bench/README.md, 2026-12-02). A value reached since the last read
+  // submit written by hand does not make (bench/README.md, "Why: Vulkan"). A value reached since the last read
   // answers no: its consumer then waits for it in its queue, where it is already signaled.
   bool known_reached(uint64_t value) const override { return value <= signaled_.load(std::memory_order_acquire); }
   rig_status wait(uint64_t value, Deadline deadline) override;

@@ -2,8 +2,8 @@
 // own, with the same barriers and commands a hand-over records (recording.cpp, descriptors.cpp), and that
 // command buffer put in the open batch at every submit of the run. A repeated submit then costs the batch's
 // bookkeeping and, at commit, the queue submit; none of vkBeginCommandBuffer, the barrier, the copy or
-// dispatch and its descriptor set, nor vkEndCommandBuffer (bench/vulkan: each costs microseconds on an
-// NVIDIA driver, as much as the submit).
+// dispatch and its descriptor set, nor vkEndCommandBuffer (where a driver is slow, each costs as much as
+// the submit: bench/README.md, "Why: Vulkan").
 //
 // Why it is correct to run one command buffer many times:
 //  - Order: the command buffer begins with the full barrier before each part, whose first scope is all

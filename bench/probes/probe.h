@@ -1,4 +1,4 @@
-// What the CUDA probes under scripts/gpu/ share (measurements built with nvcc on the GPU machine, not part
+// What the CUDA probes under bench/probes/ share (measurements built with nvcc on the GPU machine, not part
 // of rig): a runtime (CK) or driver (CU) call that fails ends the probe with its place and CUDA's words, and
 // a clock.
 #pragma once

@@ -1,7 +1,7 @@
 // What host-to-device copies pay for device memory they are the first to write (issue 12: a later load
 // in a process, into buffers made after the previous load's were freed, ran 0.90-0.93 of the link; the
 // link row copies into one buffer written before). A measurement, not part of rig: on the GPU machine,
-//   nvcc -O2 -o /tmp/dp scripts/gpu/dst_probe.cu && /tmp/dp [GiB] [pieces] [pooled]
+//   nvcc -O2 -o /tmp/dp bench/probes/dst_probe.cu && /tmp/dp [GiB] [pieces] [pooled]
 // Every row copies GiB GiB from a 64 MiB pinned ring in 4 MiB copies on one stream into device memory of
 // a different history: pieces (default 1) allocations of GiB/pieces each, as a loader's tensors are;
 // pooled 1: from the device's default stream-ordered pool with its release threshold at the maximum.

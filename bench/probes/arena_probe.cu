@@ -1,7 +1,7 @@
 // What making a load's device memory costs by the size of its allocations (issue 12: a first load makes one
 // device allocation per tensor, 64 of 64 MiB for the 4 GiB bench file, 5.5-8.0 ms of its copier's time).
 // A measurement, not part of rig: on the GPU machine,
-//   nvcc -O2 -o /tmp/ap scripts/gpu/arena_probe.cu -lcuda && /tmp/ap [GiB]
+//   nvcc -O2 -o /tmp/ap bench/probes/arena_probe.cu -lcuda && /tmp/ap [GiB]
 // Each round makes GiB of device memory (4 by default) in one of several shapes, in a shuffled order, then
 // frees it; it prints the median and range over rounds of the making and the freeing, in ms:
 //   64 MiB x N     one cuMemAlloc per 64 MiB tensor, as rig's loader does today

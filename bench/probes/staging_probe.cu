@@ -1,7 +1,7 @@
 // What making a load's pinned staging costs, step by step (issue 12: a first load makes its 64 MiB pool in
 // pieces of 16 MiB, 2-5 ms before its reads run at full depth). A measurement, not part of rig: on the GPU
 // machine,
-//   nvcc -O2 -o /tmp/sp scripts/gpu/staging_probe.cu -lcuda && /tmp/sp [MiB, 16] [rounds, 9]
+//   nvcc -O2 -o /tmp/sp bench/probes/staging_probe.cu -lcuda && /tmp/sp [MiB, 16] [rounds, 9]
 // It prints the host's transparent huge page settings, then for each way of making the region (shuffled
 // every round) the median [min, max] ms of: mmap + madvise, the first touch, cuMemHostRegister, and the
 // whole; and how much of the region the kernel backed with huge pages. Ways:
