@@ -19,7 +19,9 @@
 
 namespace rig {
 class Allocation;
-}
+class Device;
+struct Buffer;
+}  // namespace rig
 
 namespace rig::load {
 
@@ -39,7 +41,7 @@ class Arenas {
   // refused: out of memory, or past its largest allocation): the caller then makes the tensor a buffer of its own,
   // which says why where it fails too. Else the status of making the part. Blocks for the driver's
   // allocation, holding this object's lock (the load's other threads make no arena of this device meanwhile).
-  rig_status make(rig_device device, size_t position, rig_buffer *out);
+  rig_status make(Device &device, size_t position, std::shared_ptr<Buffer> *out);
   // The arenas' memory kind: a tensor made whole instead takes the same.
   rig_memory memory() const { return memory_; }
 
