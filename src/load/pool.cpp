@@ -15,18 +15,18 @@
 namespace rig::load {
 namespace {
 
-// A pool made behind comes in pieces of a quarter of it, at most 16 MiB (four of the default chunks, about
-// a millisecond of registering on an H200 host): a load's first reads wait for one piece, not the 4-5 ms
-// of its whole 64 MiB pool (RIG_LOAD_TRACE, 2026-12-02), and each piece is one registration.
+// A pool made behind comes in pieces of a quarter of it, at most 16 MiB (four of the default chunks): a
+// load's first reads wait for one piece's registration, not the whole pool's (RIG_LOAD_TRACE;
+// bench/README.md, bench/load: the staging in pieces), and each piece is one registration.
 size_t piece_chunks(size_t chunk_bytes, size_t count) {
   return std::clamp<size_t>(count / 4, 1, std::max<size_t>(1, (size_t(16) << 20) / chunk_bytes));
 }
 
 }  // namespace
 
-// Why registered ordinary memory: on an H200 the driver makes pinned memory (cuMemHostAlloc) at about
-// 2.4 GB/s, so a first load paid ~0.17 s for its 256 MiB pool, a third of an 8 GiB load at the link's
-// rate; registering an anonymous mapping (cuMemHostRegister) pins it several times faster. Each piece is
+// Why registered ordinary memory: a driver makes pinned memory (cuMemHostAlloc) far below the link's rate,
+// so a first load paid a good part of its time for its pool; registering an anonymous mapping
+// (cuMemHostRegister) pins it several times faster (bench/README.md, bench/load). Each piece is
 // borrowed once as a whole (one driver registration, a counted entry of the range table); each chunk is
 // then wrapped and borrowed on its own, inside that entry (no driver call), so that each chunk is an
 // allocation whose stamps carry only its own copies and a reader waits for its chunk alone (rule 6).
@@ -87,8 +87,8 @@ void StagingPool::hand_out(size_t first, size_t n) {
 }
 
 // The next piece's memory is touched on a thread of its own while the piece before it registers: the
-// kernel zeroing pages and the driver pinning them overlap (scripts/gpu/staging_probe.cu, a 16 MiB piece on
-// an H200 host: 0.66 ms of touch, 0.45 of registering), so pieces land every ~0.7 ms instead of every ~1.1.
+// kernel zeroing pages and the driver pinning them overlap, so pieces land at the pace of the slower of the
+// two instead of their sum (bench/README.md, bench/load: the staging touched in step with its registration).
 void StagingPool::touch_ahead(size_t n) noexcept {
   try {
     toucher_ = std::thread([this, n] { ahead_ = map_piece(n); });
