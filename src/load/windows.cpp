@@ -64,8 +64,8 @@ void Load::run_windows() {
     // Registers the window with the device's driver (or maps it, for a device that reads it directly);
     // the copies of the window before it are already on the device's queue, so this overlaps them.
     s = buffer_borrow(*devices_[c.device], *window, &borrowed);
-    window.reset();  // the borrow holds the allocation: unregistered and unmapped with it
     if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, last_error());
+    window.reset();  // the borrow holds the allocation: unregistered and unmapped with it
     if (!s) s = copy_chunk(c, *borrowed, nullptr);
     if (!s) s = file_->unchanged();
     if (s) fail_with(s);  // before a drop below may wait and leave words of its own
@@ -74,9 +74,9 @@ void Load::run_windows() {
     bytes_read_ += length;
     progress(c.end - c.start);
   }
+  if (s) fail_with(s);  // before the last window's drop, which waits for its copies
   behind.reset();
   m->drop();
-  if (s) fail_with(s);
 }
 
 }  // namespace rig::load
