@@ -1,14 +1,16 @@
 // Buffers: create, wrap, view, borrow, host access, release.
 #include "capi/api.h"
-#include "capi/internal.h"
+#include "core/driver_memory.h"
 
 using namespace rig;
 using namespace rig::capi;
 
-namespace rig::capi {
+extern "C" {
 
-rig_status buffer_create_any(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
+rig_status rig_buffer_create(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
   return entry("buffer_create", [&] {
+    if (memory == kMemoryDeviceReused)  // rig's own kind (core/driver_memory.h), never a caller's: as unknown
+      return fail(RIG_INVALID_ARGUMENT, "create: unknown memory kind %d", static_cast<int>(memory));
     auto d = pin_device(device, "buffer_create");
     if (!d) return RIG_INVALID_HANDLE;
     RIG_REQUIRE_OUT(out, "buffer_create");
@@ -16,34 +18,6 @@ rig_status buffer_create_any(rig_device device, size_t length, rig_memory memory
     if (rig_status s = buffer_create(*d, length, memory, &b); s != RIG_OK) return s;
     return give(Kind::buffer, std::move(b), out);
   });
-}
-
-rig_status allocation_create(rig_device device, size_t length, rig_memory memory, std::shared_ptr<Allocation> *whole) {
-  return entry("allocation_create", [&] {
-    auto d = pin_device(device, "allocation_create");
-    if (!d) return RIG_INVALID_HANDLE;
-    return rig::allocation_create(*d, length, memory, whole);
-  });
-}
-
-rig_status buffer_create_part(const std::shared_ptr<Allocation> &whole, size_t start, size_t length, rig_buffer *out) {
-  return entry("buffer_create_part", [&] {
-    RIG_REQUIRE_OUT(out, "buffer_create_part");
-    std::shared_ptr<Buffer> b;
-    if (rig_status s = buffer_part(whole, start, length, &b); s != RIG_OK) return s;
-    return give(Kind::buffer, std::move(b), out);
-  });
-}
-
-}  // namespace rig::capi
-
-extern "C" {
-
-rig_status rig_buffer_create(rig_device device, size_t length, rig_memory memory, rig_buffer *out) {
-  if (memory == kMemoryDeviceReused)  // rig's own kind (capi/internal.h), never a caller's: as unknown
-    return entry("buffer_create",
-                 [&] { return fail(RIG_INVALID_ARGUMENT, "create: unknown memory kind %d", static_cast<int>(memory)); });
-  return buffer_create_any(device, length, memory, out);
 }
 
 rig_status rig_buffer_wrap(void *data, size_t length, rig_access access, rig_release_fn release, void *user,

@@ -16,6 +16,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "mapped/device_ops.h"
+#include "mapped/device_probe.h"
 #include "mapped/probe.h"
 #include "core/range_table.h"
 #include "mapped/static_table.h"
@@ -285,20 +286,9 @@ RIG_API rig_status rig_probe(rig_device device, const void *map, const void *ref
     if (rig_status s = check_region(map, reference, out)) return s;
     rig::mapped::ProbeOptions opt;
     if (rig_status s = read_options(options, &opt)) return s;
-    if (auto decided = rig::mapped::static_verdict_of(*d)) return new_verdict(std::move(*decided), out);
-    size_t w = rig::mapped::window_length(length);
-    if (w == 0) {
-      rig_probe_ops none{};  // never called: the probe answers a region this small before any callback
-      return run_probe(none, map, reference, length, opt, out);
-    }
-    rig_probe_ops ops{};
-    if (rig_status s = rig_probe_ops_open(device, w, &ops)) return s;
-    rig_status s = run_probe(ops, map, reference, length, opt, out);
-    std::string kept = rig::last_error();
-    rig_probe_ops_close(&ops);  // a failure to free the device buffer is not the probe's answer
-    if (s != RIG_OK) rig::fail(s, "%s", kept.c_str());
-    else rig::clear_error();
-    return s;
+    rig::mapped::Verdict v;
+    if (rig_status s = rig::mapped::probe_device(*d, map, reference, length, opt, &v)) return s;
+    return new_verdict(std::move(v), out);
   });
 }
 

@@ -116,21 +116,42 @@ Run::Run(std::shared_ptr<Submission> submission)
   resolve();
 }
 
-rig_status Run::set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer) {
+rig_status Run::check_buffer(uint32_t slot, const Buffer &buffer) const {
   const Submission &s = *submission_;
   if (slot >= buffers_.size())
     return fail(RIG_INVALID_ARGUMENT, "run: slot %u of a submission with %zu slots", slot, buffers_.size());
-  if (buffer->device != s.device)
+  if (buffer.device != s.device)
     return fail(RIG_INVALID_ARGUMENT,
                 "run: slot %u: the buffer is on %s, not %s (borrow it onto %s to use another device's memory)", slot,
-                buffer->device->info().name.c_str(), s.device->info().name.c_str(), s.device->info().name.c_str());
-  if (writes(s.access[slot]) && buffer->allocation->read_only())
+                buffer.device->info().name.c_str(), s.device->info().name.c_str(), s.device->info().name.c_str());
+  if (writes(s.access[slot]) && buffer.allocation->read_only())
     return fail(RIG_INVALID_ARGUMENT, "run: slot %u is written but the buffer wraps read-only memory", slot);
-  recorded_.reset();  // before the binding it was made from changes (resolve makes the next one)
+  return RIG_OK;
+}
+
+void Run::bind(uint32_t slot, std::shared_ptr<Buffer> buffer) {
+  const Submission &s = *submission_;
   bindings_[slot] = buffer->binding(s.access[slot]);
   stamping_[slot] = {&buffer->allocation->stamps(), buffer->use, s.access[slot]};
   buffers_[slot] = std::move(buffer);
+}
+
+rig_status Run::set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer) {
+  if (rig_status s = check_buffer(slot, *buffer); s != RIG_OK) return s;
+  recorded_.reset();  // before the binding it was made from changes (resolve makes the next one)
+  bind(slot, std::move(buffer));
   resolve();
+  return RIG_OK;
+}
+
+rig_status Run::rebind(std::span<const std::shared_ptr<Buffer>> buffers) {
+  if (buffers.size() != buffers_.size())
+    return fail(RIG_INVALID_ARGUMENT, "run: %zu buffers for a submission with %zu slots", buffers.size(), buffers_.size());
+  for (uint32_t slot = 0; slot < buffers.size(); ++slot)
+    if (rig_status s = check_buffer(slot, *buffers[slot]); s != RIG_OK) return s;
+  recorded_.reset();
+  for (uint32_t slot = 0; slot < buffers.size(); ++slot) bind(slot, buffers[slot]);
+  resolve(false);
   return RIG_OK;
 }
 
@@ -148,7 +169,7 @@ void Run::record() {
   if (not_ready_.empty() && !inline_copy_.dst) recorded_ = device_->driver().record(work());
 }
 
-void Run::resolve() {
+void Run::resolve(bool recorded) {
   recorded_.reset();  // first: it may point into what changes
   not_ready_.clear();
   inline_copy_ = {};
@@ -210,7 +231,7 @@ void Run::resolve() {
       }
     }
   }
-  record();
+  if (recorded) record();
 }
 
 // One rule on every device: a copy whose source and destination share bytes of one allocation is refused.

@@ -37,6 +37,11 @@ class Run {
 
   const Submission &submission() const { return *submission_; }
   rig_status set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer);
+  // Binds buffers[i] to slot i for every slot at once (set_buffer's checks), resolves once and records no
+  // hand-over. For a run rebound before each of its submits (the loader's copier): set_buffer resolves and
+  // asks the driver for a record after each slot, and a record costs an allocation that serves one submit
+  // here, while the driver's own hand-over prepares the same calls in place. Never blocks.
+  rig_status rebind(std::span<const std::shared_ptr<Buffer>> buffers);
   rig_status set_scalars(const void *bytes, size_t length);
 
   // Ready to submit: every slot set and every part's range inside its buffers. Inline: on every submit.
@@ -80,7 +85,10 @@ class Run {
 
  private:
   [[gnu::cold]] rig_status not_ready() const;
-  void resolve();  // recomputes parts_ (RIG_WHOLE lengths) and the readiness message
+  // Recomputes parts_ (RIG_WHOLE lengths) and the readiness message; records the hand-over if `recorded`.
+  void resolve(bool recorded = true);
+  rig_status check_buffer(uint32_t slot, const Buffer &buffer) const;
+  void bind(uint32_t slot, std::shared_ptr<Buffer> buffer);
   // Asks the driver for the recorded hand-over of a ready run (no inline copy); none while not ready.
   void record();
   // Whether copy part `p` of `length` bytes reads and writes shared bytes of one allocation.

@@ -1,7 +1,7 @@
 #include "load/arenas.h"
 
-#include "capi/internal.h"
 #include "core/allocation.h"
+#include "core/buffer.h"
 
 namespace rig::load {
 
@@ -23,7 +23,7 @@ Arenas::Arenas(size_t positions, const std::vector<size_t> &order, const std::ve
 
 Arenas::~Arenas() = default;
 
-rig_status Arenas::make(rig_device device, size_t position, rig_buffer *out) {
+rig_status Arenas::make(Device &device, size_t position, std::shared_ptr<Buffer> *out) {
   const Place &p = places_[position];
   if (p.arena == SIZE_MAX) return RIG_UNSUPPORTED;
   std::shared_ptr<Allocation> whole;
@@ -31,13 +31,13 @@ rig_status Arenas::make(rig_device device, size_t position, rig_buffer *out) {
     std::lock_guard hold(lock_);
     Arena &a = arenas_[p.arena];
     if (a.refused) return RIG_UNSUPPORTED;
-    if (!a.whole && capi::allocation_create(device, a.length, memory_, &a.whole) != RIG_OK) {
+    if (!a.whole && allocation_create(device, a.length, memory_, &a.whole) != RIG_OK) {
       a.refused = true;  // its tensors are made whole, each saying why where it fails as well
       return RIG_UNSUPPORTED;
     }
     whole = a.whole;
   }
-  return capi::buffer_create_part(whole, p.start, p.length, out);
+  return buffer_part(whole, p.start, p.length, out);
 }
 
 }  // namespace rig::load

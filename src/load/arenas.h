@@ -1,7 +1,8 @@
 // A load's device memory on one device in a few driver allocations, each tensor a part of one with stamps
-// of its own (core/allocation.h), where one allocation per tensor was: an H200 makes 4 GiB as 64
-// allocations of 64 MiB in 5.2 ms and as 4 of 1 GiB in 0.6 ms (scripts/gpu/arena_probe.cu), and a file of
-// 1365 tensors cost a load 95-104 ms of making them against 3.2-3.7 ms as parts (bench/README.md).
+// of its own (core/allocation.h), where one allocation per tensor was. Why: a driver's allocation costs
+// about the same whatever its size, so a few large ones cost a fraction of many small ones, and a file of
+// many tensors spent most of its load's fixed time making them one by one (bench/README.md, bench/load:
+// the arenas).
 //
 // Tensors are laid out in the order given (file order), each at a kAlign-aligned start, into arenas of at
 // most `limit` bytes (rig_load_options' arena_bytes; a tensor larger has one of its own). An arena is made
@@ -19,7 +20,9 @@
 
 namespace rig {
 class Allocation;
-}
+class Device;
+struct Buffer;
+}  // namespace rig
 
 namespace rig::load {
 
@@ -39,7 +42,7 @@ class Arenas {
   // refused: out of memory, or past its largest allocation): the caller then makes the tensor a buffer of its own,
   // which says why where it fails too. Else the status of making the part. Blocks for the driver's
   // allocation, holding this object's lock (the load's other threads make no arena of this device meanwhile).
-  rig_status make(rig_device device, size_t position, rig_buffer *out);
+  rig_status make(Device &device, size_t position, std::shared_ptr<Buffer> *out);
   // The arenas' memory kind: a tensor made whole instead takes the same.
   rig_memory memory() const { return memory_; }
 

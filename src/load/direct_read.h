@@ -15,6 +15,9 @@
 
 namespace rig::load {
 
+// What O_DIRECT asks of a read's offset, length and memory.
+inline constexpr uint64_t direct_align = 4096;
+
 class DirectRead {
  public:
   // `piece`: bytes a read asks for (a multiple of 4096); `depth`: reads in flight at most.

@@ -9,25 +9,19 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/buffer.h"
+#include "core/device.h"
 #include "core/error.h"
 
 namespace rig::load {
 
+// The registrations go once no copy reads them (rule 6, the allocations' end), and their mappings with them.
 File::~File() {
-  for (Kept &k : kept_) {
-    rig_buffer_release(k.borrowed);  // the registration goes once no copy reads it
-    rig_buffer_release(k.whole);     // and the mapping with the wrap's last handle
-  }
+  kept_.clear();
   if (fd >= 0) ::close(fd);
 }
 
 namespace {
-
-std::string name_of(rig_device device) {
-  rig_device_info info{};
-  info.size = sizeof info;
-  return rig_device_get_info(device, &info) == RIG_OK ? info.name : std::string();
-}
 
 void unmap_kept(void *user) {
   auto *m = static_cast<std::pair<void *, size_t> *>(user);
@@ -37,17 +31,16 @@ void unmap_kept(void *user) {
 
 }  // namespace
 
-rig_buffer File::kept_on(rig_device device) {
-  std::string name = name_of(device);
+std::shared_ptr<Buffer> File::kept_on(const Device &device) {
+  const std::string &name = device.info().name;
   std::lock_guard lock(kept_mutex_);
   for (const Kept &k : kept_)
     if (k.device == name) return k.borrowed;
   return nullptr;
 }
 
-rig_status File::keep_on(rig_device device) {
-  std::string name = name_of(device);
-  if (name.empty()) return fail(RIG_INVALID_HANDLE, "keep registered: not a live device handle");
+rig_status File::keep_on(Device &device, Device &host) {
+  const std::string &name = device.info().name;
   std::lock_guard lock(kept_mutex_);
   for (const Kept &k : kept_)
     if (k.device == name) return RIG_OK;
@@ -56,19 +49,23 @@ rig_status File::keep_on(rig_device device) {
   size_t length = (size + page - 1) / page * page;
   void *base = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return fail(RIG_DRIVER, "keep registered: mmap %s: %s", path.c_str(), strerror(errno));
-  auto *mapping = new std::pair<void *, size_t>(base, length);
-  Kept k{name};
-  if (rig_status s = rig_buffer_wrap(base, length, RIG_ACCESS_READ, unmap_kept, mapping, &k.whole)) {
+  std::pair<void *, size_t> *mapping;
+  try {
+    mapping = new std::pair<void *, size_t>(base, length);
+  } catch (...) {
+    munmap(base, length);
+    throw;
+  }
+  Kept k{name, nullptr};
+  std::shared_ptr<Buffer> whole;  // the borrow holds its allocation (and so the mapping) from here
+  if (rig_status s = buffer_wrap(host, base, length, RIG_ACCESS_READ, unmap_kept, mapping, &whole)) {
     unmap_kept(mapping);  // a callback is never called when the call that would call it fails
-    return fail(s, "keep registered: wrapping the mapping: %s", rig_last_error());
+    return fail(s, "keep registered: wrapping the mapping: %s", last_error());
   }
-  if (rig_status s = rig_buffer_borrow(device, k.whole, &k.borrowed)) {
-    std::string why = rig_last_error();
-    rig_buffer_release(k.whole);
+  if (rig_status s = buffer_borrow(device, *whole, &k.borrowed))
     return fail(s, "keep registered: registering %s (%zu bytes) on %s: %s", path.c_str(), length, name.c_str(),
-                why.c_str());
-  }
-  kept_.push_back(k);
+                last_error());
+  kept_.push_back(std::move(k));
   return RIG_OK;
 }
 

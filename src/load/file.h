@@ -13,6 +13,11 @@
 
 #include "load/table.h"
 
+namespace rig {
+class Device;
+struct Buffer;
+}  // namespace rig
+
 namespace rig::load {
 
 struct File {
@@ -29,15 +34,15 @@ struct File {
   // wrapped, and borrowed by one device, whose driver registered it once. Released with the File (the
   // last of the handle and the loads that hold it), after the copies that read them (rule 6).
   struct Kept {
-    std::string device;            // the device's name: handles of one device compare by it
-    rig_buffer whole = nullptr;    // the wrap of the mapping (its release unmaps it)
-    rig_buffer borrowed = nullptr; // `whole` borrowed by the device: the registration
+    std::string device;                // the device's name: devices opened twice under one name share it
+    std::shared_ptr<Buffer> borrowed;  // the wrap of the mapping borrowed by the device: the registration
   };
   // The kept registration on `device`, or null. Under kept_mutex, briefly.
-  rig_buffer kept_on(rig_device device);
-  // Maps, wraps and borrows the whole file on `device` once (a second call for the same device does
-  // nothing). Waits for the driver's registration holding kept_mutex. Sets rig's message on failure.
-  rig_status keep_on(rig_device device);
+  std::shared_ptr<Buffer> kept_on(const Device &device);
+  // Maps, wraps (on `host`, the host device) and borrows the whole file on `device` once (a second call for
+  // the same device does nothing). Waits for the driver's registration holding kept_mutex. Sets rig's
+  // message on failure.
+  rig_status keep_on(Device &device, Device &host);
 
   // RIG_OK if the file still has the size and mtime it had at open; RIG_INVALID_ARGUMENT saying how not.
   rig_status unchanged() const;

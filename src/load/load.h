@@ -1,6 +1,7 @@
-// One load: a selection of a file's tensors, placed on devices, read and copied by rig submits on threads
+// One load: a selection of a file's tensors, placed on devices, read and copied by core's submits on threads
 // of its own. Each tensor gets its own allocation per device (a part of one of a few arenas: stamps of its
-// own, load/arenas.h), so its stamps carry only the copies into it.
+// own, load/arenas.h), so its stamps carry only the copies into it. It speaks core only (devices, buffers,
+// runs as the engine holds them); the C face (load.cpp in src/capi) resolves handles before and mints them after.
 #pragma once
 
 #include <rig_load.h>
@@ -9,24 +10,27 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "load/arenas.h"
+#include "load/copier.h"
 #include "load/file.h"
+#include "load/path.h"
 #include "load/plan.h"
 #include "load/pool.h"
 #include "load/trace.h"
 
 namespace rig::load {
 
-struct LoadTensor {
-  size_t index;                  // in the file
-  uint64_t offset, length;
-  std::vector<size_t> devices;   // placement positions, primary first
-  std::vector<rig_buffer> buffers;  // per placement position (null where not placed), owned by the load
-  std::atomic<uint64_t> remaining{0};  // bytes not yet submitted to the primary device
+struct LoadTensor : Placed {
+  explicit LoadTensor(Placed placed) : Placed(std::move(placed)), remaining(length) {}
+  std::vector<std::shared_ptr<Buffer>> buffers;  // per placement position (null where not placed)
+  std::atomic<uint64_t> remaining;  // bytes not yet submitted to the primary device
   std::mutex make_mutex;         // guards making the primary buffer
   bool ready = false;            // every copy submitted (and verified): may be handed out
 };
@@ -34,19 +38,49 @@ struct LoadTensor {
 class Load {
  public:
   ~Load();
-  // Checks everything, decides the path, starts the run thread. Sets rig's message on failure.
-  // `pools`: the options' pools, resolved by the C face; the load keeps them until it ends.
-  static rig_status start(std::shared_ptr<File> file, const size_t *tensors, size_t count,
-                          const rig_load_placement &placement, const rig_load_options &options,
-                          std::vector<std::shared_ptr<StagingPool>> pools, std::unique_ptr<Load> *out);
-  rig_status buffer(size_t index, size_t device, rig_buffer *out);
+  // Checks everything, places the tensors, decides the path, makes the staging, starts the run thread.
+  // `devices`: the placement's devices (1..64, resolved by the C face; `placement.devices` is not read);
+  // `host`: the host device, which wraps the file's mappings and the staging's memory; `pools`: the
+  // options' pools, resolved by the C face, kept until the load ends. Waits for a probe, the staging's
+  // first piece and the driver's registrations, holding no lock. Sets rig's message on failure.
+  static rig_status start(Device &host, std::shared_ptr<File> file, const size_t *tensors, size_t count,
+                          std::vector<Device *> devices, const rig_load_placement &placement,
+                          const rig_load_options &options, std::vector<std::shared_ptr<StagingPool>> pools,
+                          std::unique_ptr<Load> *out);
+  // A view of the whole tensor of file index `index` on placement position `device`, once its copies are
+  // submitted: waits for that (or the load's failure), holding the load's lock only while it waits on it.
+  rig_status buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out);
+  // Waits for the load's end; its status and message.
   rig_status wait();
   rig_status stats(rig_load_stats *out);
   void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
  private:
   Load() = default;
+  // Start's paragraphs: the devices and the caller's pools; the selection placed and its arenas laid out;
+  // chunks and staging (staged) or windows (registered, direct); one copier per device.
+  rig_status take_devices(std::vector<Device *> devices);
+  rig_status place_selection(const size_t *selected, size_t count, const rig_load_placement &placement);
+  void lay_out_arenas();
+  rig_status plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi);
+  void plan_windows(const std::vector<PlanTensor> &plan);
+  rig_status make_copiers();
   void run();
+  void run_paths();
+  // Runs a part of the load's threads' work: an exception from core's calls (out of host memory) fails the
+  // load, which stops every thread, instead of leaving the thread.
+  template <class F>
+  void guarded(F &&body) noexcept {
+    try {
+      body();
+    } catch (const std::bad_alloc &) {
+      fail_with(fail(RIG_OUT_OF_MEMORY, "the load: out of host memory"));
+    } catch (const std::exception &e) {
+      fail_with(fail(RIG_DRIVER, "the load: %s", e.what()));
+    } catch (...) {
+      fail_with(fail(RIG_DRIVER, "the load: unexpected failure"));
+    }
+  }
   // The staged path's two roles: readers claim chunks in file order with a staging chunk each and fill
   // them; one copier (the run thread) submits the filled chunks' copies in file order.
   void read_worker();
@@ -55,8 +89,8 @@ class Load {
   void run_windows();
   void run_kept();
   // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
-  rig_status copy_chunk(const Chunk &chunk, rig_buffer src, const unsigned char *host_bytes);
-  rig_status copy(size_t device, rig_buffer src, uint64_t src_offset, rig_buffer dst, uint64_t dst_offset,
+  rig_status copy_chunk(const Chunk &chunk, const Buffer &src, const unsigned char *host_bytes);
+  rig_status copy(size_t device, const Buffer &src, uint64_t src_offset, const Buffer &dst, uint64_t dst_offset,
                   uint64_t length);
   rig_status make_buffer(LoadTensor &t, size_t position);
   rig_status finish_tensor(LoadTensor &t);
@@ -69,14 +103,13 @@ class Load {
 
   std::shared_ptr<File> file_;
   rig_load_options options_{};
-  std::vector<rig_device> devices_;
-  std::vector<rig_submission> copiers_;  // per device: one COPY from slot 0 to slot 1, whole views
+  Device *host_ = nullptr;  // devices live until the process exits (core/registry.h)
+  std::vector<Device *> devices_;
+  std::vector<std::unique_ptr<Copier>> copiers_;  // per device; used by the run thread only
   std::vector<std::unique_ptr<LoadTensor>> tensors_;
   std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
   std::vector<Chunk> chunks_;
-  rig_load_path path_ = RIG_LOAD_PATH_STAGED;
-  bool kept_ = false;  // every device reads the file's kept registration (File::keep_on)
-  std::string why_;
+  Route route_;  // the path, whether it reads the kept registration, and why (load/path.h)
   int direct_fd_ = -1;
   uint64_t align_ = 1;
   std::vector<std::unique_ptr<StagingPool>> own_pools_;

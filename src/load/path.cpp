@@ -1,14 +1,21 @@
 #include "load/path.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include "core/device.h"
 #include "core/error.h"
+#include "load/direct_read.h"
+#include "mapped/device_ops.h"
+#include "mapped/device_probe.h"
 
 namespace rig::load {
 namespace {
@@ -18,26 +25,18 @@ struct Cached {
   std::string verdict;
 };
 // The probe cache: process-wide because a verdict is a fact about the machine (the file system and the
-// device), not about one load; it holds only what rig_verdict_cacheable says may be kept.
+// device), not about one load; it holds only what Verdict::cacheable says may be kept.
 std::mutex cache_mutex;
 std::map<std::string, Cached> cache;
 
-std::string key_of(rig_device device, const File &file) {
-  rig_device_info info{};
-  info.size = sizeof info;
-  rig_device_get_info(device, &info);
+std::string key_of(const Device &device, const File &file) {
+  const DriverInfo &info = device.info();
   return std::to_string(file.file_system) + "|" + info.framework + "|" + info.name + "|" + info.model;
 }
 
-std::string words(rig_verdict v) {
-  const char *text = "";
-  rig_verdict_to_string(v, &text);
-  return text;
-}
-
 // Probes a scratch mapping of the file's first region (at most 64 MiB, at least the probe's 128 KiB):
-// never the mapping a load copies from, as rig_probe asks.
-rig_status probe(rig_device device, const File &file, bool *usable, bool *cacheable, std::string *verdict) {
+// never the mapping a load copies from, as the probe asks (mapped/device_probe.h).
+rig_status probe(Device &device, const File &file, bool *usable, bool *cacheable, std::string *verdict) {
   uint64_t length = std::min<uint64_t>(file.size, uint64_t(64) << 20) / (128 << 10) * (128 << 10);
   if (length < (128 << 10)) {
     *usable = false;
@@ -52,37 +51,115 @@ rig_status probe(rig_device device, const File &file, bool *usable, bool *cachea
     munmap(map, length);
     return s;
   }
-  rig_verdict v;
-  rig_status s = rig_probe(device, map, reference.data(), length, nullptr, &v);
-  if (s != RIG_OK) {
+  mapped::Verdict v;
+  if (rig_status s = mapped::probe_device(device, map, reference.data(), length, mapped::ProbeOptions{}, &v)) {
     munmap(map, length);
-    return fail(s, "probing the device: %s", rig_last_error());
+    return fail(s, "probing the device: %s", last_error());
   }
-  rig_verdict_kind kind;
-  int keep = 0;
-  rig_verdict_get_kind(v, &kind);
-  rig_verdict_cacheable(v, &keep);
-  *usable = kind == RIG_VERDICT_USABLE;
-  *cacheable = keep != 0;
-  *verdict = words(v);
-  rig_verdict_release(v);
+  *usable = v.kind == RIG_VERDICT_USABLE;
+  *cacheable = v.cacheable();
+  *verdict = v.to_string();
   // A window left registered must never be unmapped (rig_probe's contract): keep that mapping for good.
-  if (kind != RIG_VERDICT_STILL_REGISTERED) munmap(map, length);
+  if (v.kind != RIG_VERDICT_STILL_REGISTERED) munmap(map, length);
   return RIG_OK;
+}
+
+// The fraction of [offset, offset+length) of the file resident in the page cache, from mincore over up to
+// 128 samples of 8 pages spread evenly over the range. Why sampled: mincore of every page of a large file
+// costs a good part of a warm load's time, to choose between two ways of reading where a rough fraction is
+// plenty. Why so few: each mincore is a system call whatever its length, paid inside every load; 128
+// samples put a fraction of one half within 0.09 (two standard deviations), and a file that close to half
+// resident loads about as fast either way (bench/README.md, bench/load).
+double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length) {
+  if (length == 0 || size == 0) return 1.0;
+  void *map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return 1.0;
+  constexpr uint64_t samples = 128, run = 8;
+  uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t first = offset / page, last = (offset + length + page - 1) / page, pages = last - first;
+  uint64_t step = pages <= samples * run ? run : pages / samples;
+  unsigned char vec[run];
+  size_t in = 0, seen = 0;
+  for (uint64_t p = first; p < last; p += step) {
+    uint64_t n = std::min(run, last - p);
+    if (mincore(static_cast<char *>(map) + p * page, n * page, vec) != 0) break;
+    for (uint64_t k = 0; k < n; ++k) in += vec[k] & 1;
+    seen += n;
+  }
+  munmap(map, size);
+  return seen ? double(in) / double(seen) : 1.0;
+}
+
+// The path from the devices' verdicts, as asked (the caller checked `asked` is one of rig_load_path's).
+rig_status path_by_verdicts(const std::vector<Device *> &devices, const File &file, rig_load_path asked, Route *out) {
+  bool all_direct = true, all_registered = true;
+  std::string verdicts;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    Allowed a;
+    if (rig_status s = allowed_on(*devices[d], file, asked == RIG_LOAD_PATH_REGISTERED, &a)) return s;
+    all_direct &= a.direct;
+    all_registered &= a.registered;
+    verdicts += (d ? "; " : "") + a.verdict;
+  }
+  switch (asked) {
+    case RIG_LOAD_PATH_AUTO:
+      out->path = all_direct ? RIG_LOAD_PATH_DIRECT : RIG_LOAD_PATH_STAGED;
+      out->why = all_direct ? "auto: the verdict is Not_needed (the device reads the mapping itself): " + verdicts
+                            : "auto: staged (registering pays only on a reload of a mapping kept registered; "
+                              "pinned staging kept in a pool reaches the link on a first load): verdict " + verdicts;
+      return RIG_OK;
+    case RIG_LOAD_PATH_REGISTERED:
+      if (!all_registered)
+        return fail(RIG_UNSUPPORTED, "the registered path needs a Usable verdict on every device: %s", verdicts.c_str());
+      out->path = RIG_LOAD_PATH_REGISTERED;
+      out->why = "asked for: " + verdicts;
+      return RIG_OK;
+    case RIG_LOAD_PATH_DIRECT:
+      if (!all_direct) return fail(RIG_UNSUPPORTED, "the direct path needs a Not_needed verdict on every device: %s", verdicts.c_str());
+      out->path = RIG_LOAD_PATH_DIRECT;
+      out->why = "asked for: " + verdicts;
+      return RIG_OK;
+    default:
+      out->path = RIG_LOAD_PATH_STAGED;
+      out->why = "asked for";
+      return RIG_OK;
+  }
 }
 
 }  // namespace
 
-rig_status allowed_on(rig_device device, const File &file, bool want_probe, Allowed *out) {
-  rig_verdict decided = nullptr;
-  if (rig_status s = rig_static_verdict(device, &decided)) return s;
-  if (decided) {
-    rig_verdict_kind kind;
-    rig_verdict_get_kind(decided, &kind);
-    out->direct = kind == RIG_VERDICT_NOT_NEEDED;
+rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_load_path asked, Route *out) {
+  if (asked < RIG_LOAD_PATH_AUTO || asked > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(asked));
+  // A registration kept on every device (rig_load_file_keep_registered, which checked the verdict): the
+  // copies read it straight, with nothing to register, stage or probe.
+  out->kept = asked == RIG_LOAD_PATH_AUTO || asked == RIG_LOAD_PATH_REGISTERED;
+  for (Device *d : devices) out->kept = out->kept && file.kept_on(*d);
+  if (!out->kept) return path_by_verdicts(devices, file, asked, out);
+  out->path = RIG_LOAD_PATH_REGISTERED;
+  out->why = "the file's registration is kept on every device (rig_load_file_keep_registered): nothing to register";
+  return RIG_OK;
+}
+
+int open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why) {
+  bool direct = io == RIG_LOAD_IO_DIRECT ||
+                (io == RIG_LOAD_IO_AUTO && hi > lo && resident_fraction(file.fd, file.size, lo, hi - lo) < 0.5);
+  if (!direct) return -1;
+  int fd = ::open(file.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) {
+    *why += "; buffered reads (the file system refused O_DIRECT)";
+    return -1;
+  }
+  *why += io == RIG_LOAD_IO_DIRECT ? "; O_DIRECT reads (asked for)" : "; O_DIRECT reads (under half the file is in the page cache)";
+  DirectRead ring(fd);  // each reader thread makes its own; this one says whether they can
+  *why += ring.uring() ? " through io_uring" : " with pread (" + ring.why_not() + ")";
+  return fd;
+}
+
+rig_status allowed_on(Device &device, const File &file, bool want_probe, Allowed *out) {
+  if (auto decided = mapped::static_verdict_of(device)) {
+    out->direct = decided->kind == RIG_VERDICT_NOT_NEEDED;
     out->registered = false;
-    out->verdict = words(decided);
-    rig_verdict_release(decided);
+    out->verdict = decided->to_string();
     return RIG_OK;
   }
   out->direct = false;

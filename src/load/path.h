@@ -1,13 +1,18 @@
-// Which path a load takes onto a device, decided by the device's verdict: rig_static_verdict first, then,
-// where the static table asks for the self-test, rig_probe on a scratch mapping of the file, cached.
+// Which path a load takes onto a device, decided by the device's verdict: the static table first
+// (mapped/static_table.h), then, where it asks for the self-test, the probe (mapped/device_probe.h) on a
+// scratch mapping of the file, cached.
 #pragma once
 
 #include <rig_load.h>
-#include <rig_mapped.h>
 
 #include <string>
+#include <vector>
 
 #include "load/file.h"
+
+namespace rig {
+class Device;
+}
 
 namespace rig::load {
 
@@ -22,7 +27,25 @@ struct Allowed {
 // The cache: in this process's memory (src/load/path.cpp), keyed by the file's file system (st_dev) and the
 // device's framework, name and model; only cacheable verdicts (Usable, Refused (Wrong_bytes)) enter it.
 // Waits for the probe (a driver's registration and copies); holds the cache's lock only to look up/insert.
-rig_status allowed_on(rig_device device, const File &file, bool probe, Allowed *out);
+rig_status allowed_on(Device &device, const File &file, bool probe, Allowed *out);
+
+// The path a load takes onto `devices` (placement order) and why, in words for rig_load_stats.
+struct Route {
+  rig_load_path path = RIG_LOAD_PATH_STAGED;
+  bool kept = false;  // every device reads the file's kept registration (File::keep_on)
+  std::string why;
+};
+
+// The load's path as `asked` (RIG_LOAD_PATH_AUTO decides): the file's kept registration where every device
+// has one, else from every device's verdict (allowed_on, probing only where the registered path is asked
+// for). RIG_UNSUPPORTED saying which verdicts refuse an asked path; RIG_INVALID_ARGUMENT for an unknown
+// one. Waits for a probe as allowed_on does.
+rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_load_path asked, Route *out);
+
+// The O_DIRECT descriptor a staged load reads [lo, hi) of the file through, or -1 for buffered reads: where
+// `io` asks for it, or, for RIG_LOAD_IO_AUTO, where under half of the range is in the page cache. Appends
+// the choice to `why`. Never fails: a file system that refuses O_DIRECT is read buffered, and says so.
+int open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why);
 
 // Forgets every cached verdict (tests).
 void forget_probes();

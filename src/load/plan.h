@@ -1,12 +1,38 @@
-// The plan of a load: the file's selected byte ranges cut into chunks (staged path) or windows (registered
-// and direct paths), each holding pieces of tensors bound for one device, in file order.
+// The plan of a load: the selected tensors placed on the placement's devices, and the file's selected byte
+// ranges cut into chunks (staged path) or windows (registered and direct paths), each holding pieces of
+// tensors bound for one device, in file order.
 #pragma once
+
+#include <rig_load.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "load/table.h"
+
 namespace rig::load {
+
+inline uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// A selected tensor as placed: where its bytes are in the file and which placement positions hold it.
+struct Placed {
+  size_t index;                 // in the file
+  uint64_t offset, length;
+  std::vector<size_t> devices;  // placement positions, primary first
+};
+
+// The selection (`selected`: `count` file indices, or null for every tensor of `tensors`) placed by
+// `placement`'s rule on `device_count` devices, in selection order. RIG_INVALID_ARGUMENT with words for an
+// unknown rule, RULE_MASKS without masks or a mask naming no device, an index past the file or a tensor
+// selected twice. Pure: no lock, no wait.
+rig_status place(const std::vector<TensorEntry> &tensors, const size_t *selected, size_t count,
+                 const rig_load_placement &placement, size_t device_count, std::vector<Placed> *out);
+
+// The positions (in `placed`) of the tensors placed on `device`, in file order, and their lengths: the
+// layout of that device's arenas (load/arenas.h).
+void arena_order(const std::vector<Placed> &placed, size_t device, std::vector<size_t> *order,
+                 std::vector<uint64_t> *lengths);
 
 struct Piece {
   size_t tensor;         // position in the load's selection

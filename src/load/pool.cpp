@@ -6,6 +6,8 @@
 #include <memory>
 #include <utility>
 
+#include "core/buffer.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "load/mapping.h"
 #include "mapped/host_map.h"
@@ -13,18 +15,18 @@
 namespace rig::load {
 namespace {
 
-// A pool made behind comes in pieces of a quarter of it, at most 16 MiB (four of the default chunks, about
-// a millisecond of registering on an H200 host): a load's first reads wait for one piece, not the 4-5 ms
-// of its whole 64 MiB pool (RIG_LOAD_TRACE, 2026-12-02), and each piece is one registration.
+// A pool made behind comes in pieces of a quarter of it, at most 16 MiB (four of the default chunks): a
+// load's first reads wait for one piece's registration, not the whole pool's (RIG_LOAD_TRACE;
+// bench/README.md, bench/load: the staging in pieces), and each piece is one registration.
 size_t piece_chunks(size_t chunk_bytes, size_t count) {
   return std::clamp<size_t>(count / 4, 1, std::max<size_t>(1, (size_t(16) << 20) / chunk_bytes));
 }
 
 }  // namespace
 
-// Why registered ordinary memory: on an H200 the driver makes pinned memory (cuMemHostAlloc) at about
-// 2.4 GB/s, so a first load paid ~0.17 s for its 256 MiB pool, a third of an 8 GiB load at the link's
-// rate; registering an anonymous mapping (cuMemHostRegister) pins it several times faster. Each piece is
+// Why registered ordinary memory: a driver makes pinned memory (cuMemHostAlloc) far below the link's rate,
+// so a first load paid a good part of its time for its pool; registering an anonymous mapping
+// (cuMemHostRegister) pins it several times faster (bench/README.md, bench/load). Each piece is
 // borrowed once as a whole (one driver registration, a counted entry of the range table); each chunk is
 // then wrapped and borrowed on its own, inside that entry (no driver call), so that each chunk is an
 // allocation whose stamps carry only its own copies and a reader waits for its chunk alone (rule 6).
@@ -47,26 +49,32 @@ Mapping *StagingPool::map_piece(size_t n) {
 rig_status StagingPool::make_piece(size_t first, size_t n, Mapping *region) {
   size_t length = chunk_bytes_ * n;
   if (!region) return fail(RIG_OUT_OF_MEMORY, "staging: mmap of %zu bytes failed", length);
-  // Nothing below throws (pieces_ has room for every piece: make), so the region is the pool's from here.
+  // pieces_ has room for every piece (make): the region is the pool's from here, and its destructor's.
   void *base = region->base;
   Piece piece{region, nullptr};
-  // wrap: one reference for the piece's own wrap, one per chunk's; the region's first stays with the pool
-  auto wrap = [&](void *at, size_t bytes, rig_buffer *out) {
+  // wrap: one reference for the piece's own wrap, one per chunk's; the region's first stays with the pool.
+  // Each wrap goes with its borrow's allocation, and its reference with it (after the copies, rule 6).
+  auto wrap = [&](void *at, size_t bytes, std::shared_ptr<Buffer> *out) {
     region->refs.fetch_add(1, std::memory_order_relaxed);
-    rig_status s = rig_buffer_wrap(at, bytes, RIG_ACCESS_READ_WRITE, drop_mapping, region, out);
+    rig_status s = buffer_wrap(*host_, at, bytes, RIG_ACCESS_READ_WRITE, drop_mapping, region, out);
     if (s != RIG_OK) region->drop();
     return s;
   };
-  rig_buffer whole = nullptr;
-  rig_status s = wrap(base, length, &whole);
-  if (s == RIG_OK) s = rig_buffer_borrow(device_, whole, &piece.borrow);
-  if (whole) rig_buffer_release(whole);  // the borrow keeps the allocation (and so the registration)
-  pieces_.push_back(piece);              // released by the destructor, made whole or not
-  for (size_t i = first; s == RIG_OK && i < first + n; ++i) {
-    s = wrap(static_cast<char *>(base) + (i - first) * chunk_bytes_, chunk_bytes_, &wraps_[i]);
-    if (s == RIG_OK) s = rig_buffer_borrow(device_, wraps_[i], &slots_[i]);
+  pieces_.push_back(piece);  // released by the destructor, made whole or not
+  Piece &made = pieces_.back();
+  {
+    std::shared_ptr<Buffer> whole;  // the borrow keeps its allocation (and so the registration)
+    rig_status s = wrap(base, length, &whole);
+    if (s == RIG_OK) s = buffer_borrow(*device_, *whole, &made.borrow);
+    if (s != RIG_OK) return s;
   }
-  return s;
+  for (size_t i = first; i < first + n; ++i) {
+    std::shared_ptr<Buffer> chunk;
+    rig_status s = wrap(static_cast<char *>(base) + (i - first) * chunk_bytes_, chunk_bytes_, &chunk);
+    if (s == RIG_OK) s = buffer_borrow(*device_, *chunk, &slots_[i]);
+    if (s != RIG_OK) return s;
+  }
+  return RIG_OK;
 }
 
 void StagingPool::hand_out(size_t first, size_t n) {
@@ -79,8 +87,8 @@ void StagingPool::hand_out(size_t first, size_t n) {
 }
 
 // The next piece's memory is touched on a thread of its own while the piece before it registers: the
-// kernel zeroing pages and the driver pinning them overlap (scripts/gpu/staging_probe.cu, a 16 MiB piece on
-// an H200 host: 0.66 ms of touch, 0.45 of registering), so pieces land every ~0.7 ms instead of every ~1.1.
+// kernel zeroing pages and the driver pinning them overlap, so pieces land at the pace of the slower of the
+// two instead of their sum (bench/README.md, bench/load: the staging touched in step with its registration).
 void StagingPool::touch_ahead(size_t n) noexcept {
   try {
     toucher_ = std::thread([this, n] { ahead_ = map_piece(n); });
@@ -115,13 +123,13 @@ void StagingPool::make_behind(size_t from, size_t count) noexcept {
   if (Mapping *unused = take_ahead()) unused->drop();  // touched, never registered: unmapped here
 }
 
-rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
+rig_status StagingPool::make(Device &device, Device &host, size_t chunk_bytes, size_t count, bool behind,
                              std::unique_ptr<StagingPool> *out) {
   auto empty = [&] {  // no chunk made yet, every slot's place set
     auto p = std::make_unique<StagingPool>();
-    p->device_ = device;
+    p->device_ = &device;
+    p->host_ = &host;
     p->chunk_bytes_ = chunk_bytes;
-    p->wraps_.assign(count, nullptr);
     p->slots_.assign(count, nullptr);
     p->last_value_.reset(new std::atomic<uint64_t>[count]());
     p->pieces_.reserve(count);
@@ -142,12 +150,12 @@ rig_status StagingPool::make(rig_device device, size_t chunk_bytes, size_t count
     return RIG_OK;
   }
   if (s != RIG_UNSUPPORTED && s != RIG_UNMAPPABLE)
-    return fail(s, "staging of %zu chunks of %zu bytes: %s", count, chunk_bytes, rig_last_error());
+    return fail(s, "staging of %zu chunks of %zu bytes: %s", count, chunk_bytes, last_error());
   // A device that borrows no host memory (Vulkan without its opt-in): its own pinned buffers.
   p = empty();
   for (size_t i = 0; i < count; ++i) {
-    rig_status s = rig_buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &p->slots_[i]);
-    if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, rig_last_error());
+    rig_status s = buffer_create(device, chunk_bytes, RIG_MEMORY_PINNED, &p->slots_[i]);
+    if (s != RIG_OK) return fail(s, "staging chunk %zu of %zu bytes: %s", i, chunk_bytes, last_error());
   }
   p->hand_out(0, count);
   *out = std::move(p);
@@ -160,12 +168,9 @@ StagingPool::~StagingPool() {
   if (Mapping *unused = take_ahead()) unused->drop();  // no grower took it: the first piece refused, or no thread
   // None of these waits: each allocation's memory returns, and a piece is unmapped after its last, once
   // the copies that read it are reached.
-  for (rig_buffer b : slots_)
-    if (b) rig_buffer_release(b);
-  for (rig_buffer w : wraps_)
-    if (w) rig_buffer_release(w);
+  slots_.clear();
   for (Piece &piece : pieces_) {
-    if (piece.borrow) rig_buffer_release(piece.borrow);
+    piece.borrow.reset();
     piece.region->drop();
   }
 }
@@ -191,6 +196,32 @@ void StagingPool::give_back(size_t slot, uint64_t value) {
     free_.push_back(slot);
   }
   cv_.notify_one();
+}
+
+rig_status stage(const std::vector<Device *> &devices, Device &host, const std::vector<StagingPool *> &given,
+                 const std::vector<size_t> &chunks_of, size_t chunk_bytes, uint64_t budget,
+                 std::vector<StagingPool *> *pools, std::vector<std::unique_ptr<StagingPool>> *own) {
+  size_t readers = 0;  // devices that read through a pool made here: they share the budget
+  for (size_t d = 0; d < devices.size(); ++d) readers += chunks_of[d] && !given[d];
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (given[d]) {
+      if (given[d]->chunk_bytes() < chunk_bytes) return fail(RIG_INVALID_ARGUMENT, "a pool's chunks are under 64 KiB plus alignment");
+      if (!given[d]->claim()) return fail(RIG_BUSY, "pool of placement device %zu is used by another load", d);
+      pools->push_back(given[d]);
+      continue;
+    }
+    if (!chunks_of[d]) {
+      pools->push_back(nullptr);
+      continue;
+    }
+    size_t slots = std::clamp<size_t>(budget / readers / chunk_bytes, 1, chunks_of[d]);
+    std::unique_ptr<StagingPool> pool;
+    if (rig_status s = StagingPool::make(*devices[d], host, chunk_bytes, slots, true, &pool)) return s;
+    pool->claim();
+    pools->push_back(pool.get());
+    own->push_back(std::move(pool));
+  }
+  return RIG_OK;
 }
 
 bool StagingPool::claim() {

@@ -14,22 +14,29 @@
 #include <thread>
 #include <vector>
 
+namespace rig {
+class Device;
+struct Buffer;
+}  // namespace rig
+
 namespace rig::load {
 
 struct Mapping;
 
 class StagingPool {
  public:
-  // `count` chunks of `chunk_bytes` pinned bytes on `device` (RIG_MEMORY_PINNED). `behind`: only the first
-  // piece is made before this returns and a thread of the pool's own registers the others, each piece's
-  // chunks handed out as it lands (a load's own pool: its reads start after one piece, not the whole
-  // pool); otherwise every chunk is made first. Sets rig's message.
-  static rig_status make(rig_device device, size_t chunk_bytes, size_t count, bool behind,
+  // `count` chunks of `chunk_bytes` pinned bytes on `device`: host memory wrapped on `host` (the host
+  // device) and borrowed by `device`, or the device's RIG_MEMORY_PINNED buffers where it borrows none.
+  // `behind`: only the first piece is made before this returns and a thread of the pool's own registers
+  // the others, each piece's chunks handed out as it lands (a load's own pool: its reads start after one
+  // piece, not the whole pool); otherwise every chunk is made first. Waits for the driver's registrations
+  // and allocations, holding no lock. Sets rig's message.
+  static rig_status make(Device &device, Device &host, size_t chunk_bytes, size_t count, bool behind,
                          std::unique_ptr<StagingPool> *out);
   // Stops the pieces still to be made (waits for the one being registered), then releases every chunk.
   ~StagingPool();
 
-  rig_device device() const { return device_; }
+  Device &device() const { return *device_; }
   size_t chunk_bytes() const { return chunk_bytes_; }
   // The pinned bytes made so far (all of them once made; fewer where a piece behind was refused).
   size_t bytes() const { return chunk_bytes_ * made_.load(std::memory_order_acquire); }
@@ -43,7 +50,7 @@ class StagingPool {
   void give_back(size_t slot) { give_back(slot, last_value(slot)); }
   uint64_t last_value(size_t slot) const { return last_value_[slot].load(std::memory_order_acquire); }
   void wake();
-  rig_buffer buffer(size_t slot) const { return slots_[slot]; }
+  const Buffer &buffer(size_t slot) const { return *slots_[slot]; }
 
   // A load claims the pool for its run (false: another load holds it).
   bool claim();
@@ -51,7 +58,8 @@ class StagingPool {
   bool claimed();
 
  private:
-  rig_device device_ = nullptr;
+  Device *device_ = nullptr;  // devices live until the process exits (core/registry.h)
+  Device *host_ = nullptr;
   size_t chunk_bytes_ = 0;
   // Memory for a piece of n chunks, mapped and touched (mapped::map_for_registering), not registered;
   // nullptr where the host refuses it. Its one reference is the caller's (drop() unmaps it).
@@ -68,11 +76,12 @@ class StagingPool {
   void hand_out(size_t first, size_t n);
   struct Piece {
     Mapping *region;
-    rig_buffer borrow;
+    std::shared_ptr<Buffer> borrow;
   };
-  std::vector<Piece> pieces_;         // the maker's, then the grower_'s; read by the destructor after it
-  std::vector<rig_buffer> wraps_;     // one per chunk, sized up front: a slot is written before handed out
-  std::vector<rig_buffer> slots_;
+  std::vector<Piece> pieces_;  // the maker's, then the grower_'s; read by the destructor after it
+  // One per chunk, sized up front: a slot is written before it is handed out. Each slot is its chunk's wrap
+  // borrowed by the device, which holds the wrap's allocation (and so its piece's mapping).
+  std::vector<std::shared_ptr<Buffer>> slots_;
   std::unique_ptr<std::atomic<uint64_t>[]> last_value_;
   std::atomic<size_t> made_{0};
   std::thread grower_;
@@ -84,5 +93,15 @@ class StagingPool {
   std::condition_variable cv_;
   bool claimed_ = false;
 };
+
+// The staging of a staged load, per placement device (`devices`): the caller's pool where `given` has one
+// (claimed for the load: RIG_BUSY where another load holds it; RIG_INVALID_ARGUMENT where its chunks are
+// under `chunk_bytes`), none where the device reads no chunk (`chunks_of`: chunks per device), else a pool
+// made for the load and grown behind (make), its chunks `chunk_bytes` each, as many as its share of
+// `budget` holds (at least one, at most its chunks). Appends to `pools` as it goes (a claimed pool is
+// there to unclaim, also where a later one fails) and keeps the pools made in `own`. Waits as make does.
+rig_status stage(const std::vector<Device *> &devices, Device &host, const std::vector<StagingPool *> &given,
+                 const std::vector<size_t> &chunks_of, size_t chunk_bytes, uint64_t budget,
+                 std::vector<StagingPool *> *pools, std::vector<std::unique_ptr<StagingPool>> *own);
 
 }  // namespace rig::load

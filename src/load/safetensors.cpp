@@ -33,11 +33,11 @@ uint64_t le64(const uint8_t *p) {
 }
 
 // The header's tensors, taken from nlohmann-json's SAX events as they come: no document tree is built.
-// Why not nlohmann::json::parse: with its tree of std::map nodes and strings, reading the 160 KB header of a
-// file of 1365 tensors (the shape of a mixture-of-experts shard) took 34 million instructions, 4-6 ms on the
-// H200's host, before the first tensor could load; as events it takes 21.5 million, most of them the lexer's
-// (bench/README.md). Each tensor's fields are kept as they arrive and checked at the end of its object, in
-// the order and with the words the tree's checks had.
+// Why not nlohmann::json::parse: its tree of std::map nodes and strings made reading the header of a file of
+// many tensors (the shape of a mixture-of-experts shard) cost markedly more instructions, before the first
+// tensor could load, than taking the events, which leaves mostly the lexer's work (bench/README.md,
+// bench/load: the safetensors header). Each tensor's fields are kept as they arrive and checked at the end
+// of its object, in the order and with the words the tree's checks had.
 class Header : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit Header(uint64_t data_start) : data_start_(data_start) {}

@@ -1,4 +1,6 @@
-// The C face of rig_load.h: translation only (handles, option sizes, exceptions); the loader is src/load.
+// The C face of rig_load.h: translation only (handles, option sizes, exceptions); the loader is src/load,
+// which speaks core. Handles are resolved here into core's objects (devices, the caller's pools) before a
+// call goes down, and minted here for what comes back (rig_load_buffer's buffer), as every face does.
 // Loader handles are the C face's generation-checked handles (capi/handles.h) of their own kinds, so a
 // released, stale or forged one answers RIG_INVALID_HANDLE, and a handle in use by one thread is never
 // freed under it by another's release.
@@ -11,7 +13,7 @@
 
 #include "capi/api.h"
 #include "capi/handles.h"
-#include "capi/internal.h"
+#include "core/buffer.h"
 #include "core/driver_memory.h"
 #include "core/error.h"
 #include "load/file.h"
@@ -26,6 +28,7 @@ using rig::capi::entry;  // the C entry wrapper every rig_* function uses: no ex
 using rig::capi::give;
 using rig::capi::Kind;
 using rig::capi::Pinned;
+using rig::capi::pin_device;
 using rig::capi::word_of;
 using namespace rig::load;
 
@@ -39,6 +42,28 @@ rig_status sized(const T *in, T *out, const char *what) {
   if (in->size < sizeof(size_t)) return fail(RIG_INVALID_ARGUMENT, "%s: size is not set", what);
   std::memcpy(static_cast<void *>(out), in, std::min(in->size, sizeof(T)));
   out->size = sizeof(T);
+  return RIG_OK;
+}
+
+// A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
+// (load/load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
+// load, whose first tensor it would delay (RIG_LOAD_TRACE, bench/README.md, bench/load). A device without
+// one allocates plain memory; a refusal here is the load's to report, when it allocates.
+void warm_reuse_pool(rig::Device &device) {
+  std::shared_ptr<rig::Buffer> first;
+  if (rig::buffer_create(device, 64 * 1024, rig::kMemoryDeviceReused, &first) != RIG_OK) rig::clear_error();
+}
+
+// The placement's devices as the engine holds them (devices live until the process exits, so the load
+// keeps them past this call's pins): 1 to 64, each a live handle.
+rig_status placement_devices(const rig_load_placement &p, std::vector<rig::Device *> *out) {
+  if (p.device_count == 0 || p.device_count > 64 || !p.devices)
+    return fail(RIG_INVALID_ARGUMENT, "the placement names %zu devices (1..64)", p.device_count);
+  for (size_t i = 0; i < p.device_count; ++i) {
+    auto d = pin_device(p.devices[i], "rig_load_start: placement device");
+    if (!d) return fail(RIG_INVALID_HANDLE, "placement device %zu: %s", i, rig::last_error());
+    out->push_back(d.get());
+  }
   return RIG_OK;
 }
 
@@ -131,12 +156,14 @@ RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device 
     PinnedFile h(word_of(file), Kind::load_file, "rig_load_file_keep_registered");
     if (!h) return RIG_INVALID_HANDLE;
     if (!device) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: device is null");
+    auto d = pin_device(device, "rig_load_file_keep_registered");
+    if (!d) return RIG_INVALID_HANDLE;
     Allowed a;
-    if (rig_status s = allowed_on(device, *h, true, &a)) return s;
+    if (rig_status s = allowed_on(*d, *h, true, &a)) return s;
     if (!a.registered)
       return fail(RIG_UNSUPPORTED, "rig_load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
-    return h->keep_on(device);
+    return h->keep_on(*d, rig::capi::host_device());
   });
 }
 
@@ -151,14 +178,11 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: out is null");
     size_t chunk = chunk_bytes ? (chunk_bytes + 65535) / 65536 * 65536 : RIG_LOAD_DEFAULT_CHUNK_BYTES;
     if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
+    auto d = pin_device(device, "rig_load_pool_create");
+    if (!d) return RIG_INVALID_HANDLE;
     std::unique_ptr<StagingPool> pool;
-    if (rig_status s = StagingPool::make(device, chunk, bytes / chunk, false, &pool)) return s;
-    // A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
-    // (load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
-    // load, whose first tensor it kept 7-11 ms on an H200 (RIG_LOAD_TRACE, 2026-12-02). A device without
-    // one allocates plain memory; a refusal here is the load's to report, when it allocates.
-    rig_buffer first = nullptr;
-    if (rig::capi::buffer_create_any(device, 64 * 1024, rig::kMemoryDeviceReused, &first) == RIG_OK) rig_buffer_release(first);
+    if (rig_status s = StagingPool::make(*d, rig::capi::host_device(), chunk, bytes / chunk, false, &pool)) return s;
+    warm_reuse_pool(*d);
     return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });
 }
@@ -186,6 +210,8 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
     if (rig_status s = sized(placement, &p, "placement")) return s;
     if (rig_status s = sized(options, &o, "options")) return s;
     if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: pool_count without pools");
+    std::vector<rig::Device *> devices;
+    if (rig_status s = placement_devices(p, &devices)) return s;
     std::vector<std::shared_ptr<StagingPool>> pools;
     for (size_t i = 0; i < o.pool_count; ++i) {
       Pinned<StagingPool> pool(word_of(o.pools[i]), Kind::load_pool, "rig_load_start: options.pools");
@@ -193,7 +219,9 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
       pools.push_back(pool.share());
     }
     std::unique_ptr<Load> load;
-    if (rig_status s = Load::start(h.share(), tensors, tensor_count, p, o, std::move(pools), &load)) return s;
+    if (rig_status s = Load::start(rig::capi::host_device(), h.share(), tensors, tensor_count, std::move(devices), p, o,
+                                   std::move(pools), &load))
+      return s;
     return give(Kind::load, std::shared_ptr<Load>(std::move(load)), out);
   });
 }
@@ -203,7 +231,9 @@ RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, r
     Pinned<Load> l(word_of(load), Kind::load, "rig_load_buffer");
     if (!l) return RIG_INVALID_HANDLE;
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_buffer: out is null");
-    return l->buffer(index, device, out);
+    std::shared_ptr<rig::Buffer> b;
+    if (rig_status s = l->buffer(index, device, &b)) return s;
+    return give(Kind::buffer, std::move(b), out);
   });
 }
 

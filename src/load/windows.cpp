@@ -1,0 +1,82 @@
+// The registered and direct paths: the file read in windows that the devices read themselves, either
+// views of the file's kept registration or windows of one mapping of the file, each wrapped and borrowed
+// (registered, or mapped for a device that reads host memory directly) for its copies.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/buffer.h"
+#include "core/error.h"
+#include "load/load.h"
+#include "load/mapping.h"
+
+namespace rig::load {
+
+// Windows of the file's kept registration: views, so nothing is registered, mapped or released per window.
+void Load::run_kept() {
+  rig_status s = RIG_OK;
+  uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  for (const Chunk &c : chunks_) {
+    if (stopping(&s)) break;
+    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
+    std::shared_ptr<Buffer> view;  // not the last reference: the registration stays
+    s = buffer_view(*file_->kept_on(*devices_[c.device]), c.start, length, &view);
+    if (s) s = fail(s, "a window of the kept registration: %s", last_error());
+    if (!s) s = copy_chunk(c, *view, nullptr);
+    if (!s) s = file_->unchanged();
+    if (s) break;
+    bytes_read_ += length;
+    progress(c.end - c.start);
+  }
+  if (s) fail_with(s);
+}
+
+void Load::run_windows() {
+  if (route_.kept) return run_kept();
+  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
+  auto *m = new Mapping();
+  m->length = file_->size;
+  m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;
+  if (m->base == MAP_FAILED) {
+    delete m;
+    fail_with(fail(RIG_DRIVER, "mmap %s: %s", file_->path.c_str(), strerror(errno)));
+    return;
+  }
+  rig_status s = RIG_OK;
+  uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  // Dropping a window's last reference waits for the copies that read it (rule 6), so the window before
+  // goes only after the next one is registered and its copies submitted: released behind, by one.
+  std::shared_ptr<Buffer> behind;
+  for (const Chunk &c : chunks_) {
+    if (stopping(&s)) break;
+    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
+    std::shared_ptr<Buffer> window, borrowed;
+    m->refs.fetch_add(1, std::memory_order_relaxed);
+    s = buffer_wrap(*host_, static_cast<char *>(m->base) + c.start, length, RIG_ACCESS_READ, drop_mapping, m, &window);
+    if (s) {
+      m->drop();  // a failed wrap calls no release callback
+      s = fail(s, "wrapping a window of the mapping: %s", last_error());
+      break;
+    }
+    // Registers the window with the device's driver (or maps it, for a device that reads it directly);
+    // the copies of the window before it are already on the device's queue, so this overlaps them.
+    s = buffer_borrow(*devices_[c.device], *window, &borrowed);
+    if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, last_error());
+    window.reset();  // the borrow holds the allocation: unregistered and unmapped with it
+    if (!s) s = copy_chunk(c, *borrowed, nullptr);
+    if (!s) s = file_->unchanged();
+    if (s) fail_with(s);  // before a drop below may wait and leave words of its own
+    behind = std::move(borrowed);  // the window before goes here, once its copies are reached
+    if (s) break;
+    bytes_read_ += length;
+    progress(c.end - c.start);
+  }
+  if (s) fail_with(s);  // before the last window's drop, which waits for its copies
+  behind.reset();
+  m->drop();
+}
+
+}  // namespace rig::load
