@@ -10,12 +10,14 @@ safetensors users write them; tensors are typed without a copy (rig._typed).
 
 import json
 import operator
+import threading
 
 from . import _typed
 from ._devices import named_device
-from ._load import Format, WeightsFile, _path, load
+from ._load import Format, Pool, WeightsFile, _path, load
 
 SAFETENSORS_HEADER_MAX = 100 << 20  # the format's limit on the header, as rig_load_open enforces it
+STAGING_BYTES = 64 << 20  # safe_open's pool: rig's default staging for one load (rig_load.h)
 
 
 def _device(device, framework):
@@ -60,10 +62,23 @@ class safe_open(object):
         except BaseException:
             self._file.close()
             raise
+        self._pool = None  # staging kept across this file's loads (GPUs only), made by the first
+        self._loading = threading.Lock()  # a pool serves one load at a time
 
     def close(self):
-        """Closes the file; tensors already handed out stay valid."""
+        """Closes the file and its staging; tensors already handed out stay valid."""
         self._file.close()
+        if self._pool is not None:
+            self._pool.close()
+
+    def _load(self, file, tensors=None):
+        """rig.load of ``tensors`` of ``file`` onto the device, staged through one pool for every load of
+        this file: making pinned staging costs more than a small tensor's copy, and get_tensor loads one
+        tensor at a time. Memory devices read the file's mapping themselves and need none."""
+        with self._loading:
+            if self._pool is None and self._device.info()["framework"] not in _typed.HOST_FRAMEWORKS:
+                self._pool = Pool(self._device, STAGING_BYTES)
+            return load(file, self._device, tensors, pools=[self._pool] if self._pool is not None else None)
 
     def __enter__(self):
         return self
@@ -91,7 +106,7 @@ class safe_open(object):
         """Tensor ``name`` loaded onto the device, typed for the framework (KeyError if none)."""
         tensor = self._tensor(name)
         _typed.check_type(tensor, self._framework)
-        buf = load(self._file, self._device, [tensor.index])[tensor.name]
+        buf = self._load(self._file, [tensor.index])[tensor.name]
         return _typed.typed(buf, tensor, self._framework)
 
     def get_slice(self, name):
@@ -112,7 +127,7 @@ class safe_open(object):
         part = tensor._replace(shape=(hi - lo,) + tuple(tensor.shape[1:]), offset=tensor.offset + lo * row,
                                length=(hi - lo) * row)
         with WeightsFile(self._path, ranges=[(tensor.name, part.offset, part.length)]) as rows:
-            buf = load(rows, self._device)[tensor.name]
+            buf = self._load(rows)[tensor.name]
         return _typed.typed(buf, part, self._framework)
 
     def __repr__(self):

@@ -270,6 +270,21 @@ def test_what_users_catch(tmp_path, every_dtype, numpy):
             f.get_tensor("nope")
 
 
+def test_safe_open_on_a_gpu_stages_every_tensor_through_one_pool(every_dtype, cuda_device, monkeypatch):
+    path, blob, names = every_dtype
+    seen = rows_read(monkeypatch)
+    with rig.safe_open(path, framework="rig", device=cuda_device) as f:
+        for name in names:
+            buf = f.get_tensor(name)
+            assert buf.device is cuda_device and buf.to_bytes() == file_tensor(blob, name)[2], name
+        pool = f._pool
+        assert pool is not None and not pool.closed
+        assert f.get_slice("t.i32.1")[1:2].to_bytes() == file_tensor(blob, "t.i32.1")[2][48:96]  # (2, 3, 4)
+        assert f._pool is pool  # the slice's load staged through it too
+        assert all(st["path"] == "staged" for st in seen if st["bytes_total"])
+    assert pool.closed
+
+
 def test_numpy_refuses_gpu_memory_before_loading(every_dtype, cuda_device):
     path, _, _ = every_dtype
     with pytest.raises(TypeError, match="framework='np' reads host memory"):
