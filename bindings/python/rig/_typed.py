@@ -40,13 +40,14 @@ DLPACK_FRAMEWORKS = HOST_FRAMEWORKS + ("CUDA", "HIP")
 
 
 def framework(name):
-    """``name`` checked as a framework: "pt", "np" or "rig" (ValueError, TypeError naming it otherwise)."""
+    """``name`` checked as a framework: "pt", "np" or "rig" (ValueError, TypeError naming it otherwise;
+    ImportError where its module is not importable)."""
     if not isinstance(name, str):
         raise TypeError("framework: a str (one of %s), not %r" % (", ".join(FRAMEWORKS), name))
     if name not in FRAMEWORKS:
         raise ValueError("framework must be one of %s, not %r" % (", ".join(repr(f) for f in FRAMEWORKS), name))
-    if name == "pt":
-        _torch()
+    if name != "rig":
+        _module(name)
     return name
 
 
@@ -65,55 +66,55 @@ def check_device(framework, device):
 
 
 def check_type(tensor, framework):
-    """TypeError where ``framework`` has no type for ``tensor`` (as typed() would say, before a byte is
-    read)."""
+    """TypeError where ``framework`` has no type for ``tensor``, as typed() would say, before a byte is
+    read."""
     if framework != "rig":
-        _type(tensor)
+        _dtype(tensor, framework)
 
 
 def typed(buf, tensor, framework):
     """The Buffer ``buf`` holding all of ``tensor`` (a rig.Tensor) as ``framework`` wants it: itself for
     "rig", else a tensor or array of the file's dtype and shape over the same bytes. TypeError naming the
     tensor and its type where the framework has no such type (a ggml block type, bf16 in numpy without
-    ml_dtypes, an unsigned type in a torch without it)."""
+    ml_dtypes, float8 or an unsigned type in a torch without them)."""
     if framework == "rig":
         return buf
-    size, np_name, pt_name = _type(tensor)
-    carrier = ArrayView(buf, CARRIER[size])
-    if framework == "np":
-        numpy = importlib.import_module("numpy")
-        dtype = _numpy_dtype(numpy, np_name, tensor)
-        return numpy.from_dlpack(carrier).view(dtype).reshape(tensor.shape)
-    torch = _torch()
-    dtype = getattr(torch, pt_name, None)
-    if dtype is None:
-        raise TypeError("tensor %r is %s: torch %s has no torch.%s (use framework='rig' for its bytes)" % (
-            tensor.name, tensor.dtype, torch.__version__, pt_name))
-    return torch.from_dlpack(carrier).view(dtype).reshape(tensor.shape)
+    dtype = _dtype(tensor, framework)
+    carrier = ArrayView(buf, CARRIER[TYPES[tensor.rig_dtype][0]])
+    return _module(framework).from_dlpack(carrier).view(dtype).reshape(tensor.shape)
 
 
-def _type(tensor):
+def _dtype(tensor, framework):
+    """``framework``'s dtype for ``tensor``, or TypeError naming both."""
     try:
-        return TYPES[tensor.rig_dtype]
+        _, np_name, pt_name = TYPES[tensor.rig_dtype]
     except KeyError:
         raise TypeError("tensor %r is %s, a block-quantized ggml type no framework types: load it with "
                         "framework='rig' for its bytes" % (tensor.name, tensor.dtype)) from None
-
-
-def _numpy_dtype(numpy, name, tensor):
-    if not name.startswith("ml_dtypes."):
-        return numpy.dtype(name)
+    if framework == "pt":
+        torch = _module("pt")
+        dtype = getattr(torch, pt_name, None)
+        if dtype is None:
+            raise TypeError("tensor %r is %s: torch %s has no torch.%s (framework='rig' gives its bytes)" % (
+                tensor.name, tensor.dtype, torch.__version__, pt_name))
+        return dtype
+    numpy = _module("np")
+    if not np_name.startswith("ml_dtypes."):
+        return numpy.dtype(np_name)
+    name = np_name[len("ml_dtypes."):]
     try:
         ml_dtypes = importlib.import_module("ml_dtypes")
     except ImportError:
         raise TypeError("tensor %r is %s, which numpy has no dtype for: install ml_dtypes (it adds %s), or "
-                        "use framework='pt' or 'rig'" % (tensor.name, tensor.dtype, name[len("ml_dtypes."):])) from None
-    return numpy.dtype(getattr(ml_dtypes, name[len("ml_dtypes."):]))
+                        "use framework='pt' or 'rig'" % (tensor.name, tensor.dtype, name)) from None
+    return numpy.dtype(getattr(ml_dtypes, name))
 
 
-def _torch():
+def _module(framework):
+    """torch for "pt", numpy for "np"; ImportError saying what to do where it is not importable."""
+    name = {"pt": "torch", "np": "numpy"}[framework]
     try:
-        return importlib.import_module("torch")
+        return importlib.import_module(name)
     except ImportError:
-        raise ImportError("framework='pt' needs torch, which this Python cannot import: install it, or use "
-                          "framework='np' or 'rig'") from None
+        raise ImportError("framework=%r needs %s, which this Python cannot import: install it, or use "
+                          "another framework ('pt', 'np' or 'rig')" % (framework, name)) from None
