@@ -15,6 +15,10 @@ when collected. Failures raise a subclass of RigError per status, carrying rig's
 also a TimeoutError, InvalidArgument a ValueError, OutOfMemory a MemoryError, ...). Timeouts are seconds
 (float; None waits forever). Host-addressable buffers support the buffer protocol (memoryview, numpy).
 The ordering model: docs/ordering-model.md in rig's sources.
+
+Model weights as safetensors users load them: ``rig.load_file("model.safetensors", device="cuda:0")``
+gives {name: torch.Tensor} of the file's dtypes and shapes without a copy; ``rig.safe_open`` reads them
+tensor by tensor and slice by slice (rig._safetensors).
 """
 
 from . import _rig

@@ -134,6 +134,6 @@ def named_device(device):
         device = "cuda:%d" % device
     name = "memory:cpu" if device == "cpu" else device
     with _named_lock:  # two threads naming one device get one Device
-        if name not in _named:
+        if name not in _named or _named[name].closed:  # closed by a caller: open it again
             _named[name] = open_device(name)
         return _named[name]
