@@ -234,11 +234,11 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device, a device's name, or a list of them) and returns the running Load at
     once. ``rule`` places tensors on several devices ("each", "by_layer", "masks" with one bit mask per
-    tensor); ``path`` is "auto", "staged", "registered" or "direct"; sizes of 0 take rig's defaults (64 MiB of staging, 4 MiB
-    chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB arenas: each device's
-    tensors share device allocations of at most ``arena_bytes``, whose memory returns once every tensor in
-    one is released; 1 gives each tensor its own). ``progress(bytes_done, bytes_total)`` is called from
-    the load's threads."""
+    tensor); ``path`` is "auto", "staged", "registered" or "direct"; sizes of 0 take rig's defaults
+    (64 MiB of staging, 4 MiB chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB
+    arenas: each device's tensors share device allocations of at most ``arena_bytes``, whose memory
+    returns once every tensor in one is released; 1 gives each tensor its own).
+    ``progress(bytes_done, bytes_total)`` is called from the load's threads."""
     devices = _devices(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]
     return Load(file, devices, indices, _enum(Rule, rule), masks, _enum(Path, path), _enum(IO, io),

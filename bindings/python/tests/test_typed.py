@@ -110,7 +110,8 @@ def test_bf16_and_f8_in_numpy_through_ml_dtypes_or_a_clear_error(every_dtype, nu
     except ImportError:
         ml_dtypes = None
     with rig.safe_open(path, framework="np", device="cpu") as f:
-        for name, kind in (("t.bf16.0", "bfloat16"), ("t.f8_e4m3.1", "float8_e4m3fn"), ("t.f8_e5m2.0", "float8_e5m2")):
+        for name, kind in (("t.bf16.0", "bfloat16"), ("t.f8_e4m3.1", "float8_e4m3fn"),
+                           ("t.f8_e5m2.0", "float8_e5m2")):
             dtype, shape, raw = file_tensor(blob, name)
             if ml_dtypes is None:
                 with pytest.raises(TypeError, match=r"%s.*%s.*ml_dtypes" % (name.replace(".", r"\."), dtype)):
@@ -283,6 +284,25 @@ def test_safe_open_on_a_gpu_stages_every_tensor_through_one_pool(every_dtype, cu
         assert f._pool is pool  # the slice's load staged through it too
         assert all(st["path"] == "staged" for st in seen if st["bytes_total"])
     assert pool.closed
+
+
+def test_vulkan_gives_buffers_and_typed_frameworks_are_told_it_has_no_dlpack(every_dtype):
+    if "vulkan:0" not in rig.device_list():
+        reason = "no vulkan:0 (Debian: mesa-vulkan-drivers for lavapipe)"
+        if "vulkan" in os.environ.get("RIG_REQUIRE", "").split(","):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    path, blob, names = every_dtype
+    got = rig.load_file(path, device="vulkan:0", framework="rig")
+    for name in names:
+        assert got[name].to_bytes() == file_tensor(blob, name)[2], name
+    for framework in ("np", "pt"):
+        with pytest.raises((TypeError, ImportError), match="DLPack|needs torch"):
+            rig.load_file(path, device="vulkan:0", framework=framework)
+    with rig.safe_open(path, framework="rig", device="vulkan:0") as f:
+        raw = file_tensor(blob, "t.u32.0")[2]  # (3, 5) of 4 bytes
+        assert f.get_slice("t.u32.0")[1:].to_bytes() == raw[20:]
+        assert f.get_tensor("t.u32.0").to_bytes() == raw
 
 
 def test_numpy_refuses_gpu_memory_before_loading(every_dtype, cuda_device):
