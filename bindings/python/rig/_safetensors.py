@@ -10,6 +10,7 @@ safetensors users write them; tensors are typed without a copy (rig._typed).
 
 import json
 import operator
+import os
 import threading
 
 from . import _typed
@@ -62,6 +63,7 @@ class safe_open(object):
         except BaseException:
             self._file.close()
             raise
+        self._one_file = _one_file(self._path, self._file.format)
         self._pool = None  # staging kept across this file's loads (GPUs only), made by the first
         self._loading = threading.Lock()  # a pool serves one load at a time
 
@@ -98,7 +100,7 @@ class safe_open(object):
     def metadata(self):
         """The safetensors header's ``__metadata__`` (a dict of str to str), or None where it has none or
         the file is no safetensors file."""
-        if self._file.format != Format.SAFETENSORS:
+        if self._file.format != Format.SAFETENSORS or not self._one_file:
             return None
         return _safetensors_metadata(self._path)
 
@@ -159,7 +161,9 @@ class Slice(object):
         opened, tensor = self._opened, self._tensor
         _typed.check_type(tensor, opened._framework)
         key = index if isinstance(index, tuple) else (index,)
-        rows = _first_rows(key, tensor)
+        # a checkpoint of several files: Tensor.offset names no file, so the whole tensor is loaded and
+        # sliced until the C placement gives slices
+        rows = _first_rows(key, tensor) if opened._one_file else None
         if rows is None:  # the index keeps every row (or the tensor has none): the whole tensor
             whole, rest = opened.get_tensor(tensor.name), key
         else:
@@ -200,6 +204,18 @@ def _first_rows(key, tensor):
         raise IndexError("index %d is out of bounds for dimension 0 of %r with size %d" % (i, tensor.name, n))
     i %= n
     return i, i + 1, 0
+
+
+def _one_file(path, format):
+    """Whether ``path`` is one weights file itself (its tensors' offsets are offsets in it), not a
+    checkpoint of several (a directory, a shards' index) that rig_load_open may take."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(9)
+    if format == Format.GGUF:
+        return head.startswith(b"GGUF")
+    return format == Format.SAFETENSORS and head[8:9] == b"{"
 
 
 def _safetensors_metadata(path):
