@@ -15,7 +15,7 @@ import threading
 
 from . import _typed
 from ._devices import named_device
-from ._load import Format, Pool, WeightsFile, _path, load
+from ._load import Format, Loaded, Pool, WeightsFile, _path, load
 
 SAFETENSORS_HEADER_MAX = 100 << 20  # the format's limit on the header, as rig_load_open enforces it
 STAGING_BYTES = 64 << 20  # safe_open's pool: rig's default staging for one load (rig_load.h)
@@ -31,7 +31,8 @@ def _device(device, framework):
 
 
 def load_file(filename, device=None, framework="pt", **options):
-    """Every tensor of ``filename`` on ``device`` in one load, as {name: tensor}: torch.Tensors
+    """Every tensor of ``filename`` on ``device`` in one load, as {name: tensor} (a rig.Loaded dict, whose
+    .stats are the load's): torch.Tensors
     (framework "pt"), numpy arrays ("np") or rig.Buffers ("rig"), each of the file's dtype and shape over
     the loaded bytes (no copy). ``device``: a name ("cuda:0", "memory:A", "cpu", "vulkan:0"), a
     rig.Device, an int or a torch.device; a name is opened once per process and kept open, so no tensor
@@ -45,7 +46,9 @@ def load_file(filename, device=None, framework="pt", **options):
         for t in weights:
             _typed.check_type(t, framework)
         loaded = load(weights, device, **options)
-        return {name: _typed.typed(buf, weights[name], framework) for name, buf in loaded.items()}
+        result = Loaded((name, _typed.typed(buf, weights[name], framework)) for name, buf in loaded.items())
+        result.stats = loaded.stats
+        return result
 
 
 class safe_open(object):
@@ -105,7 +108,8 @@ class safe_open(object):
         return _safetensors_metadata(self._path)
 
     def get_tensor(self, name):
-        """Tensor ``name`` loaded onto the device, typed for the framework (KeyError if none)."""
+        """Tensor ``name`` loaded onto the device, typed for the framework (KeyError if none). Waits until
+        its copies are submitted, holding this file's load lock (one load at a time per safe_open)."""
         tensor = self._tensor(name)
         _typed.check_type(tensor, self._framework)
         buf = self._load(self._file, [tensor.index])[tensor.name]
@@ -157,7 +161,8 @@ class Slice(object):
         return self._tensor.shape[0]
 
     def __getitem__(self, index):
-        """The tensor's part ``index`` selects, typed for the framework: a view of the rows read."""
+        """The tensor's part ``index`` selects, typed for the framework: a view of the rows read. Waits
+        as get_tensor."""
         opened, tensor = self._opened, self._tensor
         _typed.check_type(tensor, opened._framework)
         key = index if isinstance(index, tuple) else (index,)

@@ -97,6 +97,7 @@ def test_load_file_numpy_gives_every_numpy_type_without_a_copy(tmp_path, numpy):
     blob = write_safetensors(path, tensors)
     got = rig.load_file(path, device="memory:np", framework="np")
     assert sorted(got) == sorted(t[0] for t in tensors)
+    assert got.stats["bytes_total"] == sum(len(t[3]) for t in tensors)  # one load of every tensor
     for name, a in got.items():
         want = numpy_of_file(numpy, blob, name)
         assert (a.dtype, a.shape, a.tobytes()) == (want.dtype, want.shape, want.tobytes()), name
