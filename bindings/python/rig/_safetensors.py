@@ -32,14 +32,13 @@ def _device(device, framework):
 
 def load_file(filename, device=None, framework="pt", **options):
     """Every tensor of ``filename`` on ``device`` in one load, as {name: tensor} (a rig.Loaded dict, whose
-    .stats are the load's): torch.Tensors
-    (framework "pt"), numpy arrays ("np") or rig.Buffers ("rig"), each of the file's dtype and shape over
-    the loaded bytes (no copy). ``device``: a name ("cuda:0", "memory:A", "cpu", "vulkan:0"), a
-    rig.Device, an int or a torch.device; a name is opened once per process and kept open, so no tensor
-    outlives its device; None is "cuda:0", or "cpu" for numpy. ``options`` as rig.load's. Waits until every
-    copy is submitted; a GPU consumer's stream then waits for them (DLPack's stream protocol).
-    FileNotFoundError, ValueError for a bad file, TypeError naming a tensor whose type the framework
-    lacks (checked before anything loads)."""
+    .stats are the load's): torch.Tensors (framework "pt"), numpy arrays ("np") or rig.Buffers ("rig"),
+    each of the file's dtype and shape over the loaded bytes (no copy). ``device``: a name ("cuda:0",
+    "memory:A", "cpu", "vulkan:0"), a rig.Device, an int or a torch.device; a name is opened once per
+    process and kept open, so no tensor outlives its device; None is "cuda:0", or "cpu" for numpy.
+    ``options`` as rig.load's. Waits until every copy is submitted; a GPU consumer's stream then waits for
+    them (DLPack's stream protocol). FileNotFoundError, ValueError for a bad file, TypeError naming a
+    tensor whose type the framework lacks (checked before anything loads)."""
     framework = _typed.framework(framework)
     with WeightsFile(filename) as weights:
         device = _device(device, framework)
@@ -63,10 +62,10 @@ class safe_open(object):
         self._file = WeightsFile(self._path)
         try:
             self._device = _device(device, self._framework)
+            self._one_file = _one_file(self._path, self._file.format)
         except BaseException:
             self._file.close()
             raise
-        self._one_file = _one_file(self._path, self._file.format)
         self._pool = None  # staging kept across this file's loads (GPUs only), made by the first
         self._loading = threading.Lock()  # a pool serves one load at a time
 
