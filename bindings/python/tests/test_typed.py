@@ -155,6 +155,20 @@ def test_a_device_name_opens_one_device_kept_for_every_load(every_dtype):
         assert rig.load_file(path, device=mine, framework="rig")["t.u8.0"].device is mine
 
 
+def test_a_tensor_outlives_every_object_but_itself_and_its_device_stays_open(every_dtype, numpy):
+    import gc
+    path, blob, _ = every_dtype
+    with rig.safe_open(path, framework="np", device="memory:lives") as f:
+        a = f.get_tensor("t.f64.0")
+    gc.collect()  # the file, the Buffer and the load are gone: the array holds the allocation
+    device = rig.load(path, "memory:lives", ["t.u8.0"])["t.u8.0"].device
+    assert not device.closed and device.name == "lives"
+    assert a.tobytes() == file_tensor(blob, "t.f64.0")[2]
+    device.close()  # a caller closing the named device: the next load opens it again
+    assert rig.load(path, "memory:lives", ["t.u8.0"])["t.u8.0"].device is not device
+    assert a.tobytes() == file_tensor(blob, "t.f64.0")[2]  # the array's memory is its own to keep
+
+
 def rows_read(monkeypatch):
     """Records rig's stats of every load safe_open's slices start."""
     import rig._safetensors as st
