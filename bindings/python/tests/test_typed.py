@@ -385,7 +385,8 @@ def test_torch_every_dtype_on_host_memory(every_dtype, torch):
 
 def test_torch_on_the_gpu_through_dlpack_and_the_stream_protocol(every_dtype, torch):
     if os.environ.get("RIG_CUDA_LIBRARY"):
-        pytest.skip("rig's cuda:0 is the fake libcuda (RIG_CUDA_LIBRARY): torch cannot read its memory")
+        pytest.skip("rig's cuda:0 is the fake libcuda (RIG_CUDA_LIBRARY): torch cannot read its memory; on a "
+                    "GPU machine run pytest on this file without RIG_CUDA_LIBRARY")
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA GPU")
     path, blob, names = every_dtype
