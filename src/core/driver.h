@@ -144,9 +144,17 @@ class Driver {
   virtual std::vector<std::string> list() = 0;
   // Opens device `ordinal` of this driver. RIG_NOT_FOUND with a message where it cannot.
   virtual rig_status open(unsigned ordinal, std::unique_ptr<DriverDevice> *out) = 0;
+  // Opens the device this driver calls `name`, what follows "prefix:" in the device's name. By default the
+  // name is an ordinal N and open(N) opens it; RIG_INVALID_ARGUMENT where it is none. The memory driver
+  // takes any name. May block for the driver (core/drivers.cpp).
+  virtual rig_status open_named(const std::string &name, std::unique_ptr<DriverDevice> *out);
+  // The host as a device (the registry's index 0, never stamped): only the memory driver makes it, every
+  // other answers RIG_UNSUPPORTED. Never blocks.
+  virtual rig_status open_host(std::unique_ptr<DriverDevice> *out);
 };
 
-// The drivers compiled in, in the order `rig devices` lists them (defined in src/core/drivers.cpp).
+// The drivers compiled in, memory devices first, in the order `rig devices` lists them (defined in
+// src/core/drivers.cpp). Each driver is registered alike: the registry opens every device through this list.
 std::span<Driver *const> drivers();
 
 }  // namespace rig
