@@ -2,7 +2,8 @@
 // it is, its memory and code, its loss), its work (core/driver_work.h: parts, hand-over, commit, the
 // timeline, waits) and host registration (core/host_registration.h, CUDA and HIP only). The engine knows
 // nothing of CUDA or Vulkan; a driver knows nothing of stamps. Every driver (memory, cuda, hip, vulkan, the
-// tests' test driver) implements DriverDevice and is listed in drivers() (core/drivers.cpp).
+// tests' test driver) implements DriverDevice; memory, cuda, hip and vulkan are registered alike in
+// drivers() (core/drivers.cpp), through which the registry opens every device by name.
 #pragma once
 
 #include <rig.h>

@@ -68,11 +68,13 @@ inline bool nothing_to_wait_for(const Run::InlineCopy &copy, const Device &self)
   return true;
 }
 
-// The turn's first step, holding it: the device's next value in *value; RIG_LOST for a lost device,
-// RIG_INVALID_ARGUMENT for a full timeline (`what` names the call). Every value is taken here.
+// The turn's first step, holding it: the device's next value in *value (written on every path, so that no
+// caller is seen to read it unset); RIG_LOST for a lost device, RIG_INVALID_ARGUMENT for a full timeline
+// (`what` names the call). Every value is taken here. Only the turn's holder changes submitted, so the order
+// of the two loads does not matter.
 [[gnu::always_inline]] inline rig_status next_value(Device &self, const char *what, uint64_t *value) {
-  if (self.lost()) return self.lost_status();
   *value = self.submitted() + 1;
+  if (self.lost()) return self.lost_status();
   if (*value > RIG_POINT_VALUE_MASK) [[unlikely]]
     return fail(RIG_INVALID_ARGUMENT, "%s: %s's timeline is full", what, self.info().name.c_str());
   return RIG_OK;

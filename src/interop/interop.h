@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "core/buffer.h"
-#include "core/callable_ref.h"
 #include "core/device.h"
 
 namespace rig::interop {
