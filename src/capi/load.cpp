@@ -16,6 +16,7 @@
 #include "core/buffer.h"
 #include "core/driver_memory.h"
 #include "core/error.h"
+#include "core/registry.h"
 #include "load/file.h"
 #include "load/load.h"
 #include "load/path.h"
@@ -163,7 +164,7 @@ RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device 
     if (!a.registered)
       return fail(RIG_UNSUPPORTED, "rig_load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
-    return h->keep_on(*d, rig::capi::host_device());
+    return h->keep_on(*d, rig::host_device());
   });
 }
 
@@ -181,7 +182,7 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     auto d = pin_device(device, "rig_load_pool_create");
     if (!d) return RIG_INVALID_HANDLE;
     std::unique_ptr<StagingPool> pool;
-    if (rig_status s = StagingPool::make(*d, rig::capi::host_device(), chunk, bytes / chunk, false, &pool)) return s;
+    if (rig_status s = StagingPool::make(*d, rig::host_device(), chunk, bytes / chunk, false, &pool)) return s;
     warm_reuse_pool(*d);
     return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });
@@ -219,7 +220,7 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
       pools.push_back(pool.share());
     }
     std::unique_ptr<Load> load;
-    if (rig_status s = Load::start(rig::capi::host_device(), h.share(), tensors, tensor_count, std::move(devices), p, o,
+    if (rig_status s = Load::start(rig::host_device(), h.share(), tensors, tensor_count, std::move(devices), p, o,
                                    std::move(pools), &load))
       return s;
     return give(Kind::load, std::shared_ptr<Load>(std::move(load)), out);
