@@ -44,7 +44,6 @@ rig_status Load::start(Device &host, std::shared_ptr<File> file, const size_t *s
   const rig_load_options &o = l->options_;
   if (rig_status s = l->take_devices(std::move(devices))) return s;
   if (o.io < RIG_LOAD_IO_AUTO || o.io > RIG_LOAD_IO_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown io %d", int(o.io));
-  if (o.path < RIG_LOAD_PATH_AUTO || o.path > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(o.path));
   if (rig_status s = l->place_selection(selected, count, placement)) return s;
   if (rig_status s = file->unchanged()) return s;
   l->lay_out_arenas();
