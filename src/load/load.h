@@ -61,7 +61,6 @@ class Load {
   // chunks and staging (staged) or windows (registered, direct); one copier per device.
   rig_status take_devices(std::vector<Device *> devices);
   rig_status place_selection(const size_t *selected, size_t count, const rig_load_placement &placement);
-  void lay_out_arenas();
   rig_status plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi);
   void plan_windows(const std::vector<PlanTensor> &plan);
   rig_status make_copiers();
