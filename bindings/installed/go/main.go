@@ -35,10 +35,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if _, err := rig.Submit(a, []rig.Part{rig.Copy(0, 1)}, []rig.Slot{{Buffer: onA, Access: rig.Read}, {Buffer: x, Access: rig.Write}}); err != nil {
+	p, err := rig.Submit(a, []rig.Part{rig.Copy(0, 1)}, []rig.Slot{{Buffer: onA, Access: rig.Read}, {Buffer: x, Access: rig.Write}})
+	if err != nil {
 		return err
 	}
-	if err := a.WaitTimeout(1, time.Second); err != nil {
+	if err := a.WaitTimeout(p, time.Second); err != nil {
 		return err
 	}
 	out, err := x.Bytes()
