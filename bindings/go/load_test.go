@@ -111,6 +111,12 @@ func TestASafetensorsFileLoadsOntoTwoMemoryDevices(t *testing.T) {
 	if _, err := load.Buffer(0, 2); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
 		t.Errorf("a device past the placement: %v", err)
 	}
+	if _, err := f.Load(nil, rig.Each); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
+		t.Errorf("a load onto no device: %v", err)
+	}
+	if _, err := f.Tensor(-1); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
+		t.Errorf("a negative index: %v", err)
+	}
 	if _, err := f.Find("missing"); !errors.Is(err, &rig.Error{Status: rig.NotFound}) {
 		t.Errorf("a missing name: %v", err)
 	}

@@ -93,6 +93,8 @@ let load_two_devices () =
     tensors;
   expect_error (fun () -> Load.buffer load 0 ~device:2) Status.Invalid_argument "a device past the placement";
   expect_error (fun () -> Load.find file "missing") Status.Not_found "a missing name";
+  expect_error (fun () -> Load.start file []) Status.Invalid_argument "a load onto no device";
+  expect_error (fun () -> Load.tensor file 99) Status.Invalid_argument "an index past the count";
   Load.release load;
   Load.release_file file;
   Sys.remove path

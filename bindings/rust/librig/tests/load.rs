@@ -74,6 +74,7 @@ fn a_safetensors_file_loads_onto_two_memory_devices() {
     }
     assert_eq!(load.buffer(0, 2).unwrap_err().status, Status::INVALID_ARGUMENT);
     assert_eq!(file.find("missing").unwrap_err().status, Status::NOT_FOUND);
+    assert_eq!(file.load(&[], Rule::Each).unwrap_err().status, Status::INVALID_ARGUMENT);
     assert_eq!(file.tensor(99).unwrap_err().status, Status::INVALID_ARGUMENT);
     drop(load);
     drop(file);
