@@ -163,9 +163,60 @@ static void four_neighbours_copy_through_device_memory(void **state) {
   OK(rig_device_release(d));
 }
 
+/* A wrap over four pages borrowed after two small wraps on its second and fourth pages: it counts their
+ * registrations and registers its first and third pages, so it spans four registrations; a copy from it
+ * into device memory and back into another such wrap (its own neighbours at other pages) is split at every
+ * place they meet, and every byte arrives. Where a double counts, exactly the gaps were registered. */
+static void a_wrap_over_registered_pages_spans_them(void **state) {
+  (void)state;
+  rig_device d;
+  if (!rt_open_kind(0, "A", &d) || !borrows_host_memory_or_skip(d)) return;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 4 * page - 100;
+  unsigned char *mem[2];
+  rig_buffer small[2][2], on_small[2][2], big[2], on_big[2];
+  long long before = registered_now();
+  for (int k = 0; k < 2; ++k) {
+    mem[k] = aligned_alloc(page, 4 * page);
+    assert_non_null(mem[k]);
+    unsigned seed = 7u + (unsigned)k;
+    for (size_t i = 0; i < 4 * page; ++i) mem[k][i] = k ? 0 : (unsigned char)next_random(&seed);
+    for (int s = 0; s < 2; ++s) {  /* on pages 1 and 3 (k = 1: pages 2 and 3, so the gaps differ) */
+      size_t at = (k ? 2 + (size_t)s : 1 + 2 * (size_t)s) * page + 40;
+      OK(rig_buffer_wrap(mem[k] + at, 64, RIG_ACCESS_READ, NULL, NULL, &small[k][s]));
+      on_small[k][s] = rt_borrow(d, small[k][s]);
+    }
+    OK(rig_buffer_wrap(mem[k] + 50, n, k ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, NULL, NULL, &big[k]));
+    on_big[k] = rt_borrow(d, big[k]);
+  }
+  /* Source: small pages 1, 3 and gaps 0, 2; destination: small pages 2, 3 and gap 0-1. */
+  if (before >= 0) assert_int_equal(registered_now() - before, 2 + 2 + 2 + 1);
+  rig_buffer x = rt_create(d, n);
+  copy(d, on_big[0], x);
+  copy(d, x, on_big[1]);
+  unsigned char *back = malloc(n);
+  assert_non_null(back);
+  OK(rig_buffer_read_into(big[1], 0, back, n));
+  assert_memory_equal(back, mem[0] + 50, n);
+  free(back);
+  OK(rig_buffer_release(x));
+  for (int k = 0; k < 2; ++k) {
+    OK(rig_buffer_release(on_big[k]));
+    OK(rig_buffer_release(big[k]));
+    for (int s = 0; s < 2; ++s) {
+      OK(rig_buffer_release(on_small[k][s]));
+      OK(rig_buffer_release(small[k][s]));
+    }
+  }
+  if (before >= 0) assert_int_equal(registered_now(), before);
+  free(mem[0]);
+  free(mem[1]);
+  OK(rig_device_release(d));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(four_neighbours_copy_through_device_memory),
+      cmocka_unit_test(a_wrap_over_registered_pages_spans_them),
       cmocka_unit_test(neighbouring_heap_pairs_borrow_copy_and_release_in_any_order),
   };
   const char *kinds = getenv("RIG_TEST_KINDS");
