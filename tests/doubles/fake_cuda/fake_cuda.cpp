@@ -918,6 +918,13 @@ EXPORT Result cuMemcpyDtoH_v2(void *dst, DevicePtr src, size_t bytes) {
   return SUCCESS;
 }
 
+// A copy engine reaches host memory through one registration: a range that spans two is refused, as the
+// driver refuses it (kernels reach adjacent registrations as one range: find). Caller holds the lock.
+static bool spans_registrations(uintptr_t p, size_t n) {
+  Region *r = find(p, n);
+  return r && r->kind == Kind::registered && n > r->length - (p - r->begin);
+}
+
 EXPORT Result cuMemcpyAsync(DevicePtr dst, DevicePtr src, size_t bytes, FStream *stream) {
   auto st = get_stream(stream);
   if (!st) return ERROR_INVALID_HANDLE;
@@ -929,6 +936,7 @@ EXPORT Result cuMemcpyAsync(DevicePtr dst, DevicePtr src, size_t bytes, FStream 
     to = device_view(dst, bytes);
     from = device_view(src, bytes);
     if (!to || !from) return ERROR_INVALID_VALUE;
+    if (spans_registrations(dst, bytes) || spans_registrations(src, bytes)) return ERROR_INVALID_VALUE;
   }
   ++state().count.copies;
   long long delay = state().sw.copy_delay_us;

@@ -9,6 +9,7 @@
 // and its calls answer that error.
 #include "fake_hip.h"
 
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -126,9 +127,15 @@ struct FModule {
   std::vector<std::unique_ptr<FFunction>> functions;
 };
 
-// Device memory's source: the heap, aligned as the runtime's allocations are.
-void *heap_obtain(size_t bytes) { return std::aligned_alloc(256, (bytes + 255) / 256 * 256); }
-void heap_give_back(void *p, size_t) { std::free(p); }
+// Device memory's source: pages of its own (page-aligned, so aligned as the runtime's allocations are),
+// never the host heap: a GPU's memory is not on a host page, and the host heap's pages are what programs
+// register (a device allocation among them would sit inside a registered range here, where the regions
+// must not overlap).
+void *heap_obtain(size_t bytes) {
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+void heap_give_back(void *p, size_t bytes) { munmap(p, bytes); }
 
 struct State {
   std::mutex lock;  // regions, registrations, objects sets, pools
@@ -849,6 +856,16 @@ EXPORT Error hipMemcpyDtoH(void *dst, void *src, size_t bytes) {
   return SUCCESS;
 }
 
+// A copy engine reaches host memory through one registration: a registered range's alias spanning two is
+// refused, as the CUDA driver refuses it (kernels reach adjacent registrations as one range: find). Caller
+// holds the lock.
+static bool spans_registrations(uintptr_t a, size_t n) {
+  if (a < kDeviceAlias) return false;
+  uintptr_t p = a - kDeviceAlias;
+  Region *r = find(p, n);
+  return r && r->kind == Kind::registered && n > r->length - (p - r->begin);
+}
+
 EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, FStream *stream) {
   if (kind != MEMCPY_DEFAULT) return ERROR_INVALID_VALUE;  // rig passes device addresses, direction inferred
   auto st = get_stream(stream);
@@ -861,6 +878,9 @@ EXPORT Error hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, 
     to = device_view(reinterpret_cast<uintptr_t>(dst), bytes);
     from = device_view(reinterpret_cast<uintptr_t>(src), bytes);
     if (!to || !from) return ERROR_INVALID_VALUE;
+    if (spans_registrations(reinterpret_cast<uintptr_t>(dst), bytes) ||
+        spans_registrations(reinterpret_cast<uintptr_t>(src), bytes))
+      return ERROR_INVALID_VALUE;
   }
   ++state().count.copies;
   long long delay = state().sw.copy_delay_us;
