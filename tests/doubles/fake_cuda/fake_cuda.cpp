@@ -32,8 +32,6 @@ const Face &face() {
       /*pageable_uploads_land_later=*/true,
       /*false_registrations=*/false,
       /*registered_alias=*/0,
-      arena_obtain,  // shared memory, so that an IPC handle can name it to another process
-      arena_give_back,
   };
   return f;
 }

@@ -33,8 +33,6 @@ const Face &face() {
       /*pageable_uploads_land_later=*/false,
       /*false_registrations=*/true,
       /*registered_alias=*/uintptr_t{1} << 47,  // above every user-space address: never the host pointer
-      heap_obtain,
-      heap_give_back,
   };
   return f;
 }

@@ -40,9 +40,6 @@ struct Face {
   // A registered range's device address is the host address plus this (HIP: above every user-space
   // address, so that a raw host pointer handed to device code faults); 0: the host address (CUDA).
   uintptr_t registered_alias;
-  // Where device memory comes from (null where there is no more) and goes back to.
-  void *(*obtain)(size_t bytes);
-  void (*give_back)(void *p, size_t bytes);
 };
 
 // The double's face, defined by its face file (fake_cuda.cpp, fake_hip.cpp).

@@ -176,11 +176,14 @@ struct FModule {
 
 using FPool = fake_pool::Pool;
 
+inline void *arena_obtain(size_t bytes);  // device memory's source (below)
+inline void arena_give_back(void *p, size_t bytes);
+
 struct State {
   std::mutex lock;  // regions, registrations, objects sets, pools
   Switches sw;
   Counters count;
-  fake_pool::Pools pools{face().obtain, face().give_back, lock};  // device memory within its limit, pools
+  fake_pool::Pools pools{arena_obtain, arena_give_back, lock};  // device memory within its limit, pools
   std::vector<std::unique_ptr<Gpu>> gpus;
   std::map<uintptr_t, Region> regions;
   std::vector<FalseRegistration> false_registrations;
@@ -533,20 +536,17 @@ inline const char *upload_source(const void *src, size_t n, long long *ns_per_ki
   return static_cast<const char *>(src);
 }
 
-// ----- interprocess handles (common/fake_ipc.h) ----------------------------------------------------------
+// ----- device memory and interprocess handles (common/fake_ipc.h) ---------------------------------------
 
-// Device memory in shared memory, so that an IPC handle can name it to another process (the fake libcuda's
-// source of device memory).
+// Device memory: a shared-memory arena of its own, never the process's heap or any host page (on a GPU,
+// device memory and host memory never share an address: a registration of host pages must not overlap an
+// allocation), and shared so that an IPC handle can name it to another process.
 inline fake_ipc::Arena &arena() {
   static fake_ipc::Arena &a = *new fake_ipc::Arena;  // never destroyed: streams may touch memory at exit
   return a;
 }
 inline void *arena_obtain(size_t bytes) { return arena().allocate(bytes); }
 inline void arena_give_back(void *p, size_t bytes) { arena().release(p, bytes); }
-
-// Device memory from the heap, aligned as the runtimes' allocations are (the fake HIP runtime's source).
-inline void *heap_obtain(size_t bytes) { return std::aligned_alloc(256, (bytes + 255) / 256 * 256); }
-inline void heap_give_back(void *p, size_t) { std::free(p); }
 
 // The library's answer to a handle it cannot open: bytes that name nothing of the fake's are invalid
 // values; a handle of this process, a context's mistake; what an exited or closing exporter named, gone.
