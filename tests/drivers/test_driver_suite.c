@@ -1,9 +1,11 @@
-/* One driver suite for the stream drivers (CUDA, HIP), compiled once per backend (gpu_test.h) and run on
- * each backend's fake, through the HIP shim over the fake libcuda, and on real GPUs (the way IREE's
- * conformance tests run once per driver). Discovery, independent devices over one GPU, memory kinds, copies,
- * fills, kernels whose output depends on the order of a chain across two devices, in-queue waits, borrows of
- * host and peer memory, module and part checks, timeouts and interrupts, and loss. Cases that need a fake's
- * switches skip, with the reason, elsewhere. No device: exit 77, or 1 under RIG_REQUIRE=<prefix>. */
+/* One driver suite for every driver, compiled once per backend (gpu_test.h) the way IREE's conformance tests
+ * run once per driver: the stream drivers (CUDA, HIP) on their fakes, through the HIP shim over the fake
+ * libcuda and on real GPUs; Vulkan (lavapipe in CI); memory devices and the test driver, whose kernels are
+ * host kernels. Discovery, independent devices over one GPU, memory kinds, copies, fills, kernels whose
+ * output depends on the order of a chain across two devices, in-queue waits, borrows of host and peer
+ * memory, module and part checks, timeouts and interrupts, and loss. A backend leaves out the cases it does
+ * not support, each printed with why (gpu_test.c's lists); cases that need a fake's switches skip, with the
+ * reason, on a real GPU. No device: exit 77, or 1 under RIG_REQUIRE=<prefix>. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
