@@ -60,21 +60,21 @@ static const gt_unsupported host_unsupported[] __attribute__((unused)) = {
 static const gt_backend backend = {"cuda", "CUDA", "RIG_CUDA_LIBRARY", "the fake libcuda", "fakecuda_control",
                                    "fakecuda_query", RIG_MODULE_PTX, "cuModuleLoadDataEx",
                                    "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_NOT_SUPPORTED", 1,
-                                   GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, stream_unsupported};
+                                   "CUDA_ERROR_", "RIG_CUDA_TIMELINE", 1, GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, stream_unsupported};
 #elif defined(GT_DRIVER_HIP)
 static const gt_backend backend = {"hip", "HIP", "RIG_HIP_LIBRARY", "the fake libamdhip64", "fakehip_control",
                                    "fakehip_query", RIG_MODULE_HIP_CODE_OBJECT, "hipModuleLoadData",
                                    "hipErrorLaunchFailure", "hipErrorNotSupported", 0,
-                                   GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, stream_unsupported};
+                                   "hipError", "RIG_HIP_TIMELINE", 0, GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, stream_unsupported};
 #elif defined(GT_DRIVER_VULKAN)
 static const gt_backend backend = {"vulkan", "Vulkan", "RIG_VULKAN_LIBRARY", "no fake (lavapipe runs it)", "",
                                    "", RIG_MODULE_SPIRV, "vkCreateShaderModule", "", "", 0,
-                                   GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, vulkan_unsupported};
+                                   "VK_ERROR_", "", 0, GT_OPEN_DRIVER, RIG_DEVICE_GPU, 0, vulkan_unsupported};
 #elif defined(GT_DRIVER_MEMORY)
-static const gt_backend backend = {"memory", "memory", "", "no fake", "", "", RIG_MODULE_PTX, "", "", "", 0,
+static const gt_backend backend = {"memory", "memory", "", "no fake", "", "", RIG_MODULE_PTX, "", "", "", 0, "", "", 0,
                                    GT_OPEN_MEMORY, RIG_DEVICE_MEMORY, 1, host_unsupported};
 #elif defined(GT_DRIVER_TEST)
-static const gt_backend backend = {"test", "test", "", "no fake", "", "", RIG_MODULE_PTX, "", "", "", 0,
+static const gt_backend backend = {"test", "test", "", "no fake", "", "", RIG_MODULE_PTX, "", "", "", 0, "", "", 0,
                                    GT_OPEN_TEST, RIG_DEVICE_GPU, 1, host_unsupported};
 #else
 #error "define GT_DRIVER_CUDA, GT_DRIVER_HIP, GT_DRIVER_VULKAN, GT_DRIVER_MEMORY or GT_DRIVER_TEST"
@@ -171,6 +171,13 @@ void gt_set(const char *name, long long value) {
 long long gt_query(const char *name) {
   query_fn f = (query_fn)gt_symbol(backend.fake_query);
   return f ? f(name) : -1;
+}
+
+const char *gt_error_prefix(void) {
+  typedef const char *(*hip_error_name_fn)(int error);
+  hip_error_name_fn name = (hip_error_name_fn)gt_symbol("hipGetErrorName");
+  if (name && strncmp(name(1), "CUDA_ERROR_", 11) == 0) return "CUDA_ERROR_";
+  return backend.error_prefix;
 }
 
 rig_module gt_kernels(rig_device d) {

@@ -40,6 +40,9 @@ typedef struct gt_backend {
   const char *launch_failure;   /* the library's name for a failed launch (the fake's fail_launch_at) */
   const char *not_supported;    /* the library's name for 801 */
   int read_only_attribute;      /* 1: a device says whether it takes the read-only flag (CUDA's 113) */
+  const char *error_prefix;     /* how the library's error names begin: "CUDA_ERROR_", "hipError" */
+  const char *timeline_env;     /* the variable choosing a stream driver's timeline: "RIG_CUDA_TIMELINE" */
+  int events_by_default;        /* 1: the timeline is kept with events unless memops is asked for (CUDA) */
   gt_opener opener;
   rig_device_kind device_kind;  /* rig_device_info.kind of its devices */
   int host_kernels;             /* 1: the suite's kernels run as C functions (RIG_PART_HOST_KERNEL) */
@@ -72,6 +75,9 @@ void gt_set(const char *name, long long value);
 long long gt_query(const char *name);
 /* A function of the loaded library itself (the fake's hipHostRegister, ...), or null. */
 void *gt_symbol(const char *name);
+/* How the loaded library begins its error names: the backend's error_prefix, or CUDA's where the library is
+ * the HIP shim over the CUDA driver (it answers hipGetErrorName with CUDA's names). */
+const char *gt_error_prefix(void);
 /* Skips the test, with the reason, unless on the fake. */
 #define GT_FAKE_ONLY()                                                                 \
   do {                                                                                 \
