@@ -9,7 +9,8 @@
 // stream runs its queue of operations on a worker thread, in order, so work really runs after the enqueueing
 // call returns (a missing wait shows as wrong bytes, especially with launch_delay_us/copy_delay_us). A
 // failing launch sets the GPU's sticky error: from then on nothing of that GPU runs and its calls answer
-// that error, as on a GPU. The switches and counters are listed once, in fake_cuda.h and fake_hip.h.
+// that error, as on a GPU. The switches and counters are one list (state.h), documented in fake_cuda.h
+// (and fake_hip.h for what is HIP's own).
 #pragma once
 
 #include "drivers/stream/calls.h"
