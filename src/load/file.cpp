@@ -12,6 +12,7 @@
 #include "core/buffer.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "load/regular_file.h"
 
 namespace rig::load {
 
@@ -99,14 +100,10 @@ rig_status read_fully(int fd, uint64_t offset, void *dst, size_t length, size_t 
 namespace {
 
 rig_status open_fd(const char *path, std::shared_ptr<File> *out) {
-  if (!path || !*path) return fail(RIG_INVALID_ARGUMENT, "no path");
   auto f = std::make_shared<File>();
-  f->path = path;
-  f->fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (f->fd < 0) return fail(errno == ENOENT ? RIG_NOT_FOUND : RIG_INVALID_ARGUMENT, "open %s: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(f->fd, &st) != 0) return fail(RIG_DRIVER, "fstat %s: %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(RIG_INVALID_ARGUMENT, "%s is not a regular file", path);
+  if (rig_status s = open_regular_file(path, &f->fd, &st)) return s;
+  f->path = path;
   f->size = uint64_t(st.st_size);
   f->mtime = st.st_mtim;
   f->file_system = uint64_t(st.st_dev);

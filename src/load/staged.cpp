@@ -13,16 +13,20 @@
 
 namespace rig::load {
 
+// A read error or a file that ends early is the file's: the words name it.
 rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   uint64_t want = c.end - c.start;
   if (direct_fd_ < 0) {
-    if (rig_status s = read_fully(file_->fd, c.start, dst, want)) return s;
+    if (rig_status s = read_fully(file_->fd, c.start, dst, want)) return fail(s, "%s: %s", file_->path.c_str(), last_error());
     bytes_read_ += want;
     return RIG_OK;
   }
   size_t got = 0;
-  if (rig_status s = reader->read(c.start, dst, round_up(want, direct_align), &got)) return s;
-  if (got < want) return fail(RIG_INVALID_ARGUMENT, "the file ended at %llu, inside a tensor (it shrank?)", (unsigned long long)(c.start + got));
+  if (rig_status s = reader->read(c.start, dst, round_up(want, direct_align), &got))
+    return fail(s, "%s: %s", file_->path.c_str(), last_error());
+  if (got < want)
+    return fail(RIG_INVALID_ARGUMENT, "the file %s ended at %llu, inside a tensor (it shrank?)", file_->path.c_str(),
+                (unsigned long long)(c.start + got));
   bytes_read_ += got;
   return RIG_OK;
 }

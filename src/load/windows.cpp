@@ -36,10 +36,12 @@ void Load::run_kept() {
 
 void Load::run_windows() {
   if (route_.kept) return run_kept();
-  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
+  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h),
+  // guarded: a page the file loses while a device reads it reads zeros, not SIGBUS (load/guarded_mapping.h).
   auto *m = new Mapping();
   m->length = file_->size;
-  m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;
+  m->guarded = file_->size != 0;
+  m->base = file_->size ? map_guarded(file_->fd, file_->size) : nullptr;
   if (m->base == MAP_FAILED) {
     delete m;
     fail_with(fail(RIG_DRIVER, "mmap %s: %s", file_->path.c_str(), strerror(errno)));
@@ -76,6 +78,13 @@ void Load::run_windows() {
   }
   if (s) fail_with(s);  // before the last window's drop, which waits for its copies
   behind.reset();
+  // Every copy that read the mapping is reached (the windows went, each after its copies): a page found
+  // missing means bytes copied that are not the file's, whether the file shrank or the disk failed a read.
+  uint64_t missing;
+  if (m->base && guarded_fault(m->base, &missing))
+    fail_with(fail(RIG_INVALID_ARGUMENT, "the file %s could not be read through its mapping at offset %llu (it shrank "
+                   "during the load, or the read failed): the load's bytes from there are not the file's",
+                   file_->path.c_str(), (unsigned long long)missing));
   m->drop();
 }
 
