@@ -17,9 +17,9 @@ plain=${2:-}
 py=/usr/bin/python3  # Debian's interpreter, which has meson-python, numpy and pytest
 unset LD_LIBRARY_PATH PYTHONPATH
 rm -rf "$out/wheelhouse" "$out/venv" "$out/unpacked"
-echo "--- pip wheel . --no-build-isolation -C builddir=$out/wheel-build"
+echo "--- pip wheel . --no-build-isolation --config-settings builddir=$out/wheel-build"
 (cd "$src" && timeout "${RIG_WHEEL_BUILD_TIMEOUT:-600}" "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
-  -C builddir="$out/wheel-build" -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
+  --config-settings builddir="$out/wheel-build" -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
   || { tail -40 "$out/wheel.log"; echo "pip wheel failed (log: $out/wheel.log)"; exit 1; }
 wheel=$(ls "$out"/wheelhouse/rig_runtime-*.whl)
 echo "$wheel:"
