@@ -64,11 +64,12 @@ cc -o hello "$src/tests/install/hello.c" $(pkg-config --cflags --libs rig)
 /usr/bin/python3 -c "import rig; print('python3-rig', rig.__version__, rig.__file__)"
 /usr/bin/python3 -c "import rig; a = rig.memory_device('A'); b = rig.Buffer.create(a, 4); b.write_from(0, b'rig!'); assert bytes(b) == b'rig!'"
 # The autopkgtests (debian/tests/control), each as autopkgtest runs it: from the sources' top, with its
-# own AUTOPKGTEST_TMP, against the installed packages (CI has no testbed to give autopkgtest itself).
+# own AUTOPKGTEST_TMP and Debian's PATH (a testbed's), against the installed packages (CI has no testbed to give
+# autopkgtest itself).
 for t in $(sed -n 's/^Tests: *//p' "$src/debian/tests/control"); do
   echo "--- autopkgtest $t"
   mkdir -p "$smoke/$t"
-  (cd "$src" && AUTOPKGTEST_TMP="$smoke/$t" timeout 120 "debian/tests/$t") || { echo "autopkgtest $t failed"; exit 1; }
+  (cd "$src" && PATH=/usr/sbin:/usr/bin:/sbin:/bin AUTOPKGTEST_TMP="$smoke/$t" timeout 120 "debian/tests/$t") || { echo "autopkgtest $t failed"; exit 1; }
 done
 cd /
 rm -rf "$smoke"
