@@ -1,8 +1,10 @@
 #!/bin/sh
-# CI: rig's Debian packages. Builds librig0, librig-dev, rig-tools and python3-rig with
-# `dpkg-buildpackage -us -uc -b` from a copy of the sources, runs lintian on them, installs them with
-# dpkg -i (CI has no chroot), runs a smoke test (rig --version, a C program built with pkg-config,
-# python3 -c "import rig"), and removes them again with dpkg -r, leaving the machine as it was.
+# CI: rig's Debian packages. Checks the Build-Depends (dpkg-checkbuilddeps), builds librig0, librig-dev,
+# rig-tools, python3-rig and librig-doc with `dpkg-buildpackage -us -uc -b` from a copy of the sources
+# (failing on any symbol new to or missing from debian/librig0.symbols), runs lintian on them, installs them
+# with dpkg -i (CI has no chroot), runs a smoke test (rig --version, a C program built with pkg-config,
+# python3 -c "import rig") and the autopkgtests of debian/tests against the installed packages, and
+# removes them again with dpkg -r, leaving the machine as it was.
 #   scripts/debian-check.sh OUT
 # The package build is bounded by RIG_DEB_BUILD_TIMEOUT seconds (420: about a minute and a half on an
 # idle 2-core CI machine; a shared, loaded one needs more).
@@ -11,7 +13,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:?usage: scripts/debian-check.sh OUT}" && cd "$1" && pwd)
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-packages="librig0 librig-dev rig-tools python3-rig"
+packages="librig0 librig-dev rig-tools python3-rig librig-doc"
 for p in $packages; do
   if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     echo "$p is already installed on this machine: not replacing it (remove it first)"
@@ -19,6 +21,8 @@ for p in $packages; do
   fi
 done
 
+echo "--- dpkg-checkbuilddeps"
+(cd "$src" && dpkg-checkbuilddeps)
 echo "--- dpkg-buildpackage -us -uc -b"
 rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 mkdir -p "$out/src"
@@ -48,6 +52,7 @@ remove() {
 }
 trap remove EXIT
 $SUDO dpkg -i "$out"/librig0_*.deb "$out"/librig-dev_*.deb "$out"/rig-tools_*.deb "$out"/python3-rig_*.deb \
+  "$out"/librig-doc_*.deb \
   > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 unset LD_LIBRARY_PATH PYTHONPATH
 smoke=$(mktemp -d)
@@ -58,6 +63,14 @@ cc -o hello "$src/tests/install/hello.c" $(pkg-config --cflags --libs rig)
 ./hello
 /usr/bin/python3 -c "import rig; print('python3-rig', rig.__version__, rig.__file__)"
 /usr/bin/python3 -c "import rig; a = rig.memory_device('A'); b = rig.Buffer.create(a, 4); b.write_from(0, b'rig!'); assert bytes(b) == b'rig!'"
+# The autopkgtests (debian/tests/control), each as autopkgtest runs it: from the sources' top, with its
+# own AUTOPKGTEST_TMP and Debian's PATH (a testbed's), against the installed packages (CI has no testbed to give
+# autopkgtest itself).
+for t in $(sed -n 's/^Tests: *//p' "$src/debian/tests/control"); do
+  echo "--- autopkgtest $t"
+  mkdir -p "$smoke/$t"
+  (cd "$src" && PATH=/usr/sbin:/usr/bin:/sbin:/bin AUTOPKGTEST_TMP="$smoke/$t" timeout 120 "debian/tests/$t") || { echo "autopkgtest $t failed"; exit 1; }
+done
 cd /
 rm -rf "$smoke"
 remove

@@ -1,17 +1,23 @@
 #!/bin/sh
 # Installs the Debian 12 (bookworm) packages a build of rig needs, by what is built. No GPU SDK: drivers
-# load at run time.
-#   scripts/deps.sh lib    the library, the rig command and rig(1): a compiler, meson, ninja (+ pkg-config
-#                          to build against it, scdoc for the man page; the build goes on without them)
+# load at run time. These lists are the one list of build dependencies: scripts/deps-check.sh (run by
+# scripts/test-all.sh) fails when meson.build, debian/control or bindings/python/README.md drift from them.
+#   scripts/deps.sh lib    the library, the rig command and rig(1): a compiler, meson, ninja, pkg-config and
+#                          what meson.build requires (nlohmann-json, xxhash, liburing, DLPack and Vulkan
+#                          headers; scdoc for the man page)
 #   scripts/deps.sh test   lib + the test suites (cmocka, Vulkan on lavapipe, valgrind, the ABI check)
 #   scripts/deps.sh all    test + the bindings, the benchmarks' peers and the packaging checks: what
 #                          scripts/test-all.sh runs
+#   scripts/deps.sh --list lib|test|all|bindings|bench|packaging   prints a list, one package a line
 # With no argument: all, what the README's two commands need.
 set -eu
 what=${1:-all}
-lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev libdlpack-dev"
-test="libcmocka-dev libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
-  abigail-tools valgrind rsync file binutils python3 liburing-dev clang libamdhip64-dev"
+list=""
+if [ "$what" = --list ]; then list=1 what=${2:-all}; fi
+lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev libdlpack-dev liburing-dev
+  libvulkan-dev"
+test="libcmocka-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
+  abigail-tools valgrind rsync file binutils python3 clang libamdhip64-dev"
 bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib ocaml-dune libctypes-ocaml-dev
   rustc cargo rust-clippy bindgen libclang-dev"
 bench="libstarpu-dev"
@@ -21,9 +27,15 @@ case "$what" in
   lib) packages="$lib" ;;
   test) packages="$lib $test" ;;
   all) packages="$lib $test $bindings $bench $packaging" ;;
-  -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
-  *) echo "usage: scripts/deps.sh [lib|test|all]" >&2; exit 2 ;;
+  bindings | bench | packaging) [ -n "$list" ] || { echo "scripts/deps.sh: $what only with --list" >&2; exit 2; }
+    eval "packages=\$$what" ;;
+  -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  *) echo "usage: scripts/deps.sh [lib|test|all] or scripts/deps.sh --list GROUP" >&2; exit 2 ;;
 esac
+if [ -n "$list" ]; then
+  printf '%s\n' $packages
+  exit 0
+fi
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive

@@ -5,23 +5,38 @@
 #   scripts/python-wheel-check.sh OUT [PLAIN_BUILD]
 # OUT holds the wheel and the venv. PLAIN_BUILD (optional) is a plain meson
 # build whose fake libcuda lets the timeout cases run (tests/cuda/libfakecuda.so); without it they skip.
-# The wheel's build is bounded by RIG_WHEEL_BUILD_TIMEOUT seconds (600).
+# The wheel's build is bounded by RIG_WHEEL_BUILD_TIMEOUT seconds (600). meson-python builds in
+# OUT/wheel-build, kept between runs, so a second run recompiles only what changed (the plain build's
+# objects cannot serve: meson-python builds with buildtype=release; ccache, base_dir set, shares the rest).
+# The wheel must hold what it needs: its module's RUNPATH is $ORIGIN alone, and its librig needs nothing
+# but the C and C++ runtimes (libxxhash and liburing are linked statically).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:?usage: scripts/python-wheel-check.sh OUT [PLAIN_BUILD]}" && cd "$1" && pwd)
 plain=${2:-}
 py=/usr/bin/python3  # Debian's interpreter, which has meson-python, numpy and pytest
 unset LD_LIBRARY_PATH PYTHONPATH
-rm -rf "$out/wheelhouse" "$out/venv"
-echo "--- pip wheel . --no-build-isolation"
-# meson-python builds in a temporary directory of its own (.mesonpy-*, in the sources; git ignores it).
+rm -rf "$out/wheelhouse" "$out/venv" "$out/unpacked"
+echo "--- pip wheel . --no-build-isolation --config-settings builddir=$out/wheel-build"
 (cd "$src" && timeout "${RIG_WHEEL_BUILD_TIMEOUT:-600}" "$py" -m pip wheel . --no-build-isolation --no-deps --no-index -q \
-  -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
+  --config-settings builddir="$out/wheel-build" -w "$out/wheelhouse") > "$out/wheel.log" 2>&1 \
   || { tail -40 "$out/wheel.log"; echo "pip wheel failed (log: $out/wheel.log)"; exit 1; }
 wheel=$(ls "$out"/wheelhouse/rig_runtime-*.whl)
 echo "$wheel:"
 "$py" -m zipfile -l "$wheel" | awk 'NR > 1 {print "  " $1}'
 "$py" -m zipfile -l "$wheel" | grep -q 'librig\.so\.0' || { echo "the wheel holds no librig"; exit 1; }
+"$py" -m zipfile -e "$wheel" "$out/unpacked"
+module=$(ls "$out"/unpacked/rig/_rig*.so)
+runpath=$(readelf -d "$module" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+[ "$runpath" = '$ORIGIN' ] || { echo "the module's RUNPATH is '$runpath', not \$ORIGIN alone"; exit 1; }
+needed=$(readelf -d "$out/unpacked/rig/librig.so.0" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+for lib in $needed; do
+  case "$lib" in
+    libc.so.6 | libm.so.6 | libstdc++.so.6 | libgcc_s.so.1 | ld-linux-x86-64.so.2) ;;
+    *) echo "the wheel's librig needs $lib, which the wheel does not hold"; exit 1 ;;
+  esac
+done
+echo "module RUNPATH \$ORIGIN; librig needs: $needed"
 
 echo "--- a fresh venv (--system-site-packages: Debian's numpy and pytest)"
 "$py" -m venv --system-site-packages "$out/venv"

@@ -12,6 +12,9 @@ scripts/deps.sh
 out=${RIG_TEST_DIR:-build-test}
 mkdir -p "$out"
 status=0
+# The one list of build dependencies: scripts/deps.sh, debian/control and the Python README against meson.build.
+echo "=== deps-check"
+if scripts/deps-check.sh; then echo "=== deps-check: passed"; else echo "=== deps-check: FAILED"; status=1; fi
 run() {  # name, build dir, meson options...
   name=$1 dir=$2
   shift 2

@@ -25,64 +25,6 @@ rig_status rig_tool_open_device(const char *name, rig_device *out) {
   return rig_device_open(name, out);
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0 when it is not one: overlong forms,
- * surrogates and code points past U+10FFFF are not valid (RFC 3629). */
-static size_t utf8_length(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  size_t len;
-  unsigned min, cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xe0) == 0xc0) len = 2, min = 0x80, cp = c & 0x1f;
-  else if ((c & 0xf0) == 0xe0) len = 3, min = 0x800, cp = c & 0x0f;
-  else if ((c & 0xf8) == 0xf0) len = 4, min = 0x10000, cp = c & 0x07;
-  else return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; ++i) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return len;
-}
-
-void rig_tool_json_string(FILE *out, const char *s) {
-  if (!s) {
-    fputs("null", out);
-    return;
-  }
-  const unsigned char *p = (const unsigned char *)s;
-  size_t n = strlen(s);
-  fputc('"', out);
-  for (size_t i = 0; i < n;) {
-    unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      fputc('\\', out);
-      fputc(c, out);
-      ++i;
-    } else if (c < 0x20 || c == 0x7f) {
-      fprintf(out, "\\u%04x", c);
-      ++i;
-    } else {
-      size_t len = utf8_length(p + i, n - i);
-      if (len == 0) {
-        fputs("\xef\xbf\xbd", out); /* U+FFFD REPLACEMENT CHARACTER for one bad byte */
-        ++i;
-      } else {
-        fwrite(p + i, 1, len, out);
-        i += len;
-      }
-    }
-  }
-  fputc('"', out);
-}
-
-void rig_tool_json_hex(FILE *out, const void *bytes, size_t n) {
-  const unsigned char *p = (const unsigned char *)bytes;
-  fputc('"', out);
-  for (size_t i = 0; i < n; ++i) fprintf(out, "%02x", p[i]);
-  fputc('"', out);
-}
-
 int rig_tool_parse_size(const char *s, uint64_t *out) {
   if (!s || *s < '0' || *s > '9') return -1; /* strtoull would take a sign or spaces */
   char *end = NULL;

@@ -1,5 +1,5 @@
-/* What every subcommand of the rig command shares: its exit statuses, device names, JSON strings, sizes and
- * the progress line. Documented for users in docs/rig.1.scd (EXIT STATUS) and docs/cli-json.md. */
+/* What every subcommand of the rig command shares: its exit statuses, device names, sizes and the progress
+ * line (JSON documents: json.h). Documented for users in docs/rig.1.scd (EXIT STATUS) and docs/cli-json.md. */
 #ifndef RIG_TOOLS_CLI_H
 #define RIG_TOOLS_CLI_H
 
@@ -31,13 +31,6 @@ int rig_tool_exit_for(rig_verdict_kind kind);
  * "host" is the host, anything else goes to rig_device_open ("cuda:0"). Statuses as those calls; NULL or
  * an empty memory name is RIG_INVALID_ARGUMENT with rig_last_error set. May block opening a driver. */
 rig_status rig_tool_open_device(const char *name, rig_device *out);
-
-/* Writes `s` (NULL: the JSON null) as a JSON string: quotes, backslashes and control characters escaped,
- * valid UTF-8 kept, each byte that is not part of valid UTF-8 written as U+FFFD. */
-void rig_tool_json_string(FILE *out, const char *s);
-
-/* Writes `n` bytes as a JSON string of lowercase hex digits: the exact bytes of a name, whatever they are. */
-void rig_tool_json_hex(FILE *out, const void *bytes, size_t n);
 
 /* Parses a byte count with an optional K, M or G suffix (KiB, MiB, GiB). Returns 0 and sets *out, or -1
  * for anything else (a sign, junk, overflow). Pure. */

@@ -1,6 +1,7 @@
 /* `rig devices [--json]`: the devices this machine can open, by the names every command takes. */
 #include "cli.h"
 #include "commands.h"
+#include "json.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -28,21 +29,19 @@ typedef struct {
   unsigned long long memory_bytes;
 } row;
 
-static void print_row(const row *r, int json, int first) {
+/* One row: as an object appended to `json` (the devices array), or printed as words when json is NULL. */
+static void print_row(const row *r, rig_tool_json *json) {
   if (json) {
-    printf("%s\n  {\"name\": ", first ? "" : ",");
-    rig_tool_json_string(stdout, r->name);
-    printf(", \"opened\": %s, \"framework\": ", r->error ? "false" : "true");
-    rig_tool_json_string(stdout, r->framework);
-    printf(", \"kind\": ");
-    rig_tool_json_string(stdout, r->kind);
-    printf(", \"model\": ");
-    rig_tool_json_string(stdout, r->model);
-    printf(", \"memory_bytes\": %llu, \"integration\": ", r->memory_bytes);
-    rig_tool_json_string(stdout, r->integration);
-    printf(", \"error\": ");
-    rig_tool_json_string(stdout, r->error);
-    printf("}");
+    rig_tool_json *o = rig_tool_json_object();
+    rig_tool_json_add_string(o, "name", r->name);
+    rig_tool_json_add_bool(o, "opened", !r->error);
+    rig_tool_json_add_string(o, "framework", r->framework);
+    rig_tool_json_add_string(o, "kind", r->kind);
+    rig_tool_json_add_string(o, "model", r->model);
+    rig_tool_json_add_u64(o, "memory_bytes", r->memory_bytes);
+    rig_tool_json_add_string(o, "integration", r->integration);
+    rig_tool_json_add_string(o, "error", r->error);
+    rig_tool_json_add(json, NULL, o);
     return;
   }
   if (r->error) {
@@ -83,30 +82,37 @@ int rig_tool_devices(int argc, char **argv) {
     fprintf(stderr, "rig devices: %s: %s\n", rig_status_name(s), rig_last_error());
     return RIG_EXIT_ERROR;
   }
-  if (json) printf("{\"schema\": 1, \"devices\": [");
-  else printf("%-12s %-8s %s\n", "NAME", "FRAMEWORK", "MODEL");
+  /* --json: one document, {"schema": 1, "devices": [...], "unavailable": [...] (only when some are)} */
+  rig_tool_json *doc = NULL, *rows = NULL, *unavailable = NULL;
+  if (json) {
+    doc = rig_tool_json_object();
+    rows = rig_tool_json_array();
+    rig_tool_json_add_u64(doc, "schema", 1);
+  } else {
+    printf("%-12s %-8s %s\n", "NAME", "FRAMEWORK", "MODEL");
+  }
   row memory = {"memory:NAME", "memory", "memory", "host memory, work runs inline (any number, by name)",
                 "not_applicable", NULL, 0};
-  print_row(&memory, json, 1);
+  print_row(&memory, rows);
   for (size_t i = 0; i < n && i < 256; ++i) {
     rig_device d;
     if (rig_device_open(names[i], &d) != RIG_OK) {
       row r = {names[i], NULL, NULL, NULL, NULL, rig_last_error(), 0};
-      print_row(&r, json, 0);
+      print_row(&r, rows);
       continue;
     }
     rig_device_info info = {sizeof info};
     rig_device_get_info(d, &info);
     row r = {names[i], info.framework, kind_name(info.kind), info.model, integration(&info), NULL,
              (unsigned long long)info.memory_bytes};
-    print_row(&r, json, 0);
+    print_row(&r, rows);
     rig_device_release(d);
   }
-  if (json) printf("\n]");
+  if (json) rig_tool_json_add(doc, "devices", rows);
   /* A backend that lists no device says why (the library not found, its init failed), so that a machine
    * where CUDA should work but does not tells its user what rig met instead of listing nothing. */
   static const char *const backends[] = {"cuda", "hip", "vulkan"};
-  int unavailable = 0;
+  int unavailable_count = 0;
   for (size_t b = 0; b < sizeof backends / sizeof *backends; ++b) {
     size_t prefix = strlen(backends[b]);
     int listed = 0;
@@ -122,17 +128,20 @@ int rig_tool_devices(int argc, char **argv) {
       continue;
     }
     if (json) {
-      printf("%s\n  {\"backend\": ", unavailable ? "," : ", \"unavailable\": [");
-      rig_tool_json_string(stdout, backends[b]);
-      printf(", \"error\": ");
-      rig_tool_json_string(stdout, rig_last_error());
-      printf("}");
+      if (!unavailable) unavailable = rig_tool_json_array();
+      rig_tool_json *o = rig_tool_json_object();
+      rig_tool_json_add_string(o, "backend", backends[b]);
+      rig_tool_json_add_string(o, "error", rig_last_error());
+      rig_tool_json_add(unavailable, NULL, o);
     } else {
-      if (!unavailable) printf("no device from:\n");
+      if (!unavailable_count) printf("no device from:\n");
       printf("  %-10s %s: %s\n", backends[b], rig_status_name(why), rig_last_error());
     }
-    ++unavailable;
+    ++unavailable_count;
   }
-  if (json) printf("%s}\n", unavailable ? "\n]" : "");
+  if (json) {
+    if (unavailable) rig_tool_json_add(doc, "unavailable", unavailable);
+    if (rig_tool_json_print(doc, stdout) != 0) return RIG_EXIT_ERROR;
+  }
   return ferror(stdout) ? RIG_EXIT_ERROR : RIG_EXIT_OK;
 }

@@ -8,6 +8,7 @@
 #include <rig_load.h>
 
 #include "cli.h"
+#include "json.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -205,22 +206,30 @@ static rig_status finish_devices(const rig_device *devices, size_t n) {
   return RIG_OK;
 }
 
+/* One load's report: as an object appended to `loads` (--json), or printed as words when loads is NULL. */
 static void print_load(const struct args *a, const rig_load_stats *st, double seconds, long long rss_growth,
-                       int first, size_t tensors, size_t devices) {
+                       rig_tool_json *loads, size_t tensors, size_t devices) {
   double gbs = seconds > 0 ? (double)st->bytes_total / seconds / 1e9 : 0;
   if (a->json) {
-    printf("%s{\"path\": ", first ? "" : ", ");
-    rig_tool_json_string(stdout, rig_load_path_name(st->path));
-    printf(", \"why\": ");
-    rig_tool_json_string(stdout, st->why);
-    printf(", \"direct_io\": %s, \"bytes\": %llu, \"bytes_read\": %llu, \"bytes_copied\": %llu, \"seconds\": %.6f, "
-           "\"gb_per_s\": %.3f, \"first_tensor_seconds\": %.6f, \"staging_bytes\": %llu, \"rss_growth_bytes\": %lld, "
-           "\"verified\": %s, \"phases\": {\"read_seconds\": %.6f, \"staging_wait_seconds\": %.6f, "
-           "\"alloc_seconds\": %.6f, \"submit_seconds\": %.6f}}",
-           st->direct_io ? "true" : "false", (unsigned long long)st->bytes_total, (unsigned long long)st->bytes_read,
-           (unsigned long long)st->bytes_copied, seconds, gbs, st->first_tensor_seconds,
-           (unsigned long long)st->staging_bytes, rss_growth, a->o.verify ? "true" : "false", st->read_seconds,
-           st->staging_wait_seconds, st->alloc_seconds, st->submit_seconds);
+    rig_tool_json *o = rig_tool_json_object(), *phases = rig_tool_json_object();
+    rig_tool_json_add_string(o, "path", rig_load_path_name(st->path));
+    rig_tool_json_add_string(o, "why", st->why);
+    rig_tool_json_add_bool(o, "direct_io", st->direct_io);
+    rig_tool_json_add_u64(o, "bytes", st->bytes_total);
+    rig_tool_json_add_u64(o, "bytes_read", st->bytes_read);
+    rig_tool_json_add_u64(o, "bytes_copied", st->bytes_copied);
+    rig_tool_json_add_double(o, "seconds", seconds);
+    rig_tool_json_add_double(o, "gb_per_s", gbs);
+    rig_tool_json_add_double(o, "first_tensor_seconds", st->first_tensor_seconds);
+    rig_tool_json_add_u64(o, "staging_bytes", st->staging_bytes);
+    rig_tool_json_add_i64(o, "rss_growth_bytes", rss_growth);
+    rig_tool_json_add_bool(o, "verified", a->o.verify);
+    rig_tool_json_add_double(phases, "read_seconds", st->read_seconds);
+    rig_tool_json_add_double(phases, "staging_wait_seconds", st->staging_wait_seconds);
+    rig_tool_json_add_double(phases, "alloc_seconds", st->alloc_seconds);
+    rig_tool_json_add_double(phases, "submit_seconds", st->submit_seconds);
+    rig_tool_json_add(o, "phases", phases);
+    rig_tool_json_add(loads, NULL, o);
     return;
   }
   printf("%s: %zu tensors, %.3f GB onto %zu device(s)%s\n", a->path, tensors, (double)st->bytes_total / 1e9, devices,
@@ -253,18 +262,18 @@ int rig_load_command(int argc, char **argv) {
   char names[1024];
   snprintf(names, sizeof names, "%s", a.devices);
   const char *opened[MAX_DEVICES]; /* the names of devices[], pointing into names */
+  /* --json: one document, printed at the end: schema, file, file_hex, devices, tensors, loads, error */
+  rig_tool_json *doc = NULL, *named = NULL, *loads = NULL;
   if (a.json) {
-    printf("{\"schema\": 1, \"file\": ");
-    rig_tool_json_string(stdout, a.path);
-    printf(", \"file_hex\": ");
-    rig_tool_json_hex(stdout, a.path, strlen(a.path));
-    printf(", \"devices\": [");
+    doc = rig_tool_json_object();
+    named = rig_tool_json_array();
+    loads = rig_tool_json_array();
+    rig_tool_json_add_u64(doc, "schema", 1);
+    rig_tool_json_add_string(doc, "file", a.path);
+    rig_tool_json_add_hex(doc, "file_hex", a.path, strlen(a.path));
   }
   for (char *save = NULL, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-    if (a.json) {
-      printf("%s", n ? ", " : "");
-      rig_tool_json_string(stdout, name);
-    }
+    rig_tool_json_add_string(named, NULL, name); /* does nothing without --json (named is NULL) */
     if (s != RIG_OK) continue;
     if (n == MAX_DEVICES) {
       s = RIG_INVALID_ARGUMENT;
@@ -289,7 +298,10 @@ int rig_load_command(int argc, char **argv) {
     if (s != RIG_OK) snprintf(error, sizeof error, "%s: %s", rig_status_name(s), rig_last_error());
     else rig_load_tensor_count(file, &tensors);
   }
-  if (a.json) printf("], \"tensors\": %zu, \"loads\": [", tensors);
+  if (a.json) {
+    rig_tool_json_add(doc, "devices", named);
+    rig_tool_json_add_u64(doc, "tensors", tensors);
+  }
 
   struct bar bar = {0, 0};
   a.o.progress = show_progress;
@@ -333,18 +345,19 @@ int rig_load_command(int argc, char **argv) {
       memset(&st, 0, sizeof st);
       st.size = sizeof st;
       rig_load_get_stats(load, &st);
-      print_load(&a, &st, t1 - t0, rss_bytes() - rss0, r == 0, tensors, n);
+      print_load(&a, &st, t1 - t0, rss_bytes() - rss0, loads, tensors, n);
     }
     if (load) rig_load_release(load);
   }
+  int printed = 0;
   if (a.json) {
-    printf("], \"error\": ");
-    rig_tool_json_string(stdout, s == RIG_OK ? NULL : error);
-    printf("}\n");
+    rig_tool_json_add(doc, "loads", loads);
+    rig_tool_json_add_string(doc, "error", s == RIG_OK ? NULL : error);
+    printed = rig_tool_json_print(doc, stdout);
   }
   if (s != RIG_OK) fprintf(stderr, "rig load: %s\n", error);
   for (size_t d = 0; d < pool_count; ++d) rig_load_pool_release(pools[d]);
   if (file) rig_load_file_release(file);
   for (size_t d = 0; d < n; ++d) rig_device_release(devices[d]);
-  return s == RIG_OK && !ferror(stdout) ? RIG_EXIT_OK : RIG_EXIT_ERROR;
+  return s == RIG_OK && printed == 0 && !ferror(stdout) ? RIG_EXIT_OK : RIG_EXIT_ERROR;
 }

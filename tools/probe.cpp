@@ -15,6 +15,7 @@
 // read-only mapping), --register-first (the region is registered before the probe: the range twice).
 #include "cli.h"
 #include "commands.h"
+#include "json.h"
 
 #include <getopt.h>
 
@@ -428,45 +429,43 @@ void collect(int fd, pid_t pid, const Options &o, Report *r, double *seconds) {
 }
 
 // A verdict (or the static answer) as the JSON object docs/cli-json.md describes: always an object.
-void json_verdict(const char *kind, const std::string &refusal, const std::string &reason, const char *cacheable) {
-  std::printf("{\"kind\": ");
-  rig_tool_json_string(stdout, kind);
-  std::printf(", \"refusal\": ");
-  rig_tool_json_string(stdout, refusal.empty() ? nullptr : refusal.c_str());
-  std::printf(", \"reason\": ");
-  rig_tool_json_string(stdout, reason.c_str());
-  if (cacheable) std::printf(", \"cacheable\": %s", cacheable);
-  std::printf("}");
+// cacheable < 0 leaves the field out (the static answer has none).
+rig_tool_json *json_verdict(const char *kind, const std::string &refusal, const std::string &reason, int cacheable) {
+  rig_tool_json *v = rig_tool_json_object();
+  rig_tool_json_add_string(v, "kind", kind);
+  rig_tool_json_add_string(v, "refusal", refusal.empty() ? nullptr : refusal.c_str());
+  rig_tool_json_add_string(v, "reason", reason.c_str());
+  if (cacheable >= 0) rig_tool_json_add_bool(v, "cacheable", cacheable);
+  return v;
 }
 
-void print_json(const Options &o, const Report &r, double seconds, uint64_t file_size, int code) {
-  std::printf("{\"schema\": 1, \"file\": ");
-  rig_tool_json_string(stdout, o.file);
-  std::printf(", \"file_hex\": ");
-  rig_tool_json_hex(stdout, o.file, std::strlen(o.file));
-  std::printf(",\n \"file_bytes\": %llu, \"offset\": %llu, \"length\": %llu, \"map\": ",
-              static_cast<unsigned long long>(file_size), static_cast<unsigned long long>(o.offset),
-              static_cast<unsigned long long>(o.length));
-  rig_tool_json_string(stdout, o.map.c_str());
-  std::printf(", \"device\": ");
-  rig_tool_json_string(stdout, r.device.empty() ? nullptr : r.device.c_str());
-  std::printf(",\n \"static\": ");
-  if (!r.have_static) json_verdict(nullptr, "", "the device was not opened", nullptr);
+// Returns 0, or -1 when the document could not be written.
+int print_json(const Options &o, const Report &r, double seconds, uint64_t file_size, int code) {
+  rig_tool_json *doc = rig_tool_json_object();
+  rig_tool_json_add_u64(doc, "schema", 1);
+  rig_tool_json_add_string(doc, "file", o.file);
+  rig_tool_json_add_hex(doc, "file_hex", o.file, std::strlen(o.file));
+  rig_tool_json_add_u64(doc, "file_bytes", file_size);
+  rig_tool_json_add_u64(doc, "offset", o.offset);
+  rig_tool_json_add_u64(doc, "length", o.length);
+  rig_tool_json_add_string(doc, "map", o.map.c_str());
+  rig_tool_json_add_string(doc, "device", r.device.empty() ? nullptr : r.device.c_str());
+  if (!r.have_static) rig_tool_json_add(doc, "static", json_verdict(nullptr, "", "the device was not opened", -1));
   else if (r.self_test)
-    json_verdict("Self_test_required", "", "the static table leaves this device to the self-test", nullptr);
-  else json_verdict(r.static_kind.c_str(), r.static_refusal, r.static_reason, nullptr);
-  std::printf(",\n \"verdict\": ");
-  if (r.have_verdict) json_verdict(r.kind.c_str(), r.refusal, r.reason, r.cacheable ? "true" : "false");
-  else json_verdict(nullptr, "", "no verdict: see error", "false");
-  std::printf(",\n \"error\": ");
-  rig_tool_json_string(stdout, r.have_verdict ? nullptr : r.error.c_str());
-  std::printf(", \"exit_code\": %d, \"registered_gbps\": %.3f, \"staged_gbps\": %.3f, \"seconds\": %.3f,\n \"log\": [",
-              code, r.registered / 1e9, r.staged / 1e9, seconds);
-  for (size_t i = 0; i < r.logs.size(); ++i) {
-    std::printf("%s", i ? ", " : "");
-    rig_tool_json_string(stdout, r.logs[i].c_str());
-  }
-  std::printf("]}\n");
+    rig_tool_json_add(doc, "static",
+                      json_verdict("Self_test_required", "", "the static table leaves this device to the self-test", -1));
+  else rig_tool_json_add(doc, "static", json_verdict(r.static_kind.c_str(), r.static_refusal, r.static_reason, -1));
+  if (r.have_verdict) rig_tool_json_add(doc, "verdict", json_verdict(r.kind.c_str(), r.refusal, r.reason, r.cacheable));
+  else rig_tool_json_add(doc, "verdict", json_verdict(nullptr, "", "no verdict: see error", 0));
+  rig_tool_json_add_string(doc, "error", r.have_verdict ? nullptr : r.error.c_str());
+  rig_tool_json_add_i64(doc, "exit_code", code);
+  rig_tool_json_add_double(doc, "registered_gbps", r.registered / 1e9);
+  rig_tool_json_add_double(doc, "staged_gbps", r.staged / 1e9);
+  rig_tool_json_add_double(doc, "seconds", seconds);
+  rig_tool_json *log = rig_tool_json_array();
+  for (const std::string &line : r.logs) rig_tool_json_add_string(log, nullptr, line.c_str());
+  rig_tool_json_add(doc, "log", log);
+  return rig_tool_json_print(doc, stdout);
 }
 
 void print_text(const Options &o, const Report &r, double seconds, uint64_t file_size) {
@@ -584,8 +583,11 @@ extern "C" int rig_tool_probe(int argc, char **argv) {
   collect(fds[0], pid, o, &r, &seconds);
   close(fds[0]);
   int code = exit_code(r);
-  if (o.json) print_json(o, r, seconds, size, code);
-  else print_text(o, r, seconds, size);
+  if (o.json) {
+    if (print_json(o, r, seconds, size, code) != 0) return RIG_EXIT_ERROR;
+  } else {
+    print_text(o, r, seconds, size);
+  }
   if (!r.have_verdict && !o.json) std::fprintf(stderr, "rig probe: %s\n", r.error.c_str());
   return code;
 }

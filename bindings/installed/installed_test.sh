@@ -5,8 +5,8 @@
 #          replace line) from the installed module proxy (GOPROXY=file://PREFIX/share/go/proxy,
 #          GONOSUMDB=rig.dev/rig), offline, by `go mod tidy` and `go build` as the README says;
 #   Rust   a program depending on librig 0.1.0 from the crates meson install put under
-#          PREFIX/share/cargo/registry (a directory source standing in for crates.io, named in the
-#          program's .cargo/config.toml as the README says), offline, linked through pkg-config;
+#          PREFIX/share/cargo/registry (crates.io's librig and librig-sys patched with those directories
+#          in the program's .cargo/config.toml, as the README says), offline, linked through pkg-config;
 #   OCaml  a program built by ocamlfind against the findlib package rig (OCAMLPATH at the prefix).
 # Each prints "hello, world". The prefix holds a library-and-bindings build of this source tree.
 #   installed_test.sh SOURCE_ROOT WORK_DIR MESON GO CARGO RUSTC OCAMLFIND   (a tool "" skips its language)
@@ -54,8 +54,9 @@ if [ -n "$cargo" ]; then
   echo "== Rust: a program depending on the crates installed under share/cargo/registry"
   cp -r "$src/bindings/installed/rust" "$work/rust"
   mkdir -p "$work/rust/.cargo" "$work/cargo-home"
-  printf '[source.crates-io]\nreplace-with = "rig"\n[source.rig]\ndirectory = "%s"\n' \
-    "$prefix/share/cargo/registry" >"$work/rust/.cargo/config.toml"
+  printf '[patch.crates-io]\nlibrig = { path = "%s" }\nlibrig-sys = { path = "%s" }\n' \
+    "$prefix/share/cargo/registry/librig-0.1.0" "$prefix/share/cargo/registry/librig-sys-0.1.0" \
+    >"$work/rust/.cargo/config.toml"
   (cd "$work/rust" && env PKG_CONFIG_PATH="$pc" CARGO_HOME="$work/cargo-home" CARGO_TARGET_DIR="$work/rust-target" \
     RUSTC="$rustc" "$cargo" build --offline -q >"$work/rust.log" 2>&1 && "$work/rust-target/debug/hello") >"$work/rust.out" 2>&1 ||
     cat "$work/rust.log" >>"$work/rust.out"

@@ -15,6 +15,20 @@ class Device(Owned):
     """
 
     _release_fn = staticmethod(_rig.rig_device_release)
+    _borrowed = False  # a handle rig owns (a buffer's device): never released from Python
+
+    def close(self):
+        """Releases the device (a buffer's device, not Python's to release, only reads as closed)."""
+        if self._borrowed:
+            self._released = True
+            return
+        Owned.close(self)
+
+    release = close
+
+    def __del__(self):
+        if not self._borrowed:
+            Owned.__del__(self)
 
     def info(self):
         """A dict: name, framework, model, kind, index, memory_bytes, integrated, lost."""
@@ -65,8 +79,10 @@ class Device(Owned):
 
 
 def _borrowed_device(raw):
+    """A Device over a buffer's device handle: open (it reprs as the device it is) but never released
+    from Python, since the buffer, not this object, holds it."""
     d = Device(raw)
-    d._released = True  # borrowed from a buffer: not ours to release
+    d._borrowed = True
     return d
 
 
@@ -92,10 +108,12 @@ def open_device(name):
 
 
 def device_list():
-    """The names of the devices rig sees, each one open_device accepts."""
-    names = []
+    """The names of the devices rig sees, each one open_device accepts, as `rig devices` lists them:
+    first "memory:NAME", which stands for any number of memory devices (open_device("memory:A") makes
+    one called A), then the drivers' devices ("cuda:0", "hip:0", "vulkan:0")."""
+    names = ["memory:NAME"]
     while True:
-        name = _rig.rig_swig_device_name(len(names))
+        name = _rig.rig_swig_device_name(len(names) - 1)
         if name is None:
             return names
         names.append(name)
