@@ -22,6 +22,7 @@
 
 #include "core/deadline.h"
 #include "core/error.h"
+#include "core/status.h"
 #include "mapped/compare.h"
 #include "mapped/parallel.h"
 
@@ -258,7 +259,7 @@ class Run {
 
   std::string describe(const std::string &what, rig_status s) const {
     const char *msg = last_error();
-    return what + ": " + rig_status_name(s) + (msg && *msg ? std::string(" (") + msg + ")" : std::string());
+    return what + ": " + status_name(s) + (msg && *msg ? std::string(" (") + msg + ")" : std::string());
   }
 
   uint64_t now() { return ops_.now_ns ? ops_.now_ns(ops_.user) : steady_ns(); }
