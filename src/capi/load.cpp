@@ -16,6 +16,7 @@
 #include "core/buffer.h"
 #include "core/driver_memory.h"
 #include "core/error.h"
+#include "load/checkpoint.h"
 #include "load/file.h"
 #include "load/load.h"
 #include "load/path.h"
@@ -79,7 +80,7 @@ RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_l
   return entry("rig_load_open", [&] {
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_open: out is null");
     std::shared_ptr<File> f;
-    if (rig_status s = open_file(path, format, &f)) return s;
+    if (rig_status s = open_checkpoint(path, format, &f)) return s;
     return give_file(std::move(f), out);
   });
 }
@@ -107,7 +108,7 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
   return entry("rig_load_tensor_get", [&] {
     PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_get");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!info || info->size < sizeof(rig_load_tensor))
+    if (!info || info->size < offsetof(rig_load_tensor, shard))
       return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info is null or its size is not set");
     if (index >= h->tensors.size())
       return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: index %zu, the file has %zu tensors", index, h->tensors.size());
@@ -120,9 +121,11 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
     r.ggml_type = t.ggml_type;
     r.rank = uint32_t(t.shape.size());
     for (size_t i = 0; i < t.shape.size() && i < RIG_LOAD_MAX_DIMS; ++i) r.shape[i] = t.shape[i];
-    r.offset = t.offset;
+    r.offset = t.offset - h->shards[t.shard]->base;  // in its own file, not the load's stream
     r.length = t.length;
-    *info = r;
+    r.shard = t.shard;
+    r.size = std::min(info->size, sizeof r);  // an older caller's smaller struct gets what it has room for
+    std::memcpy(static_cast<void *>(info), &r, r.size);
     return RIG_OK;
   });
 }
@@ -147,6 +150,50 @@ RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *for
     if (!h) return RIG_INVALID_HANDLE;
     if (!format) return fail(RIG_INVALID_ARGUMENT, "rig_load_file_format: format is null");
     *format = h->format;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_shard_count(rig_load_file file, size_t *count) {
+  return entry("rig_load_shard_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_count");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_count: count is null");
+    *count = h->shards.size();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_shard_get(rig_load_file file, size_t index, const char **path, uint64_t *bytes) {
+  return entry("rig_load_shard_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_get");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (index >= h->shards.size())
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_get: index %zu, the checkpoint has %zu files", index, h->shards.size());
+    if (path) *path = h->shards[index]->path.c_str();
+    if (bytes) *bytes = h->shards[index]->size;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_metadata_count(rig_load_file file, size_t *count) {
+  return entry("rig_load_metadata_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_count");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_count: count is null");
+    *count = h->metadata.size();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_metadata_get(rig_load_file file, size_t index, const char **key, const char **value) {
+  return entry("rig_load_metadata_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_get");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (index >= h->metadata.size())
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_get: index %zu, the file has %zu entries", index, h->metadata.size());
+    if (key) *key = h->metadata[index].first.c_str();
+    if (value) *value = h->metadata[index].second.c_str();
     return RIG_OK;
   });
 }

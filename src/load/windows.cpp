@@ -21,9 +21,10 @@ void Load::run_kept() {
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   for (const Chunk &c : chunks_) {
     if (stopping(&s)) break;
-    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
+    const Shard &shard = *file_->shards[c.shard];
+    uint64_t length = std::min(round_up(c.end, page), shard.base + round_up(shard.size, page)) - c.start;
     std::shared_ptr<Buffer> view;  // not the last reference: the registration stays
-    s = buffer_view(*file_->kept_on(*devices_[c.device]), c.start, length, &view);
+    s = buffer_view(*file_->kept_on(*devices_[c.device], c.shard), c.start - shard.base, length, &view);
     if (s) s = fail(s, "a window of the kept registration: %s", last_error());
     if (!s) s = copy_chunk(c, *view, nullptr);
     if (!s) s = file_->unchanged();
@@ -34,17 +35,29 @@ void Load::run_kept() {
   if (s) fail_with(s);
 }
 
-void Load::run_windows() {
-  if (route_.kept) return run_kept();
-  // A read-only MAP_SHARED mapping of the whole file, shared by the windows wrapped over it (load/mapping.h).
+namespace {
+
+// A read-only MAP_SHARED mapping of a whole shard, shared by the windows wrapped over it (load/mapping.h).
+rig_status map_shard(const Shard &shard, Mapping **out) {
   auto *m = new Mapping();
-  m->length = file_->size;
-  m->base = file_->size ? mmap(nullptr, file_->size, PROT_READ, MAP_SHARED, file_->fd, 0) : nullptr;
+  m->length = shard.size;
+  m->base = shard.size ? mmap(nullptr, shard.size, PROT_READ, MAP_SHARED, shard.fd, 0) : nullptr;
   if (m->base == MAP_FAILED) {
     delete m;
-    fail_with(fail(RIG_DRIVER, "mmap %s: %s", file_->path.c_str(), strerror(errno)));
-    return;
+    return fail(RIG_DRIVER, "mmap %s: %s", shard.path.c_str(), strerror(errno));
   }
+  *out = m;
+  return RIG_OK;
+}
+
+}  // namespace
+
+void Load::run_windows() {
+  if (route_.kept) return run_kept();
+  // Each shard mapped when its first window comes, and its maker's reference dropped once the windows move
+  // past it: the mapping goes with its last window.
+  Mapping *m = nullptr;
+  uint32_t mapped = 0;
   rig_status s = RIG_OK;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   // Dropping a window's last reference waits for the copies that read it (rule 6), so the window before
@@ -52,10 +65,18 @@ void Load::run_windows() {
   std::shared_ptr<Buffer> behind;
   for (const Chunk &c : chunks_) {
     if (stopping(&s)) break;
-    uint64_t length = std::min(round_up(c.end, page), round_up(file_->size, page)) - c.start;
+    const Shard &shard = *file_->shards[c.shard];
+    if (!m || mapped != c.shard) {
+      if (m) m->drop();
+      m = nullptr;
+      if ((s = map_shard(shard, &m))) break;
+      mapped = c.shard;
+    }
+    uint64_t length = std::min(round_up(c.end, page), shard.base + round_up(shard.size, page)) - c.start;
     std::shared_ptr<Buffer> window, borrowed;
     m->refs.fetch_add(1, std::memory_order_relaxed);
-    s = buffer_wrap(*host_, static_cast<char *>(m->base) + c.start, length, RIG_ACCESS_READ, drop_mapping, m, &window);
+    s = buffer_wrap(*host_, static_cast<char *>(m->base) + (c.start - shard.base), length, RIG_ACCESS_READ,
+                    drop_mapping, m, &window);
     if (s) {
       m->drop();  // a failed wrap calls no release callback
       s = fail(s, "wrapping a window of the mapping: %s", last_error());
@@ -76,7 +97,7 @@ void Load::run_windows() {
   }
   if (s) fail_with(s);  // before the last window's drop, which waits for its copies
   behind.reset();
-  m->drop();
+  if (m) m->drop();
 }
 
 }  // namespace rig::load
