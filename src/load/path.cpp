@@ -141,14 +141,17 @@ rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_loa
   return RIG_OK;
 }
 
-// The fraction of stream bytes [lo, hi) resident, over every shard it covers, weighted by their bytes.
+// The fraction of stream bytes [lo, hi) resident, over every shard it covers, weighted by their bytes (the
+// gaps between shards' bases hold no file's bytes and count for nothing).
 double resident_in(const File &file, uint64_t lo, uint64_t hi) {
-  double resident = 0;
+  double resident = 0, covered = 0;
   for (const auto &shard : file.shards) {
     uint64_t a = std::max(lo, shard->base), b = std::min(hi, shard->base + shard->size);
-    if (a < b) resident += resident_fraction(shard->fd, shard->size, a - shard->base, b - a) * double(b - a);
+    if (a >= b) continue;
+    resident += resident_fraction(shard->fd, shard->size, a - shard->base, b - a) * double(b - a);
+    covered += double(b - a);
   }
-  return resident / double(hi - lo);
+  return covered > 0 ? resident / covered : 1.0;
 }
 
 std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why) {
