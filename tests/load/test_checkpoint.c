@@ -162,6 +162,8 @@ static void a_four_shard_checkpoint_loads_equal_to_one_file_on_every_path(void *
     rig_load a = load_all(single, d, &o), b = load_all(by_index, d, &o);
     rig_load_stats st = tw_stats(b);
     if (paths[k].path == RIG_LOAD_PATH_STAGED) assert_int_equal(st.bytes_read >= st.bytes_total, 1);
+    /* O_DIRECT through each shard's descriptor, where the file system takes it */
+    if (paths[k].io == RIG_LOAD_IO_DIRECT && !strstr(st.why, "refused O_DIRECT")) assert_int_equal(st.direct_io, 1);
     for (size_t i = 0; i < TENSORS; ++i) {
       rig_load_tensor t = tensor(by_index, i);
       const char *shard_path;

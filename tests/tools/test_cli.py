@@ -410,6 +410,10 @@ for target in (ckpt, index):
         check(same and obj["total_bytes"] == sum(len(t[3]) for t in named) and obj["error"] is None
               and obj["metadata"] == {"total_size": str(obj["total_bytes"])},
               "rig info --json: each tensor's shard and byte range hold its bytes; total and metadata")
+rc, out, err = run("load", "--json", "--verify", "--path", "staged", "--chunk", "64K", "--device", "memory:A", ckpt)
+obj = valid(out, "load", "rig load --json of a 4-shard checkpoint's directory")
+check(rc == 0 and obj is not None and obj["tensors"] == 8 and len(obj["loads"]) == 1 and obj["loads"][0]["verified"]
+      and obj["loads"][0]["bytes"] == sum(len(t[3]) for t in named), f"rig load --verify of a 4-shard checkpoint ({err.strip()})")
 rc, out, err = run("info", ckpt)
 check(rc == 0 and b"model.layers.7.w  BF16  [3,12]  3" in out and b"in 4 files" in out, f"rig info in words ({out[:200]!r})")
 os.unlink(os.path.join(ckpt, "model-00002-of-00004.safetensors"))
