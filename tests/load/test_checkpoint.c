@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,20 @@ static const char *write_checkpoint(const char *extra, const char *leave_out) {
   snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
   write_text(path, map);
   return dir;
+}
+
+/* Removes a directory the test wrote and the files in it. */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  char path[1024];
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  closedir(d);
+  rmdir(dir);
 }
 
 static const char *index_of(const char *dir) {
@@ -180,6 +195,8 @@ static void a_four_shard_checkpoint_loads_equal_to_one_file_on_every_path(void *
   rig_load_file_release(by_index);
   rig_load_file_release(by_dir);
   rig_device_release(d);
+  unlink(one);
+  remove_dir(dir);
 }
 
 /* rig_load_open answers `status` with a message holding `words`. */
@@ -197,17 +214,22 @@ static void a_checkpoint_that_disagrees_with_its_index_is_refused_naming_the_fil
   snprintf(path, sizeof path, "%s/model-00003-of-00004.safetensors", dir);
   unlink(path);
   refused(index_of(dir), RIG_NOT_FOUND, "model-00003-of-00004.safetensors");
+  remove_dir(dir);
   dir = write_checkpoint("\"ghost\":\"model-00002-of-00004.safetensors\"", NULL);
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "'ghost'");
+  remove_dir(dir);
   dir = write_checkpoint("", "t.07");
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "does not name");
   refused(dir, RIG_INVALID_ARGUMENT, "t.07");
+  remove_dir(dir);
   dir = write_checkpoint("", NULL);  /* a tensor in two shards */
   snprintf(path, sizeof path, "%s/model-00002-of-00004.safetensors", dir);
   write_safetensors(path, 2, 4, "{}");  /* t.02 is shard 1's too */
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "appears in both");
+  remove_dir(dir);
   dir = write_checkpoint("\"up\":\"../x.safetensors\"", NULL);
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "not a file beside the index");
+  remove_dir(dir);
   dir = write_checkpoint("", NULL);
   write_text(index_of(dir), "[1, 2]");
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "not a JSON object");
@@ -215,6 +237,7 @@ static void a_checkpoint_that_disagrees_with_its_index_is_refused_naming_the_fil
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "other than a file name");
   write_text(index_of(dir), "{\"weight_map\": ");
   refused(index_of(dir), RIG_INVALID_ARGUMENT, "not valid JSON");
+  remove_dir(dir);
 }
 
 /* GGUF: a split set of three, each file's split.* keys, F32 tensors. */
@@ -317,6 +340,7 @@ static void a_split_gguf_set_opens_from_its_first_file_and_loads_each_shard(void
   unlink(path[2]);
   refused(path[0], RIG_NOT_FOUND, "tiny-00003-of-00003.gguf");
   rig_device_release(d);
+  remove_dir(dir);
 }
 
 static void metadata_reads_back_from_a_file_and_from_an_index(void **state) {
@@ -348,6 +372,8 @@ static void metadata_reads_back_from_a_file_and_from_an_index(void **state) {
     assert_string_equal(value, want[i][1]);
   }
   rig_load_file_release(f);
+  unlink(one);
+  remove_dir(dir);
 }
 
 /* A caller built before rig_load_tensor.shard passes the smaller size: served, nothing written past it. */
@@ -365,6 +391,7 @@ static void an_older_callers_tensor_struct_is_served_without_the_shard(void **st
   unsigned char *tail = (unsigned char *)&t + offsetof(rig_load_tensor, shard);
   for (size_t i = 0; i < sizeof t - offsetof(rig_load_tensor, shard); ++i) assert_int_equal(tail[i], 0xab);
   rig_load_file_release(f);
+  unlink(one);
 }
 
 int main(void) {
