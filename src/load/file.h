@@ -45,9 +45,10 @@ struct File {
   std::vector<std::unique_ptr<Shard>> shards;  // one for a single file; never empty once opened
   std::vector<TensorEntry> tensors;             // offsets in the stream; `shard` says whose
   Metadata metadata;
-  // The shard holding stream offset `at` (the last whose base is at or before it).
+  // The shard holding stream offset `at` (the last whose base is at or before it). Pure; waits for nothing.
   const Shard &shard_at(uint64_t at) const;
-  // Reads stream bytes [at, at+length), which lie in one shard, as read_fully does.
+  // Reads stream bytes [at, at+length), which lie in one shard, as read_fully does (its statuses, the
+  // shard's path in the words). Waits for the reads; holds no lock.
   rig_status read(uint64_t at, void *dst, size_t length) const;
   ~File();
 
@@ -76,7 +77,8 @@ struct File {
 
 // Raw ranges (rig_load_open_raw); a checkpoint's files are opened by load/checkpoint.h. Failures set rig's
 // message.
-// Opens one file of a checkpoint and parses its header (`format` AUTO: by its magic). Sets rig's message.
+// Opens one file of a checkpoint and parses its header (`format` AUTO: by its magic). A FIFO or device node
+// is refused before anything waits on it. Waits for the reads; holds no lock. Sets rig's message.
 rig_status open_shard(const std::string &path, rig_load_format format, std::unique_ptr<Shard> *shard,
                       ParseResult *parsed, rig_load_format *found);
 rig_status open_raw(const char *path, const rig_load_range *ranges, size_t count, std::shared_ptr<File> *out);

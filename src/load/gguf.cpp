@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 
 #include "load/table.h"
@@ -95,7 +97,15 @@ struct Reader {
       case I32: { int32_t v; if (!num(&v)) return false; *out = v; return true; }
       case U64: { uint64_t v; if (!num(&v)) return false; *out = v; return true; }
       case I64: { int64_t v; if (!num(&v)) return false; *out = v; return true; }
-      case F32: { float v; if (!num(&v)) return false; *out = v; return true; }
+      case F32: {  // as the float's shortest decimal (1e-05), not its double's (9.999999747378752e-06)
+        float v;
+        if (!num(&v)) return false;
+        char text[32];
+        auto end = std::to_chars(text, text + sizeof text - 1, v).ptr;
+        *end = 0;
+        *out = std::strtod(text, nullptr);
+        return true;
+      }
       case F64: { double v; if (!num(&v)) return false; *out = v; return true; }
       default: { uint8_t v; if (!num(&v)) return false; *out = v != 0; return true; }  // BOOL
     }

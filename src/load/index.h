@@ -27,7 +27,7 @@ constexpr uint64_t index_limit = 100000000;
 
 // Parses an index. RIG_INVALID_ARGUMENT with words for JSON that is not an object, a weight_map that is
 // missing, empty or maps a name to anything but a file name (a path that is absolute, or climbs out of
-// the index's directory with "..", is refused), a metadata that is not an object.
+// the index's directory with "..", is refused), a metadata that is not an object. Pure: no lock, no wait.
 IndexResult parse_index(const char *bytes, size_t length);
 
 }  // namespace rig::load

@@ -251,7 +251,7 @@ static void write_split(const char *path, unsigned no, unsigned count, unsigned 
   tw_put(&b, "GGUF", 4);
   tw_u32(&b, 3);
   tw_u64(&b, n);
-  tw_u64(&b, no == 0 ? 6 : 3);
+  tw_u64(&b, no == 0 ? 7 : 3);
   kv_u16(&b, "split.no", (uint16_t)no);
   kv_u16(&b, "split.count", (uint16_t)count);
   tw_str(&b, "split.tensors.count", 19);
@@ -271,6 +271,10 @@ static void write_split(const char *path, unsigned no, unsigned count, unsigned 
     tw_u32(&b, 0);
     tw_u64(&b, 100);
     for (int i = 0; i < 100; ++i) tw_put(&b, "x", 1);
+    float eps = 1e-5f;  /* a float: as its shortest decimal */
+    tw_str(&b, "tiny.eps", 8);
+    tw_u32(&b, 6);
+    tw_put(&b, &eps, 4);
   }
   uint64_t off = 0;
   for (unsigned i = first; i < first + n; ++i) {
@@ -323,9 +327,10 @@ static void a_split_gguf_set_opens_from_its_first_file_and_loads_each_shard(void
   /* GGUF's key/values as text, the first file's */
   size_t m;
   assert_int_equal(rig_load_metadata_count(f, &m), RIG_OK);
-  assert_int_equal(m, 6);
+  assert_int_equal(m, 7);
   const char *want[][2] = {{"split.no", "0"}, {"split.count", "3"}, {"split.tensors.count", "5"},
-                           {"general.name", "tiny"}, {"tiny.dims", "[1,2,3]"}, {"tiny.vocab", "array of 100 u8"}};
+                           {"general.name", "tiny"}, {"tiny.dims", "[1,2,3]"}, {"tiny.vocab", "array of 100 u8"},
+                           {"tiny.eps", "1e-05"}};
   for (size_t i = 0; i < m; ++i) {
     const char *key, *value;
     assert_int_equal(rig_load_metadata_get(f, i, &key, &value), RIG_OK);
