@@ -301,9 +301,11 @@ RIG_API rig_status rig_buffer_view(rig_buffer RIG_NONNULL buffer, size_t offset,
 /* A buffer on `device` over `buffer`'s bytes without a copy, sharing its allocation's stamps. Memory
  * devices borrow any host memory; a GPU borrows host memory its driver can register and a peer's memory
  * where peer access exists; otherwise RIG_UNMAPPABLE with the reason. CUDA and HIP borrow host memory of
- * any alignment: rig registers the enclosing pages, once for every wrap within them (RIG_UNMAPPABLE where
- * they overlap a range of rig_host_register, or reach past pages registered for other wraps still
- * borrowed: a device copies through one registration at a time). Vulkan borrows host memory only with
+ * any alignment, any number of ranges whatever pages they share, borrowed and released in any order: rig
+ * registers the enclosing pages once for every wrap on them, registering only pages not registered yet,
+ * and splits a copy where two registrations meet (RIG_UNMAPPABLE where the pages overlap a range of
+ * rig_host_register, or where a writable wrap reaches pages registered read-only for a read-only mapping).
+ * Vulkan borrows host memory only with
  * RIG_VULKAN_HOST_IMPORT=1: elsewhere use the portable upload and download, rig_buffer_write_from and
  * rig_buffer_read_into, on a buffer of the device. The mapping (one per device and allocation) is made at
  * the first borrow and released only after work through it is reached. May call the driver to register

@@ -271,7 +271,8 @@ int run_child(const Options &o, int fd) {
     return 0;
   }
   put(fd, "static\tSELF_TEST");
-  int file = open(o.file, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: checked regular before the fork, but a FIFO put in its place since must not hold the child.
+  int file = open(o.file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (file < 0) {
     put(fd, "error\topen " + clean(o.file) + ": " + std::strerror(errno));
     return 1;
@@ -501,9 +502,15 @@ int exit_code(const Report &r) {
 }
 
 // Refuses what cannot be probed before any device is touched: says what is wrong with FILE in its terms.
+// Opened with O_NONBLOCK and checked open (fstat), so a FIFO is refused without waiting for a writer; a
+// UNIX socket, which no open reaches (ENXIO), is named by stat.
 int check_file(Options *o, uint64_t *size) {
-  int file = open(o->file, O_RDONLY | O_CLOEXEC);
+  int file = open(o->file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   struct stat st;
+  if (file < 0 && errno == ENXIO && stat(o->file, &st) == 0 && S_ISSOCK(st.st_mode)) {
+    std::fprintf(stderr, "rig probe: %s is a socket, not a regular file: the probe maps a file's page cache\n", o->file);
+    return RIG_EXIT_ERROR;
+  }
   if (file < 0 || fstat(file, &st) != 0) {
     std::fprintf(stderr, "rig probe: %s: %s\n", o->file, std::strerror(errno));
     if (file >= 0) close(file);
@@ -515,7 +522,8 @@ int check_file(Options *o, uint64_t *size) {
     return RIG_EXIT_ERROR;
   }
   if (!S_ISREG(st.st_mode)) {
-    std::fprintf(stderr, "rig probe: %s is not a regular file: the probe maps a file's page cache\n", o->file);
+    const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node" : "something else";
+    std::fprintf(stderr, "rig probe: %s is %s, not a regular file: the probe maps a file's page cache\n", o->file, kind);
     return RIG_EXIT_ERROR;
   }
   *size = static_cast<uint64_t>(st.st_size);

@@ -262,3 +262,14 @@ func rigGoLog(handle C.uintptr_t, message *C.char) {
 	}()
 	p.log(C.GoString(message))
 }
+
+//export rigGoRelease
+func rigGoRelease(handle C.uintptr_t) {
+	h := cgo.Handle(handle)
+	f := h.Value().(func())
+	h.Delete()
+	// a release runs on rig's thread, after the call that made the buffer returned: there is no call to
+	// panic again in, so a panic ends here rather than unwinding through librig
+	defer func() { recover() }()
+	f()
+}

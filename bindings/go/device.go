@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"time"
 	"unsafe"
@@ -103,24 +104,57 @@ func (d *Device) Submitted() (uint64, error) { return d.value(raw.Rig_device_sub
 // Signaled is the last value the device reached (commits nothing).
 func (d *Device) Signaled() (uint64, error) { return d.value(raw.Rig_device_signaled) }
 
-// Wait waits until the device reached value (committing its held work first) or ctx is done: on ctx's
-// deadline the error is both rig's Timeout and context.DeadlineExceeded (errors.Is), on cancellation
-// Interrupted and context.Canceled. Background waits without a bound.
-func (d *Device) Wait(ctx context.Context, value uint64) error {
+// Wait waits until the device reached point p (committing its held work first) or ctx is done: on
+// ctx's deadline the error is both rig's Timeout and context.DeadlineExceeded (errors.Is), on
+// cancellation Interrupted and context.Canceled. Background waits without a bound. A point of another
+// device is InvalidArgument (WaitPoint waits for any device's); the zero Point is reached at once.
+func (d *Device) Wait(ctx context.Context, p Point) error {
+	value, err := d.own(p)
+	if err != nil || value == 0 {
+		return err
+	}
 	defer runtime.KeepAlive(d)
 	return waitContext(ctx, func(ns uint64) raw.Enum_SS_rig_status { return raw.Rig_device_wait(d.h, value, ns) })
 }
 
-// WaitTimeout waits until the device reached value for at most timeout (Forever: no bound; 0 or less:
-// only checks). Timeout when it is not reached by then.
-func (d *Device) WaitTimeout(value uint64, timeout time.Duration) error {
+// WaitTimeout waits until the device reached point p for at most timeout (Forever: no bound; 0 or less:
+// only checks). Timeout when it is not reached by then; InvalidArgument for a point of another device.
+func (d *Device) WaitTimeout(p Point, timeout time.Duration) error {
+	value, err := d.own(p)
+	if err != nil || value == 0 {
+		return err
+	}
 	defer runtime.KeepAlive(d)
 	return call(func() raw.Enum_SS_rig_status { return raw.Rig_device_wait(d.h, value, timeoutNs(timeout)) })
 }
 
-// Point is the point of value on this device.
-func (d *Device) Point(value uint64) (uint64, error) {
-	return d.value(func(h uintptr, out []uint64) raw.Enum_SS_rig_status { return raw.Rig_device_point(h, value, out) })
+// own is p's value where p is a point of d (0 for the zero Point), else InvalidArgument naming p (a value
+// past d's submitted is rig_device_wait's to answer).
+func (d *Device) own(p Point) (uint64, error) {
+	if p == 0 {
+		return 0, nil
+	}
+	submitted, err := d.Submitted()
+	if err != nil {
+		return 0, err
+	}
+	if submitted == 0 {
+		return 0, &Error{Status: InvalidArgument, Message: fmt.Sprintf("point %v is not of this device (it has none yet)", p)}
+	}
+	first, err := d.Point(1)
+	if err != nil {
+		return 0, err
+	}
+	if first.DeviceIndex() != p.DeviceIndex() {
+		return 0, &Error{Status: InvalidArgument, Message: fmt.Sprintf("point %v is not of this device (its points are device#%d's)", p, first.DeviceIndex())}
+	}
+	return p.Value(), nil
+}
+
+// Point is the point of value (1..Submitted) on this device.
+func (d *Device) Point(value uint64) (Point, error) {
+	v, err := d.value(func(h uintptr, out []uint64) raw.Enum_SS_rig_status { return raw.Rig_device_point(h, value, out) })
+	return Point(v), err
 }
 
 // LostReason says why the device was lost, "" if it is not.
@@ -137,12 +171,12 @@ func (d *Device) LostReason() (string, error) {
 }
 
 // WaitPoint waits for a point of any device, or until ctx is done (as Device.Wait).
-func WaitPoint(ctx context.Context, point uint64) error {
-	return waitContext(ctx, func(ns uint64) raw.Enum_SS_rig_status { return raw.Rig_wait_point(point, ns) })
+func WaitPoint(ctx context.Context, point Point) error {
+	return waitContext(ctx, func(ns uint64) raw.Enum_SS_rig_status { return raw.Rig_wait_point(uint64(point), ns) })
 }
 
 // WaitPointTimeout waits for a point of any device for at most timeout (as Device.WaitTimeout).
-func WaitPointTimeout(point uint64, timeout time.Duration) error {
-	return call(func() raw.Enum_SS_rig_status { return raw.Rig_wait_point(point, timeoutNs(timeout)) })
+func WaitPointTimeout(point Point, timeout time.Duration) error {
+	return call(func() raw.Enum_SS_rig_status { return raw.Rig_wait_point(uint64(point), timeoutNs(timeout)) })
 }
 

@@ -233,11 +233,12 @@ func busyDevice(t *testing.T) *rig.Device {
 
 func TestWaitsTimeOutAndFollowTheirContext(t *testing.T) {
 	a := busyDevice(t)
-	if err := a.WaitTimeout(2, 0); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
+	p1 := must(a.Point(1))
+	if err := a.WaitTimeout(p1+1, 0); !errors.Is(err, &rig.Error{Status: rig.InvalidArgument}) {
 		t.Fatalf("a wait past the submitted value: %v", err)
 	}
 	start := time.Now()
-	err := a.WaitTimeout(1, 20*time.Millisecond)
+	err := a.WaitTimeout(p1, 20*time.Millisecond)
 	if !errors.Is(err, &rig.Error{Status: rig.Timeout}) {
 		t.Fatalf("a held value, waited 20ms: %v", err)
 	}
@@ -246,22 +247,22 @@ func TestWaitsTimeOutAndFollowTheirContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	err = a.Wait(ctx, 1)
+	err = a.Wait(ctx, p1)
 	var e *rig.Error
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &e) || e.Status != rig.Timeout {
 		t.Fatalf("a wait past its context's deadline: %v", err)
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel2)
-	err = rig.WaitPoint(ctx2, must(a.Point(1)))
+	err = rig.WaitPoint(ctx2, p1)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, &rig.Error{Status: rig.Interrupted}) {
 		t.Fatalf("a wait whose context was canceled: %v", err)
 	}
 	t.Logf("deadline: %v; cancel: %v", ctx.Err(), err)
-	if err := a.Wait(context.Background(), 1); err != nil {
+	if err := a.Wait(context.Background(), p1); err != nil {
 		t.Fatalf("the value, once the copy is done: %v", err)
 	}
-	if err := rig.WaitPointTimeout(must(a.Point(1)), rig.Forever); err != nil {
+	if err := rig.WaitPointTimeout(p1, rig.Forever); err != nil {
 		t.Fatal(err)
 	}
 }

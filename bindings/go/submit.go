@@ -196,17 +196,15 @@ func (r *Run) SetScalars(data []byte) error {
 }
 
 // Submit submits the run after waits, and returns its point.
-func (r *Run) Submit(waits ...uint64) (uint64, error) {
+func (r *Run) Submit(waits ...Point) (Point, error) {
 	defer runtime.KeepAlive(r)
 	point := make([]uint64, 1)
-	if waits == nil {
-		waits = []uint64{}
-	}
-	err := call(func() raw.Enum_SS_rig_status { return raw.Rig_submit(r.h, waits, point) })
+	raws := rawPoints(waits)
+	err := call(func() raw.Enum_SS_rig_status { return raw.Rig_submit(r.h, raws, point) })
 	for _, h := range r.submission.kernels {
 		h.Value().(*kernelState).rethrow()
 	}
-	return point[0], err
+	return Point(point[0]), err
 }
 
 // Close releases the run.
@@ -222,7 +220,7 @@ type Slot struct {
 }
 
 // Submit makes, takes and submits in one call, and returns the point.
-func Submit(d *Device, parts []Part, slots []Slot) (uint64, error) {
+func Submit(d *Device, parts []Part, slots []Slot) (Point, error) {
 	access := make([]Access, len(slots))
 	for i, s := range slots {
 		access[i] = s.Access

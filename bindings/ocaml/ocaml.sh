@@ -11,7 +11,7 @@ mode=$1 src=$2 work=$3 lib=$4
 export DUNE_CACHE=disabled
 case "$mode" in
 build)
-  RIG_LIBDIR="$lib" "$5" build --root "$src" --build-dir "$work/dune" @install test/test_rig.exe ;;
+  RIG_LIBDIR="$lib" "$5" build --root "$src" --build-dir "$work/dune" @install test/test_rig.exe test/test_load.exe ;;
 test)
   RIG_LIBDIR="$lib" "$5" test --root "$src" --build-dir "$work/dune" --force ;;
 install)

@@ -146,6 +146,25 @@ let timeout_ns = function
   | Some s -> Unsigned.UInt64.of_int64 (Int64.of_float (s *. 1e9))
 
 (* ---------------------------------------------------------------------------------------------------- *)
+(* Points                                                                                               *)
+
+(* A point (rig_point): private in rig.mli, so a timeline value (an int64) is refused by the type checker
+   where a point is meant, and a point where a value is. The packing is rig.h's rig_point_make. *)
+module Point = struct
+  type t = int64
+
+  let none = 0L
+  let value_bits = 47
+  let device_index p = Int64.to_int (Int64.logand (Int64.shift_right_logical p value_bits) 0xffffL)
+  let value p = Int64.logand p (Int64.pred (Int64.shift_left 1L value_bits))
+  let to_string p = if p = 0L then "none" else Printf.sprintf "device#%d:%Ld" (device_index p) (value p)
+  let pp fmt p = Format.pp_print_string fmt (to_string p)
+end
+
+(* Raises rig's Invalid_argument with a message of the binding's own (a check made before calling rig). *)
+let invalid message = raise (Error { status = Status.Invalid_argument; name = c_status_name 1; message })
+
+(* ---------------------------------------------------------------------------------------------------- *)
 (* Raw functions                                                                                        *)
 
 let c_version_string = fn "rig_version_string" (void @-> returning string)
@@ -260,7 +279,25 @@ module Device = struct
   let submitted d = value c_device_submitted d
   let signaled d = value c_device_signaled d
 
-  let wait ?timeout d v = check (c_device_wait d.raw (Unsigned.UInt64.of_int64 v) (timeout_ns timeout))
+  (* The point of value v of this device. *)
+  let point d v =
+    let p = allocate uint64_t Unsigned.UInt64.zero in
+    check (c_device_point d.raw (Unsigned.UInt64.of_int64 v) p);
+    Unsigned.UInt64.to_int64 !@p
+
+  (* Waits for point p of this device (the zero point at once); a point of another device raises
+     Invalid_argument naming it (wait_point waits for any device's), a value past the submitted one
+     rig's own Invalid_argument. *)
+  let wait ?timeout d (p : Point.t) =
+    if p <> Point.none then begin
+      let first = if submitted d = 0L then Point.none else point d 1L in
+      if Point.device_index first <> Point.device_index p then
+        invalid
+          (Printf.sprintf "point %s is not of this device (%s)" (Point.to_string p)
+             (if first = Point.none then "it has none yet"
+              else Printf.sprintf "its points are device#%d's" (Point.device_index first)));
+      check (c_device_wait d.raw (Unsigned.UInt64.of_int64 (Point.value p)) (timeout_ns timeout))
+    end
 
   type info = {
     name : string;
@@ -290,11 +327,6 @@ module Device = struct
       lost = getf i di_lost <> 0;
     }
 
-  (* The point of value v of this device. *)
-  let point d v =
-    let p = allocate uint64_t Unsigned.UInt64.zero in
-    check (c_device_point d.raw (Unsigned.UInt64.of_int64 v) p);
-    Unsigned.UInt64.to_int64 !@p
 
   (* Why the device was lost; None while it is not. *)
   let lost_reason d =
@@ -788,3 +820,220 @@ let host_is_registered (h : host) =
   let r = allocate int 0 in
   check (c_host_is_registered (to_voidp (bigarray_start array1 h)) (size (Bigarray.Array1.dim h)) r);
   !@r <> 0
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* The loader (rig_load.h)                                                                              *)
+
+module Dtype = struct
+  type t =
+    | U8 | I8 | Bool | F8_e4m3 | F8_e5m2 | U16 | I16 | F16 | Bf16 | U32 | I32 | F32 | U64 | I64 | F64
+    | Ggml of int
+    | Other of int
+
+  (* rig_dtype's pinned values 1..15, in order *)
+  let plain = [| U8; I8; Bool; F8_e4m3; F8_e5m2; U16; I16; F16; Bf16; U32; I32; F32; U64; I64; F64 |]
+  let names = [| "U8"; "I8"; "BOOL"; "F8_E4M3"; "F8_E5M2"; "U16"; "I16"; "F16"; "BF16"; "U32"; "I32"; "F32";
+                 "U64"; "I64"; "F64" |]
+
+  let of_raw dtype ggml_type =
+    if dtype = 16 then Ggml ggml_type else if dtype >= 1 && dtype <= 15 then plain.(dtype - 1) else Other dtype
+
+  let to_string = function
+    | Ggml n -> Printf.sprintf "GGML(%d)" n
+    | Other n -> Printf.sprintf "Dtype(%d)" n
+    | d ->
+        let rec find i = if plain.(i) = d then names.(i) else find (i + 1) in
+        find 0
+end
+
+type load_tensor_s
+
+let load_tensor_s : load_tensor_s structure typ = structure "rig_load_tensor"
+let lt_size = field load_tensor_s "size" size_t
+let lt_name = field load_tensor_s "name" string_opt
+let lt_dtype_name = field load_tensor_s "dtype_name" string_opt
+let lt_dtype = field load_tensor_s "dtype" int
+let lt_ggml_type = field load_tensor_s "ggml_type" uint32_t
+let lt_rank = field load_tensor_s "rank" uint32_t
+let lt_shape = field load_tensor_s "shape" (array 8 uint64_t)
+let lt_offset = field load_tensor_s "offset" uint64_t
+let lt_length = field load_tensor_s "length" uint64_t
+let () = seal load_tensor_s
+
+type placement_s
+
+let placement_s : placement_s structure typ = structure "rig_load_placement"
+let pl_size = field placement_s "size" size_t
+let pl_devices = field placement_s "devices" (ptr handle)
+let pl_device_count = field placement_s "device_count" size_t
+let pl_rule = field placement_s "rule" int
+let _pl_masks = field placement_s "masks" (ptr uint64_t)
+let () = seal placement_s
+
+let c_load_open = fn "rig_load_open" (string @-> int @-> ptr handle @-> returning int)
+let c_load_tensor_count = fn "rig_load_tensor_count" (handle @-> ptr size_t @-> returning int)
+let c_load_tensor_get = fn "rig_load_tensor_get" (handle @-> size_t @-> ptr load_tensor_s @-> returning int)
+let c_load_find = fn "rig_load_find" (handle @-> string @-> ptr size_t @-> returning int)
+let c_load_file_release = fn "rig_load_file_release" (handle @-> returning int)
+
+let c_load_start =
+  fn "rig_load_start"
+    (handle @-> ptr size_t @-> size_t @-> ptr placement_s @-> ptr void @-> ptr handle @-> returning int)
+
+let c_load_buffer = fn "rig_load_buffer" (handle @-> size_t @-> size_t @-> ptr handle @-> returning int)
+let c_load_wait = fn "rig_load_wait" (handle @-> returning int)
+let c_load_release = fn "rig_load_release" (handle @-> returning int)
+
+module Load = struct
+  type file = owned
+
+  type tensor = {
+    name : string;
+    dtype : Dtype.t;
+    dtype_name : string;
+    shape : int64 list;
+    offset : int64;
+    length : int64;
+  }
+
+  let open_file path = own c_load_file_release (out_handle (c_load_open path 0))
+  let release_file = release
+
+  let count f =
+    let n = allocate size_t Unsigned.Size_t.zero in
+    check (c_load_tensor_count f.raw n);
+    Unsigned.Size_t.to_int !@n
+
+  (* The strings are copied while the file handle lives. *)
+  let tensor f index =
+    let t = make load_tensor_s in
+    setf t lt_size (size (sizeof load_tensor_s));
+    check (c_load_tensor_get f.raw (size index) (addr t));
+    let u64 v = Unsigned.UInt64.to_int64 v in
+    let rank = min 8 (Unsigned.UInt32.to_int (getf t lt_rank)) in
+    {
+      name = Option.value ~default:"" (getf t lt_name);
+      dtype = Dtype.of_raw (getf t lt_dtype) (Unsigned.UInt32.to_int (getf t lt_ggml_type));
+      dtype_name = Option.value ~default:"" (getf t lt_dtype_name);
+      shape = List.init rank (fun i -> u64 (CArray.get (getf t lt_shape) i));
+      offset = u64 (getf t lt_offset);
+      length = u64 (getf t lt_length);
+    }
+
+  let tensors f = List.init (count f) (tensor f)
+
+  let find f name =
+    let i = allocate size_t Unsigned.Size_t.zero in
+    check (c_load_find f.raw name i);
+    Unsigned.Size_t.to_int !@i
+
+  type rule = Each | By_layer
+  type t = owned
+
+  let start ?(rule = Each) f (devices : Device.t list) =
+    let ds = CArray.of_list handle (List.map (fun (d : Device.t) -> d.raw) devices) in
+    let pl = make placement_s in
+    setf pl pl_size (size (sizeof placement_s));
+    setf pl pl_devices (CArray.start ds);
+    setf pl pl_device_count (size (List.length devices));
+    setf pl pl_rule (match rule with Each -> 0 | By_layer -> 1);
+    let l = out_handle (c_load_start f.raw (from_voidp size_t null) (size 0) (addr pl) null) in
+    ignore (Sys.opaque_identity (ds, devices));
+    own c_load_release l
+
+  let wait l = check (c_load_wait l.raw)
+  let buffer l index ~device = Buffer.made (out_handle (c_load_buffer l.raw (size index) (size device)))
+  let release = release
+end
+
+(* ---------------------------------------------------------------------------------------------------- *)
+(* Interop (rig_interop.h): points as descriptors, device pointers as buffers                           *)
+
+let c_interop_supported = fn "rig_interop_supported" (handle @-> handle @-> int @-> ptr int @-> returning int)
+let c_point_fd = fn "rig_point_fd" (uint64_t @-> ptr int @-> returning int)
+let c_point_export_sync_fd = fn "rig_point_export_sync_fd" (uint64_t @-> ptr int @-> returning int)
+let c_point_import_sync_fd = fn "rig_point_import_sync_fd" (handle @-> int @-> ptr uint64_t @-> returning int)
+
+let c_point_export_semaphore_fd =
+  fn "rig_point_export_semaphore_fd" (uint64_t @-> ptr int @-> ptr uint64_t @-> returning int)
+
+let c_point_import_semaphore_fd =
+  fn "rig_point_import_semaphore_fd" (handle @-> int @-> uint64_t @-> ptr uint64_t @-> returning int)
+
+let c_buffer_wrap_device =
+  fn "rig_buffer_wrap_device" (handle @-> uint64_t @-> size_t @-> release_fn @-> ptr void @-> ptr handle @-> returning int)
+
+let c_buffer_device_address = fn "rig_buffer_device_address" (handle @-> ptr uint64_t @-> returning int)
+let c_buffer_last_write = fn "rig_buffer_last_write" (handle @-> ptr uint64_t @-> returning int)
+
+(* Release functions of device wraps, held until rig calls them (keyed by a number rig carries as user). *)
+let wrap_releases : (nativeint, unit -> unit) Hashtbl.t = Hashtbl.create 16
+let next_wrap = ref 0n
+
+module Interop = struct
+  type kind = Device_pointer | Host_fd | Semaphore_fd | Sync_fd
+
+  let supported (d : Device.t) kind =
+    let k = match kind with Device_pointer -> 5 | Host_fd -> 6 | Semaphore_fd -> 11 | Sync_fd -> 12 in
+    let r = allocate int 0 in
+    check (c_interop_supported d.raw null k r);
+    !@r <> 0
+
+  (* On Unix a file_descr is the descriptor's int (Unix's own representation). *)
+  let fd_of_int (n : int) : Unix.file_descr = Obj.magic n
+  let int_of_fd (fd : Unix.file_descr) : int = Obj.magic fd
+  let u64 = Unsigned.UInt64.of_int64
+
+  let out_int f =
+    let r = allocate int (-1) in
+    check (f r);
+    !@r
+
+  let out_point f =
+    let p = allocate uint64_t Unsigned.UInt64.zero in
+    check (f p);
+    Unsigned.UInt64.to_int64 !@p
+
+  let point_fd (p : Point.t) = fd_of_int (out_int (c_point_fd (u64 p)))
+
+  let export_sync_fd (p : Point.t) =
+    let fd = out_int (c_point_export_sync_fd (u64 p)) in
+    if fd < 0 then None else Some (fd_of_int fd)
+
+  let import_sync_fd (d : Device.t) fd =
+    out_point (c_point_import_sync_fd d.raw (match fd with None -> -1 | Some fd -> int_of_fd fd))
+
+  let export_semaphore_fd (p : Point.t) =
+    let v = allocate uint64_t Unsigned.UInt64.zero in
+    let fd = out_int (fun r -> c_point_export_semaphore_fd (u64 p) r v) in
+    (fd_of_int fd, Unsigned.UInt64.to_int64 !@v)
+
+  let import_semaphore_fd (d : Device.t) fd value =
+    out_point (c_point_import_semaphore_fd d.raw (int_of_fd fd) (u64 value))
+
+  (* rig calls the release once the last buffer over the memory is released and every use reached; an
+     exception in it is dropped (no rig call is there to raise it from). *)
+  let run_release user =
+    let key = raw_address_of_ptr user in
+    match Hashtbl.find_opt wrap_releases key with
+    | Some f -> Hashtbl.remove wrap_releases key; (try f () with _ -> ())
+    | None -> ()
+
+  let wrap_device ?(release = fun () -> ()) (d : Device.t) ~address ~length =
+    next_wrap := Nativeint.succ !next_wrap;
+    let key = !next_wrap in
+    Hashtbl.add wrap_releases key release;
+    let out = allocate handle null in
+    let st = c_buffer_wrap_device d.raw (u64 address) (size length) run_release (ptr_of_raw_address key) out in
+    if st <> ok then Hashtbl.remove wrap_releases key;
+    (* rig calls no release for a wrap that failed *)
+    check st;
+    Buffer.made !@out
+
+  let device_address (b : Buffer.t) =
+    let a = allocate uint64_t Unsigned.UInt64.zero in
+    check (c_buffer_device_address b.raw a);
+    Unsigned.UInt64.to_int64 !@a
+
+  let last_write (b : Buffer.t) = out_point (c_buffer_last_write b.raw)
+end

@@ -51,6 +51,29 @@ exception Error of { status : Status.t; name : string; message : string }
 val version : unit -> string
 (** rig's run-time version, ["MAJOR.MINOR.PATCH"]. *)
 
+(** {1 Points} *)
+
+(** A point (rig_point): a value on one device's timeline, what a submit returns and waits take. Private:
+    an [int64] (a timeline value, {!Device.submitted}) is refused by the type checker where a point is
+    meant; [(p :> int64)] reads one as rig's packed integer. *)
+module Point : sig
+  type t = private int64
+
+  val none : t
+  (** The zero point, reached at once. *)
+
+  val device_index : t -> int
+  (** The index of the device whose timeline the point is on (0 for [none]). *)
+
+  val value : t -> int64
+  (** The point's value on that timeline. *)
+
+  val to_string : t -> string
+  (** ["device#INDEX:VALUE"], or ["none"]. *)
+
+  val pp : Format.formatter -> t -> unit
+end
+
 (** {1 Devices} *)
 
 module Device : sig
@@ -74,9 +97,10 @@ module Device : sig
   val signaled : t -> int64
   (** The last value the device reached (commits nothing). *)
 
-  val wait : ?timeout:float -> t -> int64 -> unit
-  (** Waits until the device reached the value, committing its held work first; [timeout] in seconds
-      (none: no bound; 0: only checks). Raises [Timeout], [Invalid_argument] past the submitted value. *)
+  val wait : ?timeout:float -> t -> Point.t -> unit
+  (** Waits until the device reached the point, committing its held work first; [timeout] in seconds
+      (none: no bound; 0: only checks). Raises [Timeout]; [Invalid_argument] for a point of another
+      device ({!wait_point} waits for any device's). *)
 
 
   type info = {
@@ -92,8 +116,8 @@ module Device : sig
 
   val info : t -> info
 
-  val point : t -> int64 -> int64
-  (** The point of a value of this device. *)
+  val point : t -> int64 -> Point.t
+  (** The point of a value (1..submitted) of this device. *)
 
   val lost_reason : t -> string option
   (** Why the device was lost; [None] while it is not. *)
@@ -105,7 +129,7 @@ val memory_device : string -> Device.t
 val device_list : unit -> string list
 (** The names {!Device.open_} accepts here. *)
 
-val wait_point : ?timeout:float -> int64 -> unit
+val wait_point : ?timeout:float -> Point.t -> unit
 (** Waits for a point of any device ([timeout] as {!Device.wait}). *)
 
 val interrupt_waits : bool -> unit
@@ -207,13 +231,13 @@ module Run : sig
   val set_buffer : t -> int -> Buffer.t -> unit
   val set_scalars : t -> string -> unit
 
-  val submit : ?waits:int64 list -> t -> int64
+  val submit : ?waits:Point.t list -> t -> Point.t
   (** Submits after the waits; returns the run's point. *)
 
   val release : t -> unit
 end
 
-val submit : Device.t -> Submission.part_spec list -> (Buffer.t * access) list -> int64
+val submit : Device.t -> Submission.part_spec list -> (Buffer.t * access) list -> Point.t
 (** Makes, takes and submits in one call; returns the point. *)
 
 (** {1 Verdicts of mapped registration} *)
@@ -269,3 +293,107 @@ val host_register : Device.t -> host -> access:access -> unit
 
 val host_unregister : Device.t -> host -> unit
 val host_is_registered : host -> bool
+
+(** {1 The loader (rig_load.h)} *)
+
+(** A tensor's element type (rig_dtype); GGUF's block-quantized types are [Ggml] of the ggml type number;
+    [Other] keeps a value added to rig after this binding. *)
+module Dtype : sig
+  type t =
+    | U8 | I8 | Bool | F8_e4m3 | F8_e5m2 | U16 | I16 | F16 | Bf16 | U32 | I32 | F32 | U64 | I64 | F64
+    | Ggml of int
+    | Other of int
+
+  val to_string : t -> string
+  (** Safetensors' name (["BF16"]). *)
+end
+
+module Load : sig
+  type file
+  (** An open weights file and its tensor table (rig_load_file). *)
+
+  type tensor = {
+    name : string;
+    dtype : Dtype.t;
+    dtype_name : string;  (** the file's own name of the type (["BF16"], ["Q4_K"]) *)
+    shape : int64 list;  (** outermost first *)
+    offset : int64;  (** absolute byte offset of the tensor's bytes in the file *)
+    length : int64;
+  }
+
+  val open_file : string -> file
+  (** Opens a safetensors or GGUF file (told apart by its first bytes) and reads its tensor table; waits
+      for the reads. Raises [Not_found] where it does not exist, [Invalid_argument] naming what is wrong. *)
+
+  val tensors : file -> tensor list
+  (** The tensors in rig's index order (a safetensors file's by name). Pure read. *)
+
+  val tensor : file -> int -> tensor
+  val find : file -> string -> int
+  (** The index of the tensor of that name; raises [Not_found] if none. *)
+
+  val release_file : file -> unit
+  (** Releases the file; loads still running keep it open until they end. *)
+
+  (** Which tensor goes to which device (rig_load_rule). *)
+  type rule = Each  (** every tensor on every device *) | By_layer  (** layers in blocks over the devices *)
+
+  type t
+  (** One load, running or finished (rig_load). *)
+
+  val start : ?rule:rule -> file -> Device.t list -> t
+  (** Starts loading every tensor onto the devices ([rule]: [Each]) and returns at once; waits only for
+      the devices' verdicts (and a probe where one runs), holding no lock of rig's. *)
+
+  val wait : t -> unit
+  (** Waits on the host until every copy is submitted; raises the load's error. The devices may still be
+      copying: each tensor's stamps order that for the work that reads it. *)
+
+  val buffer : t -> int -> device:int -> Buffer.t
+  (** Tensor [index] on the device at position [device] of [start]'s list: a buffer whose stamps carry
+      the copies into it. Waits until those are submitted. *)
+
+  val release : t -> unit
+  (** Cancels the load if it runs and waits for its threads; buffers handed out stay valid. *)
+end
+
+(** {1 Interop (rig_interop.h)} *)
+
+module Interop : sig
+  (** Kinds of native handle rig turns into or from its own (rig_interop_kind). *)
+  type kind = Device_pointer | Host_fd | Semaphore_fd | Sync_fd
+
+  val supported : Device.t -> kind -> bool
+  (** Whether the kind works for the device, decided by the device alone. Pure read. *)
+
+  val point_fd : Point.t -> Unix.file_descr
+  (** A new eventfd that becomes readable once the point is reached (or can never be): for
+      [Unix.select] and event loops. The caller closes it. Waits for nothing. *)
+
+  val export_sync_fd : Point.t -> Unix.file_descr option
+  (** A new sync file that signals once the point is reached; [None] where it already is (Vulkan's
+      convention). Commits the point. Raises [Unsupported] off Vulkan. *)
+
+  val import_sync_fd : Device.t -> Unix.file_descr option -> Point.t
+  (** A new point of the device that follows the sync file ([None]: one already signaled); the
+      descriptor stays the caller's. Never blocks the host. *)
+
+  val export_semaphore_fd : Point.t -> Unix.file_descr * int64
+  (** The timeline semaphore of the point's device as a new descriptor, and the value covering the point.
+      Raises [Unsupported] off Vulkan. *)
+
+  val import_semaphore_fd : Device.t -> Unix.file_descr -> int64 -> Point.t
+  (** A new point of the device that follows the semaphore reaching the value. Never blocks the host. *)
+
+  val wrap_device : ?release:(unit -> unit) -> Device.t -> address:int64 -> length:int -> Buffer.t
+  (** A buffer of the device over its memory at [address] (a CUdeviceptr, a HIP pointer; host memory for
+      a memory device). [release] runs once the last buffer over it is released and every use reached
+      (its exception is dropped); the memory must stay valid until then. *)
+
+  val device_address : Buffer.t -> int64
+  (** The address of the buffer's first byte as its device's work sees it. Raises [Unsupported] for
+      Vulkan. Pure read. *)
+
+  val last_write : Buffer.t -> Point.t
+  (** The allocation's last write ([Point.none] if none): what a consumer outside rig follows. *)
+end

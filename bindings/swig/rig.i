@@ -194,7 +194,11 @@ static const char *rig_swig_device_name(size_t i) {
 %include <rig.h>
 %include <rig_mapped.h>
 #ifdef SWIGPYTHON
-%include "python_load.i" /* the loader, rig_load.h (Go: not yet) */
+%include "python_load.i" /* the loader, rig_load.h */
+#endif
+#ifdef SWIGGO
+%include "go_load.i"    /* the loader, rig_load.h */
+%include "go_interop.i" /* rig_interop.h's descriptors and device pointers */
 #endif
 
 /* SIZE_MAX is not a constant SWIG evaluates: RIG_WHOLE is declared to it by value. */

@@ -48,8 +48,11 @@ tests() {
   local timeline=$1
   if [ $timeline = memops ]; then export RIG_CUDA_TIMELINE=memops; else unset RIG_CUDA_TIMELINE; fi
   for t in driver registration loss programs; do
-    exe="$build/tests/cuda/test_cuda_$t"
-    [ $t = driver ] && exe="$build/tests/drivers/test_driver_suite_cuda"  # the shared driver suite
+    case $t in  # the shared driver suite, loss and random programs are tests/drivers', built per backend
+      driver) exe="$build/tests/drivers/test_driver_suite_cuda" ;;
+      loss | programs) exe="$build/tests/drivers/test_driver_${t}_cuda" ;;
+      *) exe="$build/tests/cuda/test_cuda_$t" ;;
+    esac
     step "cuda-$t-$timeline" 120 "$exe"
   done
   # The loader through the CUDA driver (tests/load/test_stream.c): the staged path and the reuse pool a kept

@@ -1,4 +1,6 @@
-// What every C entry point shares: clear the message, catch every exception, pin handles.
+// What every C entry point shares, in the one order every face follows: check the arguments, pin the
+// handles, call the module below (core, interop, mapped, load), give the new object its handle. Each message
+// starts with the call's name without its rig_ prefix ("buffer_view: ..."), as `what` below.
 #pragma once
 
 #include <rig.h>
@@ -11,16 +13,26 @@
 #include "core/buffer.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/status.h"
 #include "core/submission.h"
 
 namespace rig::capi {
 
-// Runs the body of a C function: no C++ exception ever crosses the ABI.
+// A failure whose path set no message says what its status means (core/status.h): no status leaves
+// without words.
+[[gnu::cold, gnu::noinline]] inline rig_status unexplained(const char *what, rig_status s) noexcept {
+  return fail(s, "%s: %s", what, status_meaning(s));
+}
+
+// Runs the body of a C function: no C++ exception ever crosses the ABI, no failure leaves without a message.
 template <class F>
 rig_status entry(const char *what, F &&body) noexcept {
   clear_error();
   try {
-    return body();
+    rig_status s = body();
+    if (s != RIG_OK && !error_set) [[unlikely]]
+      return unexplained(what, s);
+    return s;
   } catch (const std::bad_alloc &) {
     return fail(RIG_OUT_OF_MEMORY, "%s: out of host memory", what);
   } catch (const std::exception &e) {
@@ -43,6 +55,6 @@ rig_status give(Kind kind, std::shared_ptr<T> object, H *out) {
 }
 
 #define RIG_REQUIRE_OUT(ptr, what) \
-  if (!(ptr)) return fail(RIG_INVALID_ARGUMENT, "%s: null output pointer", what)
+  if (!(ptr)) return ::rig::fail(RIG_INVALID_ARGUMENT, "%s: null output pointer", what)
 
 }  // namespace rig::capi

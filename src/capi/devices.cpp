@@ -6,7 +6,6 @@
 #include "capi/handles.h"
 #include "core/error.h"
 #include "core/registry.h"
-#include "drivers/memory/memory_device.h"
 
 namespace rig::capi {
 namespace {
@@ -21,29 +20,25 @@ std::array<std::atomic<uint64_t>, 65536> &words() {
 }  // namespace
 
 uint64_t host_word() {
-  static uint64_t word = [] {
-    // The host is index 0: it is never stamped, so no point ever names it.
-    static Device *host = new Device(0, std::make_unique<MemoryDevice>("host", RIG_DEVICE_HOST), RIG_DEVICE_HOST);
-    return insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), host));
-  }();
+  // The host is index 0: it is never stamped, so no point ever names it.
+  static uint64_t word = insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), &host_device()));
   return word;
 }
 
-Device &host_device() {
-  Pinned<Device> p(host_word(), Kind::device, "host");
-  return *p;
+rig_status give_device(Device &device, rig_device *out) {
+  // The handle shares the device without owning it: devices outlive their handles.
+  uint64_t word = insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), &device));
+  if (!word) return RIG_OUT_OF_MEMORY;
+  // release: pairs with device_handle's acquire load.
+  words()[device.index()].store(word, std::memory_order_release);
+  *out = handle_of<rig_device>(word);
+  return RIG_OK;
 }
 
 rig_status open_device(std::unique_ptr<DriverDevice> driver, rig_device *out) {
   Device *d = nullptr;
   if (rig_status s = register_device(std::move(driver), &d); s != RIG_OK) return s;
-  // The handle shares the device without owning it: devices outlive their handles.
-  uint64_t word = insert(Kind::device, std::shared_ptr<void>(std::shared_ptr<void>(), d));
-  if (!word) return RIG_OUT_OF_MEMORY;
-  // release: pairs with device_handle's acquire load.
-  words()[d->index()].store(word, std::memory_order_release);
-  *out = handle_of<rig_device>(word);
-  return RIG_OK;
+  return give_device(*d, out);
 }
 
 rig_status device_handle(Device &d, rig_device *out) {

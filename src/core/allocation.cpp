@@ -59,7 +59,7 @@ rig_status Allocation::memory_for(Device &device, const Memory **out) {
       *out = &m.memory;
       return RIG_OK;
     }
-  Mapping mapping{&device, {}, false};
+  Mapping mapping{&device, {}, false, {}};
   rig_status s;
   // Memory of a driver's device is reached as a peer's; the host's and memory devices' as host memory.
   if (owner_.kind() == RIG_DEVICE_GPU || owner_.kind() == RIG_DEVICE_CPU)
@@ -67,8 +67,13 @@ rig_status Allocation::memory_for(Device &device, const Memory **out) {
   else
     s = map_host_onto(device, &mapping);
   if (s != RIG_OK) return s;
-  mappings_.push_back(mapping);
-  *out = &mappings_.back().memory;
+  mappings_.push_back(std::move(mapping));
+  Mapping &made = mappings_.back();
+  if (!made.seams.empty()) {  // pointed at only once the mapping is where it stays
+    made.memory.seams = made.seams.data();
+    made.memory.seam_count = made.seams.size();
+  }
+  *out = &made.memory;
   return RIG_OK;
 }
 
@@ -82,8 +87,8 @@ rig_status Allocation::map_host_onto(Device &device, Mapping *out) {
     // bytes, which copies into them (a read_into on the same page) must still be allowed to write; the
     // driver refuses those copies where the pages were registered read-only. Only pages the process
     // cannot write (a PROT_READ mapping), which the driver refuses to register writable, take the flag.
-    rig_status s = range_table::acquire(device, host, length_, false);
-    if (s == RIG_UNMAPPABLE && read_only_) s = range_table::acquire(device, host, length_, true);
+    rig_status s = range_table::acquire(device, host, length_, false, &out->seams);
+    if (s == RIG_UNMAPPABLE && read_only_) s = range_table::acquire(device, host, length_, true, &out->seams);
     if (s == RIG_BUSY) {  // pages held by rig_host_register or another framework's borrow
       std::string why = last_error();  // a copy: fail() writes the buffer last_error() points into
       return fail(RIG_UNMAPPABLE, "%s cannot borrow host memory at %p: %s", device.info().name.c_str(), host,

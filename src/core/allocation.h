@@ -14,6 +14,7 @@
 #include <atomic>
 #include <list>
 #include <mutex>
+#include <vector>
 
 #include "core/device.h"
 #include "core/driver.h"
@@ -62,6 +63,7 @@ class Allocation {
     Device *device;
     Memory memory;
     bool counted;  // holds a use of its pages in the range table (host memory on a registering driver)
+    std::vector<size_t> seams;  // where its registrations meet (memory.seams points here)
   };
 
   // Host memory onto `device`: the enclosing pages counted in the range table where its driver registers

@@ -2,7 +2,8 @@
 // it is, its memory and code, its loss), its work (core/driver_work.h: parts, hand-over, commit, the
 // timeline, waits) and host registration (core/host_registration.h, CUDA and HIP only). The engine knows
 // nothing of CUDA or Vulkan; a driver knows nothing of stamps. Every driver (memory, cuda, hip, vulkan, the
-// tests' test driver) implements DriverDevice and is listed in drivers() (core/drivers.cpp).
+// tests' test driver) implements DriverDevice; memory, cuda, hip and vulkan are registered alike in
+// drivers() (core/drivers.cpp), through which the registry opens every device by name.
 #pragma once
 
 #include <rig.h>
@@ -144,9 +145,17 @@ class Driver {
   virtual std::vector<std::string> list() = 0;
   // Opens device `ordinal` of this driver. RIG_NOT_FOUND with a message where it cannot.
   virtual rig_status open(unsigned ordinal, std::unique_ptr<DriverDevice> *out) = 0;
+  // Opens the device this driver calls `name`, what follows "prefix:" in the device's name. By default the
+  // name is an ordinal N and open(N) opens it; RIG_INVALID_ARGUMENT where it is none. The memory driver
+  // takes any name. May block for the driver (core/drivers.cpp).
+  virtual rig_status open_named(const std::string &name, std::unique_ptr<DriverDevice> *out);
+  // The host as a device (the registry's index 0, never stamped): only the memory driver makes it, every
+  // other answers RIG_UNSUPPORTED. Never blocks.
+  virtual rig_status open_host(std::unique_ptr<DriverDevice> *out);
 };
 
-// The drivers compiled in, in the order `rig devices` lists them (defined in src/core/drivers.cpp).
+// The drivers compiled in, memory devices first, in the order `rig devices` lists them (defined in
+// src/core/drivers.cpp). Each driver is registered alike: the registry opens every device through this list.
 std::span<Driver *const> drivers();
 
 }  // namespace rig

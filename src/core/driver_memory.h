@@ -26,6 +26,11 @@ struct Memory {
   uintptr_t handle = 0;
   uintptr_t extra = 0;  // a second driver word (Vulkan: its VkDeviceMemory)
   size_t length = 0;
+  // Host memory a driver reaches through registrations (core/range_table.h) that met inside it: where one
+  // registration ends and the next begins, as ascending offsets from `host` (the engine's storage, alive
+  // as long as this memory). A copy through such memory is split there, one registration a copy.
+  const size_t *seams = nullptr;
+  size_t seam_count = 0;
 };
 
 // One slot of a run as the driver receives it: a range of some Memory.

@@ -93,50 +93,71 @@ size_t page_size() noexcept {
   return page;
 }
 
-rig_status acquire(Device &device, const void *host, size_t length, bool read_only) {
+rig_status acquire(Device &device, const void *host, size_t length, bool read_only, Seams *seams) {
   if (!host || length == 0 || wraps(host, length))
     return fail(RIG_INVALID_ARGUMENT, "register: null, empty or wrapping range [%p, +%zu)", host, length);
   HostRegistration *hr = nullptr;
   if (rig_status s = driver_of(device, "borrow", &hr)) return s;
   const std::string &family = device.info().framework;
-  uintptr_t b = page_down(reinterpret_cast<uintptr_t>(host));
-  uintptr_t e = page_up(reinterpret_cast<uintptr_t>(host) + length);
+  auto h = reinterpret_cast<uintptr_t>(host);
+  uintptr_t b = page_down(h);
+  uintptr_t e = page_up(h + length);
   auto &t = table();
   std::lock_guard g(t.lock);
 
-  // Pages already registered for the family are shared when one entry holds them all; anything else in the
-  // way refuses the use. A device copies through one registration at a time: a copy whose host range spans
-  // two registrations is refused by the CUDA driver (seen on a real GPU: the device was lost), so a range
-  // partly covered by an entry cannot be completed by registering the rest, and the entry cannot be
-  // replaced by a merged one either, since work through it may still be running.
-  auto it = t.first_touching(b);
-  if (it != t.entries.end() && it->first < e) {
+  // Pages already registered for the family are shared; the pages between them are registered as new
+  // entries. An entry is never replaced by a merged one (work through it may still be running), so a
+  // range may span several entries: its seams say where, and the driver splits each copy there (a copy
+  // whose host range spans two registrations is refused by the CUDA driver). Everything is checked before
+  // anything is registered, so a refusal changes nothing.
+  std::vector<std::pair<uintptr_t, uintptr_t>> gaps;  // [begin, end) pages to register, in order
+  std::vector<uintptr_t> cuts;                         // where a registration begins inside (h, h + length)
+  uintptr_t at = b;
+  for (auto it = t.first_touching(b); it != t.entries.end() && it->first < e; ++it) {
     const Entry &n = it->second;
     if (n.owner || n.family != family) return busy(b, e, *it);
-    if (it->first > b || n.end < e)
-      return fail(RIG_UNMAPPABLE,
-                  "[%p, %p) is partly registered for other host memory on its pages ([%p, %p)); a device copies "
-                  "through one registration at a time, so these pages cannot be registered again as one range "
-                  "until that memory's borrows are released",
-                  reinterpret_cast<void *>(b), reinterpret_cast<void *>(e), reinterpret_cast<void *>(it->first),
-                  reinterpret_cast<void *>(n.end));
     if (n.read_only && !read_only)
       return fail(RIG_UNMAPPABLE,
                   "[%p, %p) shares pages with [%p, %p), registered read-only for a read-only wrap; a writable "
                   "wrap cannot use them",
                   reinterpret_cast<void *>(b), reinterpret_cast<void *>(e), reinterpret_cast<void *>(it->first),
                   reinterpret_cast<void *>(n.end));
-    ++it->second.count;
-    return RIG_OK;
+    if (it->first > at) gaps.emplace_back(at, it->first);
+    if (it->first > h) cuts.push_back(it->first);
+    at = n.end;
+    if (at < h + length && at > h) cuts.push_back(at);
+  }
+  if (at < e) gaps.emplace_back(at, e);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  if (seams) {
+    seams->clear();
+    for (uintptr_t c : cuts) seams->push_back(c - h);
   }
 
-  // No page registered yet: one new entry, listed before the driver is called, so that running out of
-  // memory for a node happens before a registration exists that the table would not know.
+  // Each gap as one new entry, listed before the driver is called, so that running out of memory for a
+  // node happens before a registration exists that the table would not know. A gap the driver refuses
+  // takes back the gaps this call registered (nothing has used them yet).
   bool flag = flag_for(*hr, read_only);
-  auto listed = t.entries.emplace(b, Entry{e, hr, nullptr, family, flag, 1}).first;
-  rig_status s = hr->register_range(reinterpret_cast<void *>(b), e - b, flag);
-  if (s != RIG_OK) t.entries.erase(listed);
-  return s;
+  std::vector<std::map<uintptr_t, Entry>::iterator> made;
+  made.reserve(gaps.size());
+  for (auto [gb, ge] : gaps) {
+    auto listed = t.entries.emplace(gb, Entry{ge, hr, nullptr, family, flag, 1}).first;
+    rig_status s = hr->register_range(reinterpret_cast<void *>(gb), ge - gb, flag);
+    if (s != RIG_OK) {
+      t.entries.erase(listed);
+      std::string why = last_error();
+      for (auto m : made)
+        if (hr->unregister_range(reinterpret_cast<void *>(m->first)) == RIG_OK) t.entries.erase(m);
+        else m->second.count = 0;  // left listed, as a failed release leaves it
+      return fail(s, "%s", why.c_str());
+    }
+    made.push_back(listed);
+  }
+  // The entries that were there already count this use too.
+  for (auto it = t.first_touching(b); it != t.entries.end() && it->first < e; ++it)
+    if (std::find(made.begin(), made.end(), it) == made.end()) ++it->second.count;
+  return RIG_OK;
 }
 
 rig_status release(Device &device, const void *host, size_t length) {

@@ -11,8 +11,13 @@
 //    by one device, refused if it shares a page with any entry; mapped registration (rig_host_register,
 //    the self-test probe) uses it, because the probe must see the driver register exactly its window.
 //  - Pages: counted entries cover the pages enclosing [host, host+length); so a wrap of any alignment
-//    registers, and wraps within the pages of one entry share its registration. A range only partly
-//    inside an entry is refused: a device copies through one registration at a time.
+//    registers, and wraps within the pages of one entry share its registration. A range partly inside
+//    entries (neighbours on a page: two heap allocations, a struct and its payload) counts those entries and
+//    registers only the pages between them, each run of them as a new entry: entries are never merged or
+//    replaced, since work through them may still be running. Such a range spans several registrations,
+//    and a device copies through one registration at a time (the CUDA driver refuses a copy whose host
+//    range spans two), so acquire says where the registrations meet inside the range (its seams) and the
+//    driver splits each copy there, in the same hand-over (drivers/stream/prepared.cpp).
 //  - A release the driver refuses leaves the entry listed (the pages may still be registered: never unmap
 //    them): is_registered stays true; a counted entry left so is counted again by the next acquire and its
 //    release is retried at the next release that brings it to zero.
@@ -23,6 +28,7 @@
 #include <rig.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace rig {
 
@@ -33,15 +39,18 @@ namespace range_table {
 // The host's page size (sysconf), the unit of counted entries.
 size_t page_size() noexcept;
 
+// Where registrations meet inside a range acquired: offsets from its start, ascending, none at 0.
+using Seams = std::vector<size_t>;
+
 // Counts one use of the pages enclosing [host, host+length) (length > 0) for `device`'s driver family:
-// where one counted entry of that family holds them all it is counted; where none of them is registered
-// they are registered through `device`'s driver (read-only flag where read_only and the device supports
-// it) as one new entry. RIG_UNMAPPABLE where an entry holds only some of them (a device copies through one
-// registration at a time) or holds them read-only and read_only is false; RIG_BUSY (naming the entry)
-// where a page is in an exclusive entry or another family's; RIG_UNSUPPORTED where the driver registers no
-// host memory; the driver's status where it refuses (nothing is left counted or registered then).
-// Blocks on the table's lock and the driver's registration.
-rig_status acquire(Device &device, const void *host, size_t length, bool read_only);
+// entries of that family on them are counted; the pages between them are registered through `device`'s
+// driver (read-only flag where read_only and the device supports it) as new entries. `seams` (nullable)
+// receives where the range crosses from one entry to the next. RIG_UNMAPPABLE where an entry on them is
+// read-only and read_only is false; RIG_BUSY (naming the entry) where a page is in an exclusive entry or
+// another family's; RIG_UNSUPPORTED where the driver registers no host memory; the driver's status where it
+// refuses (nothing is left counted or registered then). Blocks on the table's lock and the driver's
+// registration.
+rig_status acquire(Device &device, const void *host, size_t length, bool read_only, Seams *seams = nullptr);
 // Gives back one use counted by acquire(device, host, length, ...): entries brought to zero are
 // unregistered through the driver that registered them. RIG_OK, the first failing unregister's status
 // (the entry stays listed), or RIG_INVALID_ARGUMENT where the pages are not counted for device's family.

@@ -1,7 +1,9 @@
 #include "core/registry.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
+#include <list>
 #include <map>
 #include <pthread.h>
 #include <mutex>
@@ -27,6 +29,8 @@ struct Registry {
   std::vector<Memory> kept;  // memory a lost device may still use
   std::vector<std::shared_ptr<void>> kept_objects;  // objects holding such memory (keep_forever)
   std::vector<std::mutex *> inherited_name_locks;  // a forked child's old name locks, kept (see below)
+  std::mutex listed_lock;
+  std::list<std::string> listed;  // every name device_names gave out: a list, so given pointers stay valid
 
   std::mutex &name_lock(const std::string &name) {
     std::lock_guard g(names_lock);
@@ -80,6 +84,45 @@ Registry &registry() {
 
 }  // namespace
 
+rig_status open_device(const std::string &name, Device **out) {
+  size_t colon = name.find(':');
+  if (colon == std::string::npos)
+    return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N (cuda:0, hip:0, vulkan:0)", name.c_str());
+  std::string prefix = name.substr(0, colon);
+  for (Driver *d : drivers()) {
+    if (prefix != d->prefix()) continue;
+    std::lock_guard g(registry().name_lock(name));
+    std::unique_ptr<DriverDevice> dev;
+    if (rig_status s = d->open_named(name.substr(colon + 1), &dev); s != RIG_OK) return s;
+    return register_device(std::move(dev), out);
+  }
+  return fail(RIG_NOT_FOUND, "device_open: no driver \"%s\" in this build", prefix.c_str());
+}
+
+std::vector<const char *> device_names() {
+  auto &r = registry();
+  std::lock_guard g(r.listed_lock);
+  std::vector<const char *> names;
+  for (Driver *d : drivers())
+    for (const std::string &n : d->list()) {
+      auto kept = std::find(r.listed.begin(), r.listed.end(), n);
+      names.push_back((kept != r.listed.end() ? *kept : r.listed.emplace_back(n)).c_str());
+    }
+  return names;
+}
+
+Device &host_device() {
+  static Device *host = [] {
+    std::unique_ptr<DriverDevice> made;
+    // The memory driver, first in drivers(), makes it; it is part of every build (no engine without it).
+    for (Driver *d : drivers())
+      if (d->open_host(&made) == RIG_OK) break;
+    if (!made) std::abort();
+    return new Device(0, std::move(made), RIG_DEVICE_HOST);  // owned by the registry until exit
+  }();
+  return *host;
+}
+
 rig_status register_device(std::unique_ptr<DriverDevice> driver, Device **out) {
   auto &r = registry();
   uint32_t index = r.next_index.fetch_add(1, std::memory_order_relaxed);
@@ -102,7 +145,5 @@ void keep_forever(std::shared_ptr<void> object) {
   std::lock_guard g(r.kept_lock);
   r.kept_objects.push_back(std::move(object));
 }
-
-std::mutex &device_name_lock(const std::string &name) { return registry().name_lock(name); }
 
 }  // namespace rig

@@ -41,8 +41,6 @@ rig_status submission_make(Device &device, const rig_part *parts, size_t part_co
   size_t module_i = 0;
   for (size_t i = 0; i < part_count; ++i) {
     const rig_part &p = parts[i];
-    if (p.size < offsetof(rig_part, slot_count) + sizeof p.slot_count)
-      return fail(RIG_INVALID_ARGUMENT, "submission: part %zu has size %zu (set it to sizeof(rig_part))", i, p.size);
     Part q;
     q.kind = p.kind;
     switch (p.kind) {

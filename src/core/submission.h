@@ -27,6 +27,8 @@ struct Submission {
   std::vector<std::shared_ptr<Module>> modules;   // kept alive while the submission lives
 };
 
+// A submission of `device`: its parts (each a whole rig_part of today's size: the C face reads the
+// caller's, capi/sized.h) checked against the slots' access and the device. Waits for nothing.
 rig_status submission_make(Device &device, const rig_part *parts, size_t part_count, const rig_access *access,
                            size_t slot_count, std::vector<std::shared_ptr<Module>> modules,
                            std::shared_ptr<Submission> *out);

@@ -190,4 +190,40 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
       [&](uint64_t here) { submit_detail::raise_stamps(run.stamping(), here); });
 }
 
+rig_status hand_over_empty(Device &device, CallableRef<rig_status(uint64_t)> wait, rig_point *point) {
+  std::lock_guard turn(device.turn());
+  if (device.released()) return fail(RIG_LOST, "point: %s was released", device.info().name.c_str());
+  uint64_t value;
+  if (rig_status s = submit_detail::next_value(device, "point", &value); s != RIG_OK) return s;
+  if (rig_status s = wait(value); s != RIG_OK) {
+    if (device.driver().lost()) device.lose_now(last_error());  // the device's own queue refused the wait
+    return s;                                                    // else: the native handle, nothing assigned
+  }
+  // No work of its own: a stream driver holds the value unmarked (its next mark proves it: one record fewer
+  // per edge), and a wait for it commits first, which marks it (DriverWork::hand_over_empty).
+  bool held = false;
+  if (rig_status s = device.driver().hand_over_empty(value, &held); s != RIG_OK)
+    return submit_detail::lose_at_hand_over(device);
+  if (held)
+    device.assign_held(value);
+  else
+    device.assign(value);
+  *point = device.point(value);
+  return RIG_OK;
+}
+
+void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool write) {
+  Stamps &stamps = buffer.allocation->stamps();
+  // The buffer's own device's word is at hand (the common stamp: a stream of the buffer's device); another
+  // device's may take the stamps' lock (its first stamp makes it): before the turn.
+  std::atomic<uint64_t> *word = &device == buffer.device && buffer.use ? buffer.use : stamps.use_word(device);
+  if (!write) {
+    Stamps::raise_use_unturned(word, point);  // a read: no turn taken (core/stamps.h says why that is safe)
+    return;
+  }
+  std::lock_guard turn(device.turn());
+  Stamps::raise_use(word, point);
+  stamps.raise_write(point);
+}
+
 }  // namespace rig

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <span>
 
+#include "core/buffer.h"
+#include "core/callable_ref.h"
 #include "core/error.h"
 #include "core/mutate.h"
 #include "core/registry.h"
@@ -66,6 +68,25 @@ inline bool nothing_to_wait_for(const Run::InlineCopy &copy, const Device &self)
   return true;
 }
 
+// The turn's first step, holding it: the device's next value in *value (written on every path, so that no
+// caller is seen to read it unset); RIG_LOST for a lost device, RIG_INVALID_ARGUMENT for a full timeline
+// (`what` names the call). Every value is taken here. Only the turn's holder changes submitted, so the order
+// of the two loads does not matter.
+[[gnu::always_inline]] inline rig_status next_value(Device &self, const char *what, uint64_t *value) {
+  *value = self.submitted() + 1;
+  if (self.lost()) return self.lost_status();
+  if (*value > RIG_POINT_VALUE_MASK) [[unlikely]]
+    return fail(RIG_INVALID_ARGUMENT, "%s: %s's timeline is full", what, self.info().name.c_str());
+  return RIG_OK;
+}
+
+// A hand-over that failed, holding the turn: the device is lost (its driver may hold the value half taken),
+// and the answer is RIG_LOST with the failure's words as the loss's reason.
+[[gnu::cold]] inline rig_status lose_at_hand_over(Device &self) {
+  self.lose_now(last_error());
+  return self.lost_status();
+}
+
 // 4. The turn: take the value, hand over and assign it (`hand(value)`: OK, or a failure that loses the
 // device), raise the stamps (`raise(point)`: the run's use words and the last write of what it writes).
 // From here the work is handed over or the device is lost; nothing fails silently. Blocks while another
@@ -73,13 +94,10 @@ inline bool nothing_to_wait_for(const Run::InlineCopy &copy, const Device &self)
 template <class HandOver, class Raise>
 [[gnu::always_inline]] inline rig_status in_turn(Device &self, rig_point *point, HandOver &&hand, Raise &&raise) {
   std::lock_guard turn(self.turn());
-  if (self.lost()) return self.lost_status();
-  uint64_t value = self.submitted() + 1;
-  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "submit: %s's timeline is full", self.info().name.c_str());
-  if (rig_status s = hand(value); s != RIG_OK) [[unlikely]] {
-    self.lose_now(last_error());
-    return self.lost_status();
-  }
+  uint64_t value;
+  if (rig_status s = next_value(self, "submit", &value); s != RIG_OK) return s;
+  if (rig_status s = hand(value); s != RIG_OK) [[unlikely]]
+    return lose_at_hand_over(self);
   uint64_t here = self.point(value);
   raise(here);
   if (point) *point = here;
@@ -131,6 +149,23 @@ inline rig_status hand_over(const Run &run, Device &self, uint64_t value, std::s
 }
 
 }  // namespace submit_detail
+
+// Work outside rig enters the timeline through these two, which keep the turn's protocol of a submit.
+
+// A hand-over without work (rig_stream_point, the imports of events and semaphores): takes `device`'s turn
+// and next value, lets its queue wait for work outside rig (`wait(value)`), hands over no work
+// (DriverWork::hand_over_empty) and assigns the value, held where the driver holds it unmarked; the point in
+// *point. RIG_LOST for a released or lost device. A refused `wait` is returned as it is, nothing assigned,
+// the device lost only where its driver lost it; a failed hand-over loses the device. `wait` is only called,
+// never kept. Blocks while another thread holds the turn, and holds it through `wait` and the hand-over.
+rig_status hand_over_empty(Device &device, CallableRef<rig_status(uint64_t)> wait, rig_point *point);
+
+// Raises the stamps of `buffer`'s allocation with `point`, a value of `device` (not the host) for work outside
+// rig that uses the buffer (rig_buffer_stamp): the device's use word, and for a write the last write too. A
+// write's are raised holding the device's turn, as a submit of that device raises them (one device's writes
+// arrive in order, core/stamps.h); a read's without it (Stamps::raise_use_unturned). May take the stamps'
+// lock (a device's first use word) before the turn; blocks only for the two.
+void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool write);
 
 // Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) of at most two slots
 // (InlineCopy::near) with no explicit waits whose every point to follow is already reached (every such

@@ -1,4 +1,4 @@
-// rig_interop.h's logic (the C layer, capi/interop_api.cpp, only translates): native streams and events
+// rig_interop.h's logic (the C face, capi/interop.cpp, only translates): native streams and events
 // (streams.cpp), host file descriptors (fd.cpp), memory made elsewhere, stamps and DLPack (memory.cpp).
 // Everything native goes through the driver's NativeHandles (core/native.h); nothing here knows CUDA.
 #pragma once
@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "core/buffer.h"
-#include "core/callable_ref.h"
 #include "core/device.h"
 
 namespace rig::interop {
@@ -61,10 +60,6 @@ rig_status import_point_ipc(Device &device, const rig_ipc_handle &handle, uint64
 
 // RIG_LOST (with the message) for a released or lost device, else RIG_OK.
 rig_status check_open(const Device &d, const char *what);
-// Takes `device`'s next value after its queue waits for work outside rig (`wait`, called with that value
-// holding the device's turn, as a submit holds it): the point of rig_stream_point and the imports. `wait`
-// is only called, never kept (no copy, no allocation).
-rig_status value_after(Device &device, CallableRef<rig_status(uint64_t)> wait, uint64_t *point);
 // The device of a point to export as a native event (`what` names the call), its native handles, and
 // whether the value is reached: the point committed, RIG_INVALID_ARGUMENT for the point 0, RIG_UNSUPPORTED
 // for a device with no native events, RIG_LOST where its device was lost short of it.

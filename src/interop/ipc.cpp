@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/submit.h"
 #include "interop/interop.h"
 
 namespace rig::interop {
@@ -182,7 +183,7 @@ rig_status import_point_ipc(Device &device, const rig_ipc_handle &handle, uint64
   NativeHandles *n = nullptr;
   Wire w;
   if (rig_status s = open_wire(device, handle, What::point, call, &n, &w); s != RIG_OK) return s;
-  return value_after(device, [&](uint64_t value) { return n->queue_wait_event_ipc(w.native, value); }, point);
+  return hand_over_empty(device, [&](uint64_t value) { return n->queue_wait_event_ipc(w.native, value); }, point);
 }
 
 }  // namespace rig::interop

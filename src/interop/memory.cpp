@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/registry.h"
+#include "core/submit.h"
 #include "interop/interop.h"
 
 namespace rig::interop {
@@ -80,19 +81,7 @@ rig_status stamp(const Buffer &buffer, uint64_t point, rig_access access) {
   if (p->is_host()) return fail(RIG_INVALID_ARGUMENT, "buffer_stamp: the host has no points");
   if ((access & RIG_ACCESS_WRITE) && buffer.allocation->read_only())
     return fail(RIG_INVALID_ARGUMENT, "buffer_stamp: a write into read-only memory");
-  Stamps &stamps = buffer.allocation->stamps();
-  // The buffer's own device's word is at hand (the common stamp: a stream of the buffer's device); another
-  // device's may take the stamps' lock (its first stamp makes it): before the turn.
-  std::atomic<uint64_t> *word = p == buffer.device && buffer.use ? buffer.use : stamps.use_word(*p);
-  if (!(access & RIG_ACCESS_WRITE)) {
-    Stamps::raise_use_unturned(word, point);  // a read: no turn taken (core/stamps.h says why that is safe)
-    return RIG_OK;
-  }
-  // A write's stamps are raised holding their device's turn (core/stamps.h), as a submit of that device does:
-  // one device's writes arrive in order.
-  std::lock_guard turn(p->turn());
-  Stamps::raise_use(word, point);
-  stamps.raise_write(point);
+  raise_outside(buffer, *p, point, access & RIG_ACCESS_WRITE);  // under the turn's protocol (core/submit.h)
   return RIG_OK;
 }
 

@@ -1,9 +1,10 @@
 // Points as file descriptors of Vulkan semaphores: a point leaves as its device's timeline semaphore (an
 // opaque fd) with the value to wait for, or as a sync file; a descriptor comes back as a point of a device
-// whose queue waits for it (value_after, as for native events). Only drivers with SemaphoreFds (Vulkan with
-// VK_KHR_external_semaphore_fd) take part; every other device answers RIG_UNSUPPORTED with the reason.
+// whose queue waits for it (core's hand_over_empty, as for native events). Only drivers with SemaphoreFds
+// (Vulkan with VK_KHR_external_semaphore_fd) take part; every other device answers RIG_UNSUPPORTED with the reason.
 #include "core/error.h"
 #include "core/registry.h"
+#include "core/submit.h"
 #include "interop/interop.h"
 
 namespace rig::interop {
@@ -49,7 +50,7 @@ rig_status import_point(Device &device, int fd, bool sync, const char *call, uin
   if (rig_status s = duplicate_for_driver(fd, call, sync ? "a sync file" : "a semaphore", &mine); s != RIG_OK)
     return s;
   bool taken = false;
-  rig_status s = value_after(
+  rig_status s = hand_over_empty(
       device,
       [&](uint64_t) {
         rig_status w = wait(*f, mine);
@@ -85,7 +86,7 @@ rig_status import_sync_fd(Device &device, int fd, uint64_t *point) {
   // reached): nothing to wait for, so nothing to import.
   if (fd == -1) {
     if (!fds_of(device, true, "point_import_sync_fd")) return RIG_UNSUPPORTED;
-    return value_after(device, [](uint64_t) { return RIG_OK; }, point);
+    return hand_over_empty(device, [](uint64_t) { return RIG_OK; }, point);
   }
   return import_point(device, fd, true, "point_import_sync_fd", point,
                       [&](SemaphoreFds &f, int mine) { return f.queue_wait_sync_fd(mine); });

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/inline_list.h"
 #include "core/registry.h"
+#include "core/submit.h"
 #include "interop/interop.h"
 
 namespace rig::interop {
@@ -114,30 +115,6 @@ rig_status check_open(const Device &d, const char *what) {
   return RIG_OK;
 }
 
-rig_status value_after(Device &device, CallableRef<rig_status(uint64_t)> wait, uint64_t *point) {
-  std::lock_guard turn(device.turn());
-  if (rig_status s = check_open(device, "point"); s != RIG_OK) return s;
-  uint64_t value = device.submitted() + 1;
-  if (value > RIG_POINT_VALUE_MASK) return fail(RIG_INVALID_ARGUMENT, "%s's timeline is full", device.info().name.c_str());
-  if (rig_status s = wait(value); s != RIG_OK) {
-    if (device.driver().lost()) device.lose_now(last_error());  // our own stream refused the wait
-    return s;                                                    // else: the native handle, nothing assigned
-  }
-  // No work of its own: a stream driver holds the value unmarked (its next mark proves it: one record
-  // fewer per edge), and a wait for it commits first, which marks it (DriverWork::hand_over_empty).
-  bool held = false;
-  if (rig_status s = device.driver().hand_over_empty(value, &held); s != RIG_OK) {
-    device.lose_now(last_error());
-    return device.lost_status();
-  }
-  if (held)
-    device.assign_held(value);
-  else
-    device.assign(value);
-  *point = device.point(value);
-  return RIG_OK;
-}
-
 rig_status resolve(uint64_t point, const char *what, Device **out) {
   Device *d = device_at(point_device(point));
   if (!d) return fail(RIG_NOT_FOUND, "%s: no device has index %u", what, point_device(point));
@@ -225,7 +202,7 @@ rig_status stream_point(Device &device, void *stream, uint64_t *point) {
   if (rig_status s = check_open(device, "stream_point"); s != RIG_OK) return s;
   StreamWaits::Carried carried;
   stream_waits().carried(n->api(), stream, device.index(), &carried);
-  return value_after(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
+  return hand_over_empty(device, [&](uint64_t value) { return n->queue_wait_stream(stream, value, carried); }, point);
 }
 
 rig_status import_event(Device &device, void *event, uint64_t *point) {
@@ -233,7 +210,7 @@ rig_status import_event(Device &device, void *event, uint64_t *point) {
   if (!n) return RIG_UNSUPPORTED;
   if (!event) return fail(RIG_INVALID_ARGUMENT, "point_import_event: null event");
   if (rig_status s = check_open(device, "point_import_event"); s != RIG_OK) return s;
-  return value_after(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
+  return hand_over_empty(device, [&](uint64_t value) { return n->queue_wait_event(event, value); }, point);
 }
 
 rig_status exported_device(uint64_t point, const char *what, Device **out) {

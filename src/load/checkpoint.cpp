@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +16,7 @@
 
 #include "core/error.h"
 #include "load/index.h"
+#include "load/regular_file.h"
 
 namespace rig::load {
 namespace {
@@ -75,21 +77,19 @@ rig_status find_in_directory(const std::string &dir, std::string *out) {
   return fail(RIG_INVALID_ARGUMENT, "%s holds no checkpoint (no *.index.json, *.safetensors or *.gguf file)", dir.c_str());
 }
 
-// Reads the index file whole.
+// Reads the index file whole: a regular file only (load/regular_file.h), never waited on otherwise.
 rig_status read_index(const std::string &path, IndexResult *out) {
-  FILE *fp = nullptr;
+  int fd = -1;
   struct stat st;
-  if (stat(path.c_str(), &st) != 0)
-    return fail(errno == ENOENT ? RIG_NOT_FOUND : RIG_INVALID_ARGUMENT, "%s: %s", path.c_str(), strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(RIG_INVALID_ARGUMENT, "%s is not a regular file", path.c_str());
-  if (uint64_t(st.st_size) > index_limit)
+  if (rig_status s = open_regular_file(path.c_str(), &fd, &st)) return s;
+  if (uint64_t(st.st_size) > index_limit) {
+    ::close(fd);
     return fail(RIG_INVALID_ARGUMENT, "%s: the index is over rig's limit of 100000000 bytes", path.c_str());
-  fp = std::fopen(path.c_str(), "rb");
-  if (!fp) return fail(RIG_INVALID_ARGUMENT, "open %s: %s", path.c_str(), strerror(errno));
+  }
   std::string text(size_t(st.st_size), '\0');
-  size_t got = std::fread(text.data(), 1, text.size(), fp);
-  std::fclose(fp);
-  if (got != text.size()) return fail(RIG_INVALID_ARGUMENT, "%s: read %zu of %zu bytes", path.c_str(), got, text.size());
+  rig_status s = read_fully(fd, 0, text.data(), text.size());
+  ::close(fd);
+  if (s) return fail(s, "%s: %s", path.c_str(), last_error());
   *out = parse_index(text.data(), text.size());
   if (out->status) return fail(out->status, "%s: %s", path.c_str(), out->message.c_str());
   return RIG_OK;

@@ -13,6 +13,8 @@
 #include "core/buffer.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "load/guarded_mapping.h"
+#include "load/regular_file.h"
 
 namespace rig::load {
 
@@ -27,23 +29,33 @@ namespace {
 
 void unmap_kept(void *user) {
   auto *m = static_cast<std::pair<void *, size_t> *>(user);
-  munmap(m->first, m->second);
+  unmap_guarded(m->first, m->second);
   delete m;
 }
 
-// Maps `shard` whole, wraps it on `host` and borrows it on `device`: the driver registers it once.
-rig_status keep_shard(const Shard &shard, Device &device, Device &host, std::shared_ptr<Buffer> *out) {
+// The words for a kept mapping of `shard` that read zeros where its file had no page; RIG_OK where none did.
+rig_status kept_fault(const Shard &shard, void *base) {
+  uint64_t missing;
+  if (!guarded_fault(base, &missing)) return RIG_OK;
+  return fail(RIG_INVALID_ARGUMENT, "the file %s could not be read through its kept registration's mapping at offset "
+              "%llu (it shrank, or the read failed): bytes copied from there are not the file's", shard.path.c_str(),
+              (unsigned long long)missing);
+}
+
+// Maps `shard` whole (guarded: a page the file loses reads zeros, not SIGBUS), wraps it on `host` and
+// borrows it on `device`: the driver registers it once. *base: the mapping.
+rig_status keep_shard(const Shard &shard, Device &device, Device &host, std::shared_ptr<Buffer> *out, void **base_out) {
   const std::string &name = device.info().name;
   if (shard.size == 0) return fail(RIG_INVALID_ARGUMENT, "keep registered: %s is empty", shard.path.c_str());
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   size_t length = (shard.size + page - 1) / page * page;
-  void *base = mmap(nullptr, length, PROT_READ, MAP_SHARED, shard.fd, 0);
+  void *base = map_guarded(shard.fd, length);
   if (base == MAP_FAILED) return fail(RIG_DRIVER, "keep registered: mmap %s: %s", shard.path.c_str(), strerror(errno));
   std::pair<void *, size_t> *mapping;
   try {
     mapping = new std::pair<void *, size_t>(base, length);
   } catch (...) {
-    munmap(base, length);
+    unmap_guarded(base, length);
     throw;
   }
   std::shared_ptr<Buffer> whole;  // the borrow holds its allocation (and so the mapping) from here
@@ -54,6 +66,12 @@ rig_status keep_shard(const Shard &shard, Device &device, Device &host, std::sha
   if (rig_status s = buffer_borrow(device, *whole, out))
     return fail(s, "keep registered: registering %s (%zu bytes) on %s: %s", shard.path.c_str(), length, name.c_str(),
                 last_error());
+  // A driver that read the pages as it registered them (a double of one) read zeros where the file is short.
+  if (rig_status s = kept_fault(shard, base)) {
+    out->reset();
+    return s;
+  }
+  *base_out = base;
   return RIG_OK;
 }
 
@@ -72,12 +90,23 @@ rig_status File::keep_on(Device &device, Device &host) {
   std::lock_guard lock(kept_mutex_);
   for (const Kept &k : kept_)
     if (k.device == name) return RIG_OK;
-  Kept k{name, {}};
+  Kept k{name, {}, {}};
   for (const auto &shard : shards) {
     k.borrowed.emplace_back();
-    if (rig_status s = keep_shard(*shard, device, host, &k.borrowed.back())) return s;
+    k.bases.push_back(nullptr);
+    if (rig_status s = keep_shard(*shard, device, host, &k.borrowed.back(), &k.bases.back())) return s;
   }
   kept_.push_back(std::move(k));
+  return RIG_OK;
+}
+
+rig_status File::kept_intact(const Device &device) {
+  const std::string &name = device.info().name;
+  std::lock_guard lock(kept_mutex_);
+  for (const Kept &k : kept_)
+    if (k.device == name)
+      for (size_t i = 0; i < k.bases.size() && i < shards.size(); ++i)
+        if (rig_status s = kept_fault(*shards[i], k.bases[i])) return s;
   return RIG_OK;
 }
 
@@ -129,16 +158,10 @@ rig_status read_fully(int fd, uint64_t offset, void *dst, size_t length, size_t 
 namespace {
 
 rig_status open_fd(const char *path, std::unique_ptr<Shard> *out) {
-  if (!path || !*path) return fail(RIG_INVALID_ARGUMENT, "no path");
   auto f = std::make_unique<Shard>();
-  f->path = path;
-  // O_NONBLOCK: a FIFO or a device node is refused below, never waited on at open.
-  f->fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (f->fd < 0) return fail(errno == ENOENT ? RIG_NOT_FOUND : RIG_INVALID_ARGUMENT, "open %s: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(f->fd, &st) != 0) return fail(RIG_DRIVER, "fstat %s: %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(RIG_INVALID_ARGUMENT, "%s is not a regular file", path);
-  fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
+  if (rig_status s = open_regular_file(path, &f->fd, &st)) return s;
+  f->path = path;
   f->size = uint64_t(st.st_size);
   f->mtime = st.st_mtim;
   f->file_system = uint64_t(st.st_dev);

@@ -52,12 +52,13 @@ struct File {
   rig_status read(uint64_t at, void *dst, size_t length) const;
   ~File();
 
-  // Registrations kept across loads (rig_load_file_keep_registered): the whole file mapped read-only,
-  // wrapped, and borrowed by one device, whose driver registered it once. Released with the File (the
+  // Registrations kept across loads (rig_load_file_keep_registered): the whole file mapped read-only
+  // (guarded), wrapped, and borrowed by one device, whose driver registered it once. Released with the File (the
   // last of the handle and the loads that hold it), after the copies that read them (rule 6).
   struct Kept {
     std::string device;                // the device's name: devices opened twice under one name share it
     std::vector<std::shared_ptr<Buffer>> borrowed;  // per shard, the wrap of its mapping borrowed by the device
+    std::vector<void *> bases;  // per shard, its guarded mapping (load/guarded_mapping.h), for the fault check
   };
   // The kept registration of `shard` on `device`, or null. Under kept_mutex, briefly.
   std::shared_ptr<Buffer> kept_on(const Device &device, size_t shard = 0);
@@ -65,6 +66,10 @@ struct File {
   // the same device does nothing). Waits for the driver's registration holding kept_mutex. Sets rig's
   // message on failure.
   rig_status keep_on(Device &device, Device &host);
+  // RIG_OK unless a read of a kept mapping on `device` found a page missing (the shard shrank, or the read
+  // failed: it read zeros, load/guarded_mapping.h); then RIG_INVALID_ARGUMENT naming the shard. Ask once
+  // the copies that read the registration are reached. Under kept_mutex, briefly; waits for nothing else.
+  rig_status kept_intact(const Device &device);
 
   // RIG_OK if every shard still has the size and mtime it had at open; RIG_INVALID_ARGUMENT naming the one
   // that changed.

@@ -44,10 +44,8 @@ rig_status Load::start(Device &host, std::shared_ptr<File> file, const size_t *s
   const rig_load_options &o = l->options_;
   if (rig_status s = l->take_devices(std::move(devices))) return s;
   if (o.io < RIG_LOAD_IO_AUTO || o.io > RIG_LOAD_IO_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown io %d", int(o.io));
-  if (o.path < RIG_LOAD_PATH_AUTO || o.path > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(o.path));
   if (rig_status s = l->place_selection(selected, count, placement)) return s;
   if (rig_status s = file->unchanged()) return s;
-  l->lay_out_arenas();
   if (rig_status s = choose_path(l->devices_, *file, o.path, &l->route_)) return s;
 
   // Chunks (staged) or windows (registered, direct).
@@ -81,9 +79,22 @@ rig_status Load::take_devices(std::vector<Device *> devices) {
   return RIG_OK;
 }
 
+// The selection placed (plan.h's place), then each device's tensors as parts of a few allocations
+// (load/arenas.h), laid out in file order. Where the caller keeps a staging pool for the device (it loads
+// again: given_), from the device's reuse pool (core/driver_memory.h): a later load's copies then land in
+// memory no free gave back to the driver, which they reach faster, while the pool's growth costs the load
+// that makes it (bench/README.md, bench/load): a load with no kept pool takes plain device memory.
 rig_status Load::place_selection(const size_t *selected, size_t count, const rig_load_placement &placement) {
   std::vector<Placed> placed;
   if (rig_status s = place(file_->tensors, selected, count, placement, devices_.size(), &placed)) return s;
+  uint64_t limit = options_.arena_bytes ? options_.arena_bytes : RIG_LOAD_DEFAULT_ARENA_BYTES;
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    std::vector<size_t> order;
+    std::vector<uint64_t> lengths;
+    arena_order(placed, d, &order, &lengths);
+    arenas_.push_back(std::make_unique<Arenas>(placed.size(), order, lengths, limit,
+                                               given_[d] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
+  }
   by_file_index_.assign(file_->tensors.size(), 0);
   for (size_t i = 0; i < placed.size(); ++i) {
     by_file_index_[placed[i].index] = i + 1;
@@ -93,24 +104,6 @@ rig_status Load::place_selection(const size_t *selected, size_t count, const rig
     tensors_.push_back(std::move(t));
   }
   return RIG_OK;
-}
-
-// Each device's tensors as parts of a few allocations (load/arenas.h), laid out in file order. Where the
-// caller keeps a staging pool for the device (it loads again: given_), from the device's reuse pool
-// (core/driver_memory.h): a later load's copies then land in memory no free gave back to the driver, which
-// they reach faster, while the pool's growth costs the load that makes it (bench/README.md, bench/load): a
-// load with no kept pool takes plain device memory.
-void Load::lay_out_arenas() {
-  std::vector<Placed> placed;
-  for (const auto &t : tensors_) placed.push_back(Placed{t->index, t->offset, t->length, t->devices});
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    std::vector<size_t> order;
-    std::vector<uint64_t> lengths;
-    arena_order(placed, d, &order, &lengths);
-    arenas_.push_back(std::make_unique<Arenas>(tensors_.size(), order, lengths,
-                                               options_.arena_bytes ? options_.arena_bytes : RIG_LOAD_DEFAULT_ARENA_BYTES,
-                                               given_[d] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
-  }
 }
 
 // Staged: reads bypass the page cache where the path policy says (open_direct), chunks fit the caller's
@@ -369,12 +362,11 @@ rig_status Load::wait() {
   return RIG_OK;
 }
 
-rig_status Load::stats(rig_load_stats *caller) {
+rig_status Load::stats(rig_load_stats *out) {
   std::lock_guard lock(mutex_);
   if (!done_) return fail(RIG_BUSY, "the load is still running");
-  rig_load_stats all{};
-  rig_load_stats *out = &all;
-  out->size = caller->size;
+  *out = rig_load_stats{};
+  out->size = sizeof *out;
   out->path = route_.path;
   out->why = route_.why.c_str();
   out->direct_io = !direct_fds_.empty();
@@ -388,7 +380,6 @@ rig_status Load::stats(rig_load_stats *caller) {
   out->staging_wait_seconds = double(phase_ns_[STAGING_WAIT]) * 1e-9;
   out->alloc_seconds = double(phase_ns_[ALLOC]) * 1e-9;
   out->submit_seconds = double(phase_ns_[SUBMIT]) * 1e-9;
-  memcpy(caller, &all, std::min(caller->size, sizeof all));
   return RIG_OK;
 }
 

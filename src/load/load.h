@@ -52,6 +52,8 @@ class Load {
   rig_status buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out);
   // Waits for the load's end; its status and message.
   rig_status wait();
+  // Fills *out whole (out->size ours; the C face serves the caller's size) once the load ended; RIG_BUSY
+  // while it runs. Under the load's lock, which no wait holds.
   rig_status stats(rig_load_stats *out);
   void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
@@ -61,7 +63,6 @@ class Load {
   // chunks and staging (staged) or windows (registered, direct); one copier per device.
   rig_status take_devices(std::vector<Device *> devices);
   rig_status place_selection(const size_t *selected, size_t count, const rig_load_placement &placement);
-  void lay_out_arenas();
   rig_status plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi);
   void plan_windows(const std::vector<PlanTensor> &plan);
   rig_status make_copiers();

@@ -9,15 +9,19 @@
 #include <atomic>
 #include <cstddef>
 
+#include "load/guarded_mapping.h"
+
 namespace rig::load {
 
 struct Mapping {
   void *base = nullptr;
   size_t length = 0;
   std::atomic<long> refs{1};  // the maker's, plus one per wrap given drop_mapping
+  bool guarded = false;       // a file's, made by map_guarded (load/guarded_mapping.h)
   void drop() {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      munmap(base, length);
+      if (guarded) unmap_guarded(base, length);
+      else munmap(base, length);
       delete this;
     }
   }

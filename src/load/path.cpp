@@ -14,6 +14,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "load/direct_read.h"
+#include "load/guarded_mapping.h"
 #include "mapped/device_ops.h"
 #include "mapped/device_probe.h"
 
@@ -45,23 +46,30 @@ rig_status probe(Device &device, const File &checkpoint, bool *usable, bool *cac
     *verdict = "Inconclusive: the file is under the probe's 128 KiB";
     return RIG_OK;
   }
-  void *map = mmap(nullptr, length, PROT_READ, MAP_SHARED, file.fd, 0);
+  // Guarded (load/guarded_mapping.h): a file cut during the probe reads zeros, not SIGBUS, and the probe's
+  // verdict on them (wrong bytes, which the cache would keep for the file system) is thrown away below.
+  void *map = map_guarded(file.fd, length);
   if (map == MAP_FAILED) return fail(RIG_DRIVER, "mmap for the probe: %s", strerror(errno));
   std::vector<unsigned char> reference(length);
   if (rig_status s = read_fully(file.fd, 0, reference.data(), length)) {
-    munmap(map, length);
-    return s;
+    unmap_guarded(map, length);
+    return fail(s, "%s: %s", file.path.c_str(), last_error());
   }
   mapped::Verdict v;
   if (rig_status s = mapped::probe_device(device, map, reference.data(), length, mapped::ProbeOptions{}, &v)) {
-    munmap(map, length);
+    unmap_guarded(map, length);
     return fail(s, "probing the device: %s", last_error());
   }
+  uint64_t missing;
+  bool shrank = guarded_fault(map, &missing);
+  // A window left registered must never be unmapped (rig_probe's contract): keep that mapping for good.
+  if (v.kind != RIG_VERDICT_STILL_REGISTERED) unmap_guarded(map, length);
+  if (shrank)
+    return fail(RIG_INVALID_ARGUMENT, "the file %s could not be read through its mapping at offset %llu during the "
+                "probe (it shrank, or the read failed)", file.path.c_str(), (unsigned long long)missing);
   *usable = v.kind == RIG_VERDICT_USABLE;
   *cacheable = v.cacheable();
   *verdict = v.to_string();
-  // A window left registered must never be unmapped (rig_probe's contract): keep that mapping for good.
-  if (v.kind != RIG_VERDICT_STILL_REGISTERED) munmap(map, length);
   return RIG_OK;
 }
 

@@ -213,6 +213,41 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
   std::string meta_key_;
 };
 
+// The format asks the tensors to cover the data exactly: taken in offset order, each begins where the one
+// before ended, the first at the data's start, the last at the file's end (the reference implementation's
+// validate refuses a hole or a leading gap as InvalidOffset and bytes after the last as an incomplete
+// buffer). Why refuse what could be skipped: a writer that leaves bytes nobody names wrote something else
+// than it meant, and a reader that skips them hides it. Runs after check_table, so no two ranges overlap.
+void check_covered(ParseResult &r, uint64_t file_size) {
+  std::vector<const TensorEntry *> order;
+  for (const auto &t : r.tensors) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](auto *a, auto *b) {
+    return a->offset != b->offset ? a->offset < b->offset : a->length < b->length;
+  });
+  auto relative = [&](uint64_t at) { return std::to_string(at - r.data_start); };
+  uint64_t end = r.data_start;
+  for (const TensorEntry *t : order) {
+    if (t->offset < end) {  // only an empty tensor can begin inside another (check_table saw the rest)
+      r = bad("tensor '" + t->name + "' begins at " + relative(t->offset) +
+              " of the data, inside the tensor before it, which ends at " + relative(end));
+      return;
+    }
+    if (t->offset != end) {
+      r = bad(end == r.data_start
+                  ? "the data begins with a gap: bytes [0, " + relative(t->offset) + ") of the data before tensor '" +
+                        t->name + "' belong to no tensor"
+                  : "a hole in the data: bytes [" + relative(end) + ", " + relative(t->offset) +
+                        ") of the data between tensors belong to no tensor (before '" + t->name + "')");
+      return;
+    }
+    end = t->offset + t->length;
+  }
+  if (end != file_size)
+    r = bad("bytes after the last tensor: the data ends at " + relative(end) + " but the file holds " +
+            relative(file_size) + " bytes of data (the data's offsets are relative to byte " +
+            std::to_string(r.data_start) + ")");
+}
+
 }  // namespace
 
 ParseResult parse_safetensors(const uint8_t *bytes, size_t avail, uint64_t file_size) {
@@ -239,6 +274,7 @@ ParseResult parse_safetensors(const uint8_t *bytes, size_t avail, uint64_t file_
   r.metadata.assign(header.metadata.begin(), header.metadata.end());
   std::sort(r.tensors.begin(), r.tensors.end(), [](const TensorEntry &a, const TensorEntry &b) { return a.name < b.name; });
   check_table(r, file_size);
+  if (r.status == RIG_OK) check_covered(r, file_size);
   return r;
 }
 

@@ -13,16 +13,18 @@
 
 namespace rig::load {
 
+// A read error or a file that ends early is the file's: the words name it.
 rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   uint64_t want = c.end - c.start;
   if (direct_fds_.empty()) {
-    if (rig_status s = file_->read(c.start, dst, want)) return s;
+    if (rig_status s = file_->read(c.start, dst, want)) return s;  // its words name the shard
     bytes_read_ += want;
     return RIG_OK;
   }
   const Shard &shard = *file_->shards[c.shard];
   size_t got = 0;
-  if (rig_status s = reader->read(c.start - shard.base, dst, round_up(want, direct_align), &got)) return s;
+  if (rig_status s = reader->read(c.start - shard.base, dst, round_up(want, direct_align), &got))
+    return fail(s, "%s: %s", shard.path.c_str(), last_error());
   if (got < want)
     return fail(RIG_INVALID_ARGUMENT, "the file %s ended at %llu, inside a tensor (it shrank?)", shard.path.c_str(),
                 (unsigned long long)(c.start - shard.base + got));

@@ -33,15 +33,24 @@ void Load::run_kept() {
     progress(c.end - c.start);
   }
   if (s) fail_with(s);
+  // Each view went after its copies: a page of a kept mapping found missing means bytes copied that are
+  // not the file's (load/guarded_mapping.h).
+  for (Device *d : devices_)
+    if (rig_status f = file_->kept_intact(*d)) {
+      fail_with(f);
+      break;
+    }
 }
 
 namespace {
 
-// A read-only MAP_SHARED mapping of a whole shard, shared by the windows wrapped over it (load/mapping.h).
+// A read-only MAP_SHARED mapping of a whole shard, shared by the windows wrapped over it (load/mapping.h),
+// guarded: a page the file loses while a device reads it reads zeros, not SIGBUS (load/guarded_mapping.h).
 rig_status map_shard(const Shard &shard, Mapping **out) {
   auto *m = new Mapping();
   m->length = shard.size;
-  m->base = shard.size ? mmap(nullptr, shard.size, PROT_READ, MAP_SHARED, shard.fd, 0) : nullptr;
+  m->guarded = shard.size != 0;
+  m->base = shard.size ? map_guarded(shard.fd, shard.size) : nullptr;
   if (m->base == MAP_FAILED) {
     delete m;
     return fail(RIG_DRIVER, "mmap %s: %s", shard.path.c_str(), strerror(errno));
@@ -50,14 +59,29 @@ rig_status map_shard(const Shard &shard, Mapping **out) {
   return RIG_OK;
 }
 
+// Drops the maker's reference to a shard's mapping once every copy that read it is reached (its windows
+// went, each after its copies): a page found missing means bytes copied that are not the file's, whether
+// the file shrank or the disk failed a read. Sets rig's message where it fails.
+rig_status release_shard(Mapping *m, const Shard &shard) {
+  uint64_t missing;
+  rig_status s = RIG_OK;
+  if (m->base && guarded_fault(m->base, &missing))
+    s = fail(RIG_INVALID_ARGUMENT, "the file %s could not be read through its mapping at offset %llu (it shrank "
+             "during the load, or the read failed): the load's bytes from there are not the file's",
+             shard.path.c_str(), (unsigned long long)missing);
+  m->drop();
+  return s;
+}
+
 }  // namespace
 
 void Load::run_windows() {
   if (route_.kept) return run_kept();
   // Each shard mapped when its first window comes, and its maker's reference dropped once the windows move
-  // past it: the mapping goes with its last window.
-  Mapping *m = nullptr;
-  uint32_t mapped = 0;
+  // past it and its last window's copies are reached (its fault checked then): the mapping goes with its
+  // last window.
+  Mapping *m = nullptr, *passed = nullptr;  // the shard's being read, the one before until its check
+  uint32_t mapped = 0, passed_shard = 0;
   rig_status s = RIG_OK;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   // Dropping a window's last reference waits for the copies that read it (rule 6), so the window before
@@ -67,7 +91,8 @@ void Load::run_windows() {
     if (stopping(&s)) break;
     const Shard &shard = *file_->shards[c.shard];
     if (!m || mapped != c.shard) {
-      if (m) m->drop();
+      passed = m;
+      passed_shard = mapped;
       m = nullptr;
       if ((s = map_shard(shard, &m))) break;
       mapped = c.shard;
@@ -91,13 +116,23 @@ void Load::run_windows() {
     if (!s) s = file_->unchanged();
     if (s) fail_with(s);  // before a drop below may wait and leave words of its own
     behind = std::move(borrowed);  // the window before goes here, once its copies are reached
+    if (passed) {  // the window that went was the shard before's last: its copies are reached
+      rig_status f = release_shard(passed, *file_->shards[passed_shard]);
+      passed = nullptr;
+      if (f) fail_with(f);
+      if (!s) s = f;
+    }
     if (s) break;
     bytes_read_ += length;
     progress(c.end - c.start);
   }
   if (s) fail_with(s);  // before the last window's drop, which waits for its copies
   behind.reset();
-  if (m) m->drop();
+  for (auto [done, index] : {std::pair{passed, passed_shard}, std::pair{m, mapped}})
+    if (done) {
+      rig_status f = release_shard(done, *file_->shards[index]);
+      if (f) fail_with(f);
+    }
 }
 
 }  // namespace rig::load

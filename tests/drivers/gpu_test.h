@@ -1,8 +1,10 @@
-/* Helpers for the tests of the stream drivers (CUDA, HIP), one source for both: opening devices (skip, or
- * fail under RIG_REQUIRE=<prefix>), the fake library's switches when the driver's RIG_*_LIBRARY names it, and
- * launches of the kernels of tests/cuda/kernels.ptx (the fakes bind their names; through the HIP shim the
- * CUDA driver compiles them). The backend is fixed when this file is compiled (GT_DRIVER_CUDA or
- * GT_DRIVER_HIP): tests/drivers/meson.build builds it once per backend. */
+/* Helpers for the driver suite (test_driver_suite.c) and the stream drivers' own tests, one source for every
+ * backend: opening devices (skip, or fail under RIG_REQUIRE=<prefix>), the fake library's switches when the
+ * driver's RIG_*_LIBRARY names it, and the suite's kernels: those of tests/cuda/kernels.ptx on CUDA and HIP
+ * (the fakes bind their names; through the HIP shim the CUDA driver compiles them), the same kernels as C
+ * functions (host kernels) on memory devices and the test driver. The backend is fixed when this file is
+ * compiled (GT_DRIVER_CUDA, _HIP, _VULKAN, _MEMORY or _TEST): tests/drivers/meson.build builds it once per
+ * backend. Each backend lists the suite's cases it does not support, and why (IREE's hal/cts backends). */
 #ifndef RIG_GPU_TEST_H
 #define RIG_GPU_TEST_H
 
@@ -12,7 +14,20 @@
 extern "C" {
 #endif
 
-/* What tells one stream backend from the other in a test. */
+/* A case of the suite a backend does not support, and why (printed where the suite leaves it out). */
+typedef struct gt_unsupported {
+  const char *name; /* the case's function name */
+  const char *why;
+} gt_unsupported;
+
+/* How a backend's devices are opened. */
+typedef enum gt_opener {
+  GT_OPEN_DRIVER = 0, /* rig_device_open("prefix:N"): a driver's GPU */
+  GT_OPEN_MEMORY = 1, /* rig_memory_device(name): any number, by name */
+  GT_OPEN_TEST = 2,   /* tdrv_open(name): the test driver (tests/support/test_driver.h) */
+} gt_opener;
+
+/* What tells one backend from another in a test. */
 typedef struct gt_backend {
   const char *prefix;           /* "cuda": devices are prefix:N, and RIG_REQUIRE names it */
   const char *framework;        /* rig_device_info.framework: "CUDA" */
@@ -25,12 +40,24 @@ typedef struct gt_backend {
   const char *launch_failure;   /* the library's name for a failed launch (the fake's fail_launch_at) */
   const char *not_supported;    /* the library's name for 801 */
   int read_only_attribute;      /* 1: a device says whether it takes the read-only flag (CUDA's 113) */
+  const char *error_prefix;     /* how the library's error names begin: "CUDA_ERROR_", "hipError" */
+  const char *timeline_env;     /* the variable choosing a stream driver's timeline: "RIG_CUDA_TIMELINE" */
+  int events_by_default;        /* 1: the timeline is kept with events unless memops is asked for (CUDA) */
+  gt_opener opener;
+  rig_device_kind device_kind;  /* rig_device_info.kind of its devices */
+  int host_kernels;             /* 1: the suite's kernels run as C functions (RIG_PART_HOST_KERNEL) */
+  const gt_unsupported *unsupported; /* ended by {NULL, NULL} */
 } gt_backend;
 
 /* The backend this binary was built for. */
 const gt_backend *gt(void);
 /* "prefix:i" (a static buffer per i < 8). */
 const char *gt_name(unsigned i);
+
+/* Why this backend does not support the suite's case `name`, or null where it does. */
+const char *gt_unsupported_why(const char *name);
+/* Leaves the cases this backend does not support out of tests[0..*n) (printing each with why). */
+void gt_leave_out_unsupported(struct CMUnitTest *tests, size_t *n);
 
 /* 1 if device 0 opens; else prints why and returns 0 (the binary then exits 77), or exits 1 when
  * RIG_REQUIRE names the backend. Call once from main. */
@@ -48,6 +75,9 @@ void gt_set(const char *name, long long value);
 long long gt_query(const char *name);
 /* A function of the loaded library itself (the fake's hipHostRegister, ...), or null. */
 void *gt_symbol(const char *name);
+/* How the loaded library begins its error names: the backend's error_prefix, or CUDA's where the library is
+ * the HIP shim over the CUDA driver (it answers hipGetErrorName with CUDA's names). */
+const char *gt_error_prefix(void);
 /* Skips the test, with the reason, unless on the fake. */
 #define GT_FAKE_ONLY()                                                                 \
   do {                                                                                 \
@@ -57,8 +87,10 @@ void *gt_symbol(const char *name);
     }                                                                                  \
   } while (0)
 
-/* The module of kernels.ptx on d. */
+/* The module of kernels.ptx on d; null where the kernels are host kernels (they need no module). */
 rig_module gt_kernels(rig_device d);
+/* Releases what gt_kernels gave (nothing where it gave null). */
+void gt_release_kernels(rig_module m);
 /* A run of one launch of `function` on d (module m) over `slot_count` slots of the given accesses, bound to
  * `buffers`, with `launch_slots` arguments naming `slots`, 256 threads a block and `grid` blocks (0: 1); no
  * scalars set. It keeps its submission. */

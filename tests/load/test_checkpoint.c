@@ -240,6 +240,33 @@ static void a_checkpoint_that_disagrees_with_its_index_is_refused_naming_the_fil
   remove_dir(dir);
 }
 
+/* Every file a checkpoint opens is checked as a regular file before anything waits on it: a shard, the
+ * index, the file a directory holds; a FIFO there is refused at once (with no writer, an open that waited
+ * would never return), saying what it is. The directory itself is a checkpoint's place, not refused. */
+static void a_fifo_in_a_checkpoint_is_refused_before_anything_blocks(void **state) {
+  (void)state;
+  char path[700];
+  const char *dir = write_checkpoint("", NULL);
+  snprintf(path, sizeof path, "%s/model-00002-of-00004.safetensors", dir);
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  refused(index_of(dir), RIG_INVALID_ARGUMENT, "is a FIFO");
+  refused(dir, RIG_INVALID_ARGUMENT, "model-00002-of-00004.safetensors");
+  remove_dir(dir);
+  dir = write_checkpoint("", NULL);
+  unlink(index_of(dir));
+  assert_int_equal(mkfifo(index_of(dir), 0600), 0);
+  refused(index_of(dir), RIG_INVALID_ARGUMENT, "is a FIFO");
+  refused(dir, RIG_INVALID_ARGUMENT, "is a FIFO");
+  remove_dir(dir);
+  dir = tw_path("ckpt");
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/model.safetensors", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  refused(dir, RIG_INVALID_ARGUMENT, "is a FIFO");
+  remove_dir(dir);
+}
+
 /* GGUF: a split set of three, each file's split.* keys, F32 tensors. */
 static void kv_u16(tw_bytes *b, const char *key, uint16_t v) {
   tw_str(b, key, strlen(key));
@@ -403,6 +430,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_four_shard_checkpoint_loads_equal_to_one_file_on_every_path),
       cmocka_unit_test(a_checkpoint_that_disagrees_with_its_index_is_refused_naming_the_file),
+      cmocka_unit_test(a_fifo_in_a_checkpoint_is_refused_before_anything_blocks),
       cmocka_unit_test(a_split_gguf_set_opens_from_its_first_file_and_loads_each_shard),
       cmocka_unit_test(metadata_reads_back_from_a_file_and_from_an_index),
       cmocka_unit_test(an_older_callers_tensor_struct_is_served_without_the_shard),

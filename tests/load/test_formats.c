@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "weights.h"
@@ -91,8 +94,8 @@ static void safetensors_bad_headers_answer_invalid_argument_with_words(void **st
   /* read as events (no document tree): fields rig does not read are skipped however deep, a repeated field
    * counts once (the last), a repeated name is refused, and each misplaced kind of value is named */
   expect_st("{\"a\":{\"dtype\":\"U8\",\"x\":{\"y\":[1,{\"z\":[]}]},\"shape\":[1],\"data_offsets\":[0,1]},"
-            "\"__metadata__\":{\"k\":{\"deep\":[[[]]]}}}", 16, RIG_OK, NULL);
-  expect_st("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"U8\",\"shape\":[2],\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_OK, NULL);
+            "\"__metadata__\":{\"k\":{\"deep\":[[[]]]}}}", 1, RIG_OK, NULL);
+  expect_st("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"U8\",\"shape\":[2],\"shape\":[1],\"data_offsets\":[0,1]}}", 1, RIG_OK, NULL);
   expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
             "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 16, RIG_INVALID_ARGUMENT, "twice");
   expect_st("{\"a\":{\"dtype\":{\"v\":\"U8\"},\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "dtype");
@@ -118,7 +121,7 @@ static void safetensors_bad_headers_answer_invalid_argument_with_words(void **st
   memset(deep + at, ']', depth);
   at += depth;
   strcpy(deep + at, "}}");
-  expect_st(deep, 16, RIG_OK, NULL);
+  expect_st(deep, 0, RIG_OK, NULL);
   deep[at - 1] = ' ';
   expect_st(deep, 16, RIG_INVALID_ARGUMENT, "not valid JSON");
   free(deep);
@@ -126,6 +129,38 @@ static void safetensors_bad_headers_answer_invalid_argument_with_words(void **st
   expect_st("{\"a\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
   expect_st("{\"a\xc0\xaf\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
   expect_st("{\"a\xed\xa0\x80\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 16, RIG_INVALID_ARGUMENT, "UTF-8");
+}
+
+/* The format asks the data to be covered exactly (the reference implementation's validate): a hole between
+ * tensors, a gap before the first and bytes after the last are refused, each with its offsets in the data. */
+static void safetensors_data_not_covered_exactly_is_refused_with_the_offsets(void **state) {
+  (void)state;
+  /* covered exactly, in any order of the header, with empty tensors at the ends and between */
+  expect_st("{\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]},"
+            "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+            "\"e0\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]},"
+            "\"e4\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]},"
+            "\"e8\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}}", 8, RIG_OK, NULL);
+  expect_st("{\"__metadata__\":{\"a\":\"b\"}}", 0, RIG_OK, NULL);
+  /* a hole between two tensors: bytes [4, 6) of the data */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+            "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[6,8]}}", 8, RIG_INVALID_ARGUMENT,
+            "a hole in the data: bytes [4, 6)");
+  /* a gap before the first tensor: bytes [0, 3) */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[3,8]}}", 8, RIG_INVALID_ARGUMENT,
+            "the data begins with a gap: bytes [0, 3)");
+  /* an empty tensor out in a gap does not close it */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]},"
+            "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]}}", 8, RIG_INVALID_ARGUMENT,
+            "gap: bytes [0, 2)");
+  /* bytes after the last tensor: the data ends at 8 of 11 */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}", 11, RIG_INVALID_ARGUMENT,
+            "bytes after the last tensor: the data ends at 8 but the file holds 11");
+  expect_st("{}", 1, RIG_INVALID_ARGUMENT, "the data ends at 0 but the file holds 1");
+  /* an empty tensor inside another's bytes */
+  expect_st("{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]},"
+            "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[3,3]}}", 8, RIG_INVALID_ARGUMENT,
+            "'e' begins at 3 of the data, inside the tensor before it, which ends at 8");
 }
 
 static void safetensors_lengths_truncation_and_limits(void **state) {
@@ -168,6 +203,49 @@ static void safetensors_lengths_truncation_and_limits(void **state) {
   assert_int_equal(rig_load_open("/nonexistent/weights", RIG_LOAD_FORMAT_AUTO, &f), RIG_NOT_FOUND);
   assert_int_equal(rig_load_open("/", RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_load_open(NULL, RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
+}
+
+/* A FIFO, a UNIX socket and a device node are refused before anything waits on them (the open is
+ * O_NONBLOCK and checked with fstat): what rig load, rig info and every binding open goes through here. */
+static void special_files_are_refused_before_anything_blocks(void **state) {
+  (void)state;
+  const char *fifo = tw_path("fifo");
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  rig_load_file f = NULL;
+  /* with no writer, an open that waited would never return: the test's timeout would say so */
+  assert_int_equal(rig_load_open(fifo, RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "is a FIFO"));
+  assert_null(f);
+  rig_load_range r = {"a", 0, 1};
+  assert_int_equal(rig_load_open_raw(fifo, &r, 1, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "is a FIFO"));
+  unlink(fifo);
+
+  const char *sock = tw_path("sock");
+  unlink(sock);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  assert_true(s >= 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  assert_true(strlen(sock) < sizeof addr.sun_path);
+  strcpy(addr.sun_path, sock);
+  assert_int_equal(bind(s, (struct sockaddr *)&addr, sizeof addr), 0);
+  assert_int_equal(rig_load_open(sock, RIG_LOAD_FORMAT_SAFETENSORS, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "is a socket"));
+  close(s);
+  unlink(sock);
+
+  const char *nodes[] = {"/dev/null", "/dev/zero"};
+  for (size_t i = 0; i < 2; ++i) {
+    assert_int_equal(rig_load_open(nodes[i], RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
+    assert_non_null(strstr(rig_last_error(), "is a character device"));
+  }
+  /* a directory is a checkpoint's place for rig_load_open (this one holds none); never a raw file */
+  assert_int_equal(rig_load_open("/", RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "holds no checkpoint"));
+  assert_int_equal(rig_load_open_raw("/", &r, 1, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "is a directory"));
+  assert_null(f);
 }
 
 /* A GGUF v3 file: keys (alignment 64, a string, an array of u32, an array of strings), then `tensors`. */
@@ -311,10 +389,12 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(safetensors_table_lists_names_dtypes_shapes_and_absolute_ranges),
       cmocka_unit_test(safetensors_bad_headers_answer_invalid_argument_with_words),
+      cmocka_unit_test(safetensors_data_not_covered_exactly_is_refused_with_the_offsets),
       cmocka_unit_test(safetensors_lengths_truncation_and_limits),
       cmocka_unit_test(gguf_table_has_ggml_types_shapes_reversed_and_aligned_data),
       cmocka_unit_test(gguf_bad_headers_answer_invalid_argument_with_words),
       cmocka_unit_test(raw_ranges_are_u8_tensors_checked_against_the_file),
+      cmocka_unit_test(special_files_are_refused_before_anything_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,6 +321,107 @@ static void a_file_changed_during_the_load_fails_it(void **state) {
   (void)state;
   fail_midway(0, RIG_INVALID_ARGUMENT, "changed");
 }
+/* A file that shrinks while a load reads it: the load answers RIG_INVALID_ARGUMENT naming the file, and the
+ * process never dies of SIGBUS (the direct path's windows are one mapping of the file, which a memory device's
+ * copy reads: rig guards it; the staged path reads with pread). The progress callback, on the load's thread
+ * between two windows or chunks, cuts the file, so the next window reads past its new end: without the guard
+ * this test dies of SIGBUS. */
+typedef struct shrinker {
+  const char *path;
+  off_t to;
+  atomic_int fired, failed;
+} shrinker;
+static void shrink_on_progress(void *user, uint64_t done, uint64_t total) {
+  (void)done;
+  (void)total;
+  shrinker *s = user;
+  if (atomic_exchange(&s->fired, 1)) return;
+  if (truncate(s->path, s->to) != 0) atomic_store(&s->failed, 1);
+}
+static const size_t shrinking[] = {200000, 300000, 400000, 500000};
+static void expect_shrunk(rig_status s, const char *path, const char *when) {
+  if (s != RIG_INVALID_ARGUMENT || !strstr(rig_last_error(), path))
+    fail_msg("%s: got %s '%s', want RIG_INVALID_ARGUMENT naming %s", when, rig_status_name(s), rig_last_error(), path);
+}
+static void a_file_shrinking_under_a_load_fails_it_never_with_a_signal(void **state) {
+  (void)state;
+  rig_device a;
+  rig_memory_device("A", &a);
+  rig_load_path paths[] = {RIG_LOAD_PATH_DIRECT, RIG_LOAD_PATH_STAGED};
+  /* cut to nothing, inside the header, inside the second window (off a page), just before the last byte */
+  off_t cuts[] = {0, 40, 100000 + 17, -1};
+  for (size_t k = 0; k < 2; ++k)
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; ++c) {
+      const char *path = tw_path("shrinking");
+      tw_safetensors_u8(path, shrinking, 4);
+      rig_load_file f = open_file(path);
+      rig_load_tensor last;
+      memset(&last, 0, sizeof last);
+      last.size = sizeof last;
+      assert_int_equal(rig_load_tensor_get(f, 3, &last), RIG_OK);
+      shrinker sh = {path, cuts[c] >= 0 ? cuts[c] : (off_t)(last.offset + last.length - 1)};
+      rig_load_options o = options(paths[k]);
+      o.threads = 1;
+      o.progress = shrink_on_progress;
+      o.progress_user = &sh;
+      rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
+      rig_load load;
+      assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+      char when[96];
+      snprintf(when, sizeof when, "path %d, cut to %lld", (int)paths[k], (long long)sh.to);
+      expect_shrunk(rig_load_wait(load), path, when);
+      assert_true(atomic_load(&sh.fired));
+      assert_false(atomic_load(&sh.failed));
+      rig_buffer b = NULL;
+      assert_int_equal(rig_load_buffer(load, 3, 0, &b), RIG_INVALID_ARGUMENT); /* nothing half-loaded */
+      assert_null(b);
+      assert_int_equal(rig_load_release(load), RIG_OK);
+      rig_load_file_release(f);
+      unlink(path);
+    }
+  rig_device_release(a);
+}
+
+/* The same from another thread, at whatever moment it lands, a few times over on each path: every load ends
+ * loaded (the cut came after it) or refused naming the file; none dies. */
+static void *cut_soon(void *arg) {
+  shrinker *s = arg;
+  usleep(200 + (useconds_t)(rand() % 3000));
+  if (truncate(s->path, s->to) != 0) atomic_store(&s->failed, 1);
+  return NULL;
+}
+static void a_file_cut_by_another_thread_mid_load_never_kills_the_process(void **state) {
+  (void)state;
+  rig_device a;
+  rig_memory_device("A", &a);
+  size_t big[] = {4 << 20, 4 << 20, 4 << 20, 4 << 20};
+  int refused = 0;
+  for (int round = 0; round < 16; ++round) {
+    const char *path = tw_path("cut");
+    tw_safetensors_u8(path, big, 4);
+    rig_load_file f = open_file(path);
+    shrinker sh = {path, (off_t)(round % 2 ? 5 << 20 : 4096)};
+    rig_load_options o = options(round % 4 < 2 ? RIG_LOAD_PATH_DIRECT : RIG_LOAD_PATH_STAGED);
+    rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
+    rig_load load;
+    assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+    pthread_t cutter;
+    assert_int_equal(pthread_create(&cutter, NULL, cut_soon, &sh), 0);
+    rig_status s = rig_load_wait(load);
+    pthread_join(cutter, NULL);
+    assert_false(atomic_load(&sh.failed));
+    if (s != RIG_OK) {
+      expect_shrunk(s, path, "cut by another thread");
+      ++refused;
+    }
+    assert_int_equal(rig_load_release(load), RIG_OK);
+    rig_load_file_release(f);
+    unlink(path);
+  }
+  print_message("%d of 16 loads were cut while they ran\n", refused);
+  rig_device_release(a);
+}
+
 static void a_cancelled_load_answers_interrupted_and_hands_out_nothing_more(void **state) {
   (void)state;
   fail_midway(1, RIG_INTERRUPTED, "cancelled");
@@ -529,6 +630,8 @@ int main(void) {
       cmocka_unit_test(two_devices_read_each_byte_once_and_copy_device_to_device),
       cmocka_unit_test(bad_placements_and_options_are_refused_before_any_read),
       cmocka_unit_test(a_file_changed_during_the_load_fails_it),
+      cmocka_unit_test(a_file_shrinking_under_a_load_fails_it_never_with_a_signal),
+      cmocka_unit_test(a_file_cut_by_another_thread_mid_load_never_kills_the_process),
       cmocka_unit_test(a_cancelled_load_answers_interrupted_and_hands_out_nothing_more),
       cmocka_unit_test(a_stopped_load_gives_a_kept_pool_back_every_chunk),
       cmocka_unit_test(a_device_lost_midway_fails_the_load_and_other_devices_buffers_stay),

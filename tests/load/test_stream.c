@@ -294,6 +294,37 @@ static void a_sharded_checkpoint_loads_on_every_gpu_path_equal_to_its_shards(voi
   rmdir(shard);
 }
 
+/* A file cut while the registered path's windows are copied: the fake driver reads the registered mapping
+ * as the device would, past the file's new end; the load answers RIG_INVALID_ARGUMENT naming the file and
+ * the process gets no SIGBUS (a real GPU reads its pinned pages by DMA: docs/load.md). The progress callback
+ * cuts the file after the first window. */
+static void cut_on_progress(void *user, uint64_t done, uint64_t total) {
+  (void)done;
+  (void)total;
+  const char **cut = user;
+  if (*cut && truncate(*cut, 150000) == 0) *cut = NULL;
+}
+static void a_file_cut_under_the_registered_path_fails_the_load_never_with_a_signal(void **state) {
+  (void)state;
+  const char *shrinking = tw_path("shrinking");
+  tw_safetensors_u8(shrinking, lengths, COUNT);
+  for (int round = 0; round < 3; ++round) {
+    if (round) tw_safetensors_u8(shrinking, lengths, COUNT);
+    rig_load_file f;
+    assert_int_equal(rig_load_open(shrinking, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+    const char *cut = shrinking;
+    rig_load_options o = options(RIG_LOAD_PATH_REGISTERED, 0);
+    o.progress = cut_on_progress;
+    o.progress_user = &cut;
+    rig_load load;
+    assert_int_equal(load_on(gpu, 1, o, f, &load), RIG_INVALID_ARGUMENT);
+    assert_null(cut); /* the cut was made */
+    if (!strstr(last_why, shrinking)) fail_msg("'%s' does not name %s", last_why, shrinking);
+    rig_load_file_release(f);
+  }
+  unlink(shrinking);
+}
+
 /* A registration kept across loads: registered once (one more driver registration, then none per load),
  * every later load copies from it, and it goes with the file (the driver unregisters it then). */
 static void a_kept_registration_serves_every_reload_without_registering(void **state) {
@@ -713,6 +744,7 @@ int main(void) {
   const struct CMUnitTest cuda_registrations[] = {
       cmocka_unit_test(a_registration_serving_wrong_bytes_is_refused_by_the_probe),
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
+      cmocka_unit_test(a_file_cut_under_the_registered_path_fails_the_load_never_with_a_signal),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
       cmocka_unit_test(a_sharded_checkpoint_loads_on_every_gpu_path_equal_to_its_shards),
   };

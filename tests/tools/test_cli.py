@@ -39,6 +39,30 @@ def run(*args, env=None):
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 
+def special_files(where):
+    """A FIFO, a bound UNIX socket and a device node: (what, path, the word rig names it by), and the
+    socket to close. Opening the FIFO for reading would wait for a writer, reading /dev/zero never ends."""
+    import socket
+    fifo, sock = os.path.join(where, "fifo"), os.path.join(where, "sock")
+    for p in (fifo, sock):
+        if os.path.lexists(p):
+            os.unlink(p)
+    os.mkfifo(fifo)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(sock)
+    return [("a FIFO", fifo, "FIFO"), ("a UNIX socket", sock, "socket"), ("/dev/null", "/dev/null", "device"),
+            ("/dev/zero", "/dev/zero", "device")], s
+
+
+def run_briefly(*args):
+    """run() for a case that must answer at once: a rig that blocks fails the check instead of the suite."""
+    try:
+        p = subprocess.run([RIG, *args], capture_output=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return None, b"", "timed out after 20 s: blocked"
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
 # ---- a small validator for the subset of JSON Schema the schema file uses --------------------------------
 def resolve(node):
     ref = node.get("$ref")
@@ -190,6 +214,12 @@ rc, out, err = run("probe", "--device", "memory:A", empty)
 check(rc == 1 and "empty" in err and "--offset" not in err, f"an empty file: status 1, said so ({err.strip()})")
 rc, out, err = run("probe", "--device", "memory:A", os.path.join(work, "missing"))
 check(rc == 1 and "No such file" in err, "a missing file: status 1")
+specials, bound = special_files(work)
+for what, path, word in specials:
+    rc, out, err = run_briefly("probe", "--device", "memory:A", path)
+    check(rc == 1 and word in err and "regular file" in err and b"verdict" not in out,
+          f"probe of {what}: refused at once, status 1, said what it is ({err.strip()})")
+bound.close()
 rc, out, err = run("probe", "--device", "memory:A", "--offset", "100", data)
 check(rc == 2 and "page" in err, "an offset off a page: usage error")
 
@@ -249,6 +279,14 @@ def safetensors(path, tensors, header_len=None, cut=None):
     with open(path, "wb") as f:
         f.write(blob[:cut] if cut is not None else blob)
     return offset
+
+
+def holed(path, ranges, data_len):
+    """A safetensors file of U8 tensors at the given data_offsets over data_len bytes, holes and all."""
+    header = {f"t{i}": {"dtype": "U8", "shape": [b - a], "data_offsets": [a, b]} for i, (a, b) in enumerate(ranges)}
+    h = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + os.urandom(data_len))
 
 
 weights = os.path.join(work, "small.safetensors")
@@ -358,7 +396,15 @@ cases = [("truncated", lambda: open(bad, "wb").write(b"\x10\x00\x00")),
          ("file cut inside its header", lambda: safetensors(bad, small, cut=8 + 100)),
          ("tensor data cut short", lambda: safetensors(bad, small, cut=8 + 256 + 256 * 256 * 4)),
          ("not JSON", lambda: open(bad, "wb").write((16).to_bytes(8, "little") + b"{not json at all")),
-         ("dtype and shape against the byte range", lambda: safetensors(bad, [("w", "F32", [3, 3], os.urandom(32))]))]
+         ("dtype and shape against the byte range", lambda: safetensors(bad, [("w", "F32", [3, 3], os.urandom(32))])),
+         ("bytes after the last tensor", lambda: (safetensors(bad, small), open(bad, "ab").write(b"tail"))),
+         ("a hole between tensors", lambda: holed(bad, [[0, 16], [20, 36]], 36)),
+         ("a gap before the first tensor", lambda: holed(bad, [[8, 24], [24, 40]], 40))]
+for what, make in cases[-3:]:
+    make()
+    rc, out, err = run("load", bad, "--device", "memory:A")
+    check(rc == 1 and re.search(r"\[\d+, \d+\)|ends at \d+", err) is not None,
+          f"{what}: the offsets said ({err.strip()[:160]})")
 for what, make in cases:
     make()
     rc, out, err = run("load", bad, "--device", "memory:A")
@@ -373,6 +419,12 @@ check(rc == 1 and "No such file" in err, f"a missing file: status 1 ({err.strip(
 # a directory is a checkpoint's only where it holds one: this one holds several
 rc, out, err = run("load", work, "--device", "memory:A")
 check(rc == 1 and "checkpoints" in err and "name the one to open" in err, f"a directory of several checkpoints: status 1 ({err.strip()})")
+specials, bound = special_files(work)
+for what, path, word in specials:
+    rc, out, err = run_briefly("load", path, "--device", "memory:A")
+    check(rc == 1 and word in err and "regular file" in err and out == b"",
+          f"load of {what}: refused at once, status 1, said what it is ({err.strip()})")
+bound.close()
 rc, out, err = run("load", weights, "--device", "nosuch:0")
 check(rc == 1 and "nosuch:0" in err, f"a device that does not exist: status 1, named ({err.strip()})")
 os.unlink(bad)

@@ -140,8 +140,10 @@ let rest () =
    libcuda, RIG_CUDA_LIBRARY, whose stream sleeps FAKECUDA_COPY_DELAY_US before a copy; meson's
    binding-ocaml sets both). Memory devices run their work inline, so no wait on one can time out. *)
 let timeouts () =
-  expect_error (fun () -> Device.wait ~timeout:0.0 (memory_device "W") 1L) Status.Invalid_argument
-    "a wait past the submitted value";
+  let v = memory_device "V" in
+  let pv = submit v [ Submission.fill ~dst:0 'v' ] [ (Buffer.create v 4, Write) ] in
+  expect_error (fun () -> Device.wait ~timeout:0.0 (memory_device "W") pv) Status.Invalid_argument
+    "a wait for another device's point";
   match (Sys.getenv_opt "RIG_CUDA_LIBRARY", Sys.getenv_opt "FAKECUDA_COPY_DELAY_US") with
   | None, _ | _, None -> print_endline "SKIP timeouts: no CUDA double with a copy delay (RIG_CUDA_LIBRARY, FAKECUDA_COPY_DELAY_US)"
   | Some _, Some _ ->
@@ -149,7 +151,7 @@ let timeouts () =
       let x = Buffer.create d 4096 and y = Buffer.create d 4096 in
       let p = submit d [ copy 0 1 ] [ (x, Read); (y, Write) ] in
       let start = Unix.gettimeofday () in
-      expect_error (fun () -> Device.wait ~timeout:0.02 d 1L) Status.Timeout "a held copy, waited 0.02 s";
+      expect_error (fun () -> Device.wait ~timeout:0.02 d p) Status.Timeout "a held copy, waited 0.02 s";
       check (Unix.gettimeofday () -. start >= 0.02) "the wait lasted its timeout";
       expect_error (fun () -> wait_point ~timeout:0.0 p) Status.Timeout "a held point, only checked";
       wait_point p;

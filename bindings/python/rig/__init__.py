@@ -15,17 +15,22 @@ when collected. Failures raise a subclass of RigError per status, carrying rig's
 also a TimeoutError, InvalidArgument a ValueError, OutOfMemory a MemoryError, ...). Timeouts are seconds
 (float; None waits forever). Host-addressable buffers support the buffer protocol (memoryview, numpy).
 The ordering model: docs/ordering-model.md in rig's sources.
+
+Model weights as safetensors users load them: ``rig.load_file("model.safetensors", device="cuda:0")``
+gives {name: torch.Tensor} of the file's dtypes and shapes without a copy; ``rig.safe_open`` reads them
+tensor by tensor and slice by slice (rig._safetensors).
 """
 
 from . import _rig
-from ._errors import (Busy, DeviceLost, DriverError, InvalidArgument, InvalidHandle, Interrupted, NotFound,
-                      OutOfMemory, RigError, Timeout, Unmappable, Unsupported, status_name)
+from ._errors import (Busy, DeviceLost, DriverError, FileNotFound, InvalidArgument, InvalidHandle, Interrupted,
+                      NotFound, OutOfMemory, RigError, Timeout, Unmappable, Unsupported, status_name)
 from ._enums import Access, DeviceKind, Fact, Memory, ModuleFormat, Refusal, Status, VerdictKind
 from ._devices import Device, device_list, host, interrupt_waits, memory_device, open_device, wait_point
 from ._buffers import WHOLE, Buffer, Module
 from ._dlpack import ArrayView
 from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Tensor, WeightsFile, load, start_load
+from ._safetensors import Slice, load_file, safe_open
 from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
                         static_verdict, static_verdict_for)
 
@@ -48,7 +53,7 @@ __all__ = [
     "__version__", "version",
     # errors
     "RigError", "Error", "InvalidArgument", "InvalidHandle", "Unsupported", "Unmappable", "OutOfMemory",
-    "DeviceLost", "Timeout", "Interrupted", "DriverError", "NotFound", "Busy", "status_name",
+    "DeviceLost", "Timeout", "Interrupted", "DriverError", "NotFound", "FileNotFound", "Busy", "status_name",
     # enums
     "Status", "Access", "Memory", "DeviceKind", "ModuleFormat", "VerdictKind", "Refusal", "Fact",
     "READ", "WRITE", "READ_WRITE", "WHOLE",
@@ -61,4 +66,6 @@ __all__ = [
     "host_unregister", "host_is_registered",
     # the loader
     "load", "start_load", "WeightsFile", "Tensor", "Load", "Loaded", "Pool", "Format", "Path", "IO", "Rule",
+    # typed tensors, as safetensors' API
+    "load_file", "safe_open", "Slice",
 ]

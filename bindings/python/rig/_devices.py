@@ -1,5 +1,7 @@
 """Devices: the host, memory devices, GPUs; their timelines and waits."""
 
+import threading
+
 from . import _rig
 from ._enums import DeviceKind
 from ._owned import Owned, timeout_ns
@@ -107,3 +109,31 @@ def wait_point(point, timeout=None):
 def interrupt_waits(on):
     """While on, every rig wait returns Interrupted (also an InterruptedError) instead of waiting."""
     _rig.rig_interrupt_waits(1 if on else 0)
+
+
+_named = {}  # name -> Device opened by named_device, kept for the life of the process
+_named_lock = threading.Lock()
+
+
+def named_device(device):
+    """The Device ``device`` names, opened once per process and kept open from then on, so that a tensor
+    handed out on it never outlives its device: "cuda:0", "vulkan:0", "memory:A", "cpu" (the memory device
+    "cpu": host memory), an int n ("cuda:n") or a torch.device. A Device is returned as it is (its owner
+    keeps it open). TypeError for anything else; rig's NotFound where no device has the name."""
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, bool) or not isinstance(device, (str, int)):
+        kind, index = getattr(device, "type", None), getattr(device, "index", None)  # torch.device
+        if not isinstance(kind, str):
+            raise TypeError("device: a rig.Device, a name (\"cuda:0\", \"memory:A\", \"cpu\"), an int or a "
+                            "torch.device, not %r" % (device,))
+        device = kind if index is None or kind == "cpu" else "%s:%d" % (kind, index)
+        if device == "cuda":
+            device = "cuda:0"
+    if isinstance(device, int):
+        device = "cuda:%d" % device
+    name = "memory:cpu" if device == "cpu" else device
+    with _named_lock:  # two threads naming one device get one Device
+        if name not in _named or _named[name].closed:  # closed by a caller: open it again
+            _named[name] = open_device(name)
+        return _named[name]

@@ -6,6 +6,9 @@ failing thread in the same C call). Where Python has a matching built-in the cla
 so ``except TimeoutError`` or ``except ValueError`` catch rig's errors as they would any other.
 """
 
+import errno
+import os
+
 from . import _rig
 
 
@@ -59,6 +62,21 @@ class DriverError(RigError):
 
 class NotFound(RigError, LookupError):
     """RIG_NOT_FOUND: no such device, driver or kernel."""
+
+
+class FileNotFound(NotFound, FileNotFoundError):
+    """RIG_NOT_FOUND for a file that does not exist: also a FileNotFoundError (errno ENOENT, filename)."""
+
+    def __str__(self):
+        return RigError.__str__(self)
+
+
+def file_not_found(error, path):
+    """The FileNotFound of a NotFound that rig raised for ``path``, with rig's status and message."""
+    e = FileNotFound(error.message or str(error))
+    e.status, e.name, e.message = error.status, error.name, error.message
+    e.errno, e.strerror, e.filename = errno.ENOENT, os.strerror(errno.ENOENT), path
+    return e
 
 
 class Busy(RigError):

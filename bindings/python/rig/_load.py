@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from . import _rig
 from ._buffers import Buffer
-from ._devices import Device
+from ._devices import Device, named_device
+from ._errors import NotFound, file_not_found
 from ._owned import Owned
 
 
@@ -52,8 +53,9 @@ class Rule(enum.IntEnum):
 
 
 class Tensor(NamedTuple):
-    """One tensor of a weights file: dtype is the file's own name for its type ("BF16", "Q4_K"); offset
-    is absolute in the file."""
+    """One tensor of a weights file: dtype is the file's own name for its type ("BF16", "Q4_K"), rig_dtype
+    rig's (rig_dtype: RIG_DTYPE_BF16, RIG_DTYPE_GGML for a ggml block type); offset is absolute in the
+    file."""
     index: int
     name: str
     dtype: str
@@ -61,6 +63,7 @@ class Tensor(NamedTuple):
     offset: int
     length: int
     ggml_type: int
+    rig_dtype: int = 0
 
 
 def _enum(cls, value):
@@ -75,23 +78,31 @@ def _enum(cls, value):
 
 
 def _path(path):
-    """A str, bytes or os.PathLike path as the str rig's calls take (str() of bytes would be "b'...'")."""
-    return os.fsdecode(os.fspath(path))
+    """A str, bytes or os.PathLike path as the str rig's calls take (str() of bytes would be "b'...'");
+    TypeError naming anything else."""
+    try:
+        return os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TypeError("path: a str, bytes or os.PathLike, not %s" % type(path).__name__) from None
+
+
+def _single(devices):
+    """Whether start_load's ``devices`` is one device (a Device or a name), not a list of them."""
+    return isinstance(devices, (Device, str))
 
 
 def _devices(devices):
-    """start_load's devices as a list of Devices: a device's name is refused with the call that opens
-    it, where iterating the str would hand its letters to rig."""
-    if isinstance(devices, Device):
-        return [devices]
-    if isinstance(devices, (str, bytes)):
-        raise TypeError("devices: a rig.Device or a list of them, not the name %r: open it first with "
-                        "rig.open_device(%r) and keep it while its buffers are used" % (devices, devices))
+    """start_load's devices as a list of Devices: each a Device or a name, opened once per process and
+    kept (named_device); a name is one device, never iterated into its letters."""
+    if _single(devices):
+        return [named_device(devices)]
+    if isinstance(devices, bytes):
+        raise TypeError("devices: a rig.Device, a device's name (str) or a list of them, not bytes %r" % (devices,))
     devices = list(devices)
     for d in devices:
-        if not isinstance(d, Device):
-            raise TypeError("devices: a rig.Device or a list of them, not %r" % (d,))
-    return devices
+        if not isinstance(d, (Device, str)):
+            raise TypeError("devices: a rig.Device, a device's name or a list of them, not %r" % (d,))
+    return [named_device(d) for d in devices]
 
 
 class WeightsFile(Owned):
@@ -103,18 +114,22 @@ class WeightsFile(Owned):
     def __init__(self, path, format=Format.AUTO, ranges=None):
         """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says). With ``ranges``
         (a list of (name, offset, length)) any file is opened with those byte ranges as U8 tensors."""
-        if ranges is not None:
-            raw = _rig.rig_py_load_open_raw(_path(path), list(ranges))
-        else:
-            raw = _rig.rig_load_open(_path(path), int(_enum(Format, format)))
+        path = _path(path)
+        try:
+            if ranges is not None:
+                raw = _rig.rig_py_load_open_raw(path, list(ranges))
+            else:
+                raw = _rig.rig_load_open(path, int(_enum(Format, format)))
+        except NotFound as e:  # rig_load_open's NOT_FOUND: no such file
+            raise file_not_found(e, path) from None
         Owned.__init__(self, raw)
         count = _rig.rig_load_tensor_count(self._raw)
         self.tensors = [self._tensor(i) for i in range(count)]
         self._by_name = {t.name: t for t in self.tensors}
 
     def _tensor(self, i):
-        name, dtype_name, _dtype, ggml_type, shape, offset, length = _rig.rig_py_load_tensor(self._raw, i)
-        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type)
+        name, dtype_name, dtype, ggml_type, shape, offset, length = _rig.rig_py_load_tensor(self._raw, i)
+        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype)
 
     def keep_registered(self, device):
         """Registers the whole file with ``device``'s driver once and keeps it while this file is open:
@@ -217,13 +232,13 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
                staging_bytes=0, chunk_bytes=0, window_bytes=0, threads=0, verify=False, arena_bytes=0,
                pools=None, progress=None):
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
-    onto ``devices`` (a Device or a list) and returns the running Load at once. ``rule`` places tensors on
-    several devices ("each", "by_layer", "masks" with one bit mask per tensor); ``path`` is "auto",
-    "staged", "registered" or "direct"; sizes of 0 take rig's defaults (64 MiB of staging, 4 MiB
-    chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB arenas: each device's
-    tensors share device allocations of at most ``arena_bytes``, whose memory returns once every tensor in
-    one is released; 1 gives each tensor its own). ``progress(bytes_done, bytes_total)`` is called from
-    the load's threads."""
+    onto ``devices`` (a Device, a device's name, or a list of them) and returns the running Load at
+    once. ``rule`` places tensors on several devices ("each", "by_layer", "masks" with one bit mask per
+    tensor); ``path`` is "auto", "staged", "registered" or "direct"; sizes of 0 take rig's defaults
+    (64 MiB of staging, 4 MiB chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB
+    arenas: each device's tensors share device allocations of at most ``arena_bytes``, whose memory
+    returns once every tensor in one is released; 1 gives each tensor its own).
+    ``progress(bytes_done, bytes_total)`` is called from the load's threads."""
     devices = _devices(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]
     return Load(file, devices, indices, _enum(Rule, rule), masks, _enum(Path, path), _enum(IO, io),
@@ -238,13 +253,15 @@ class Loaded(dict):
 
 
 def load(file, device, tensors=None, **options):
-    """Loads ``tensors`` (None: all) of ``file`` (a path or a WeightsFile) onto ``device`` (a Device, or
-    a list of them with rule=...) and returns a Loaded dict of Buffers once every copy is submitted.
-    Options as start_load. Each Buffer's stamps carry its copies: work that reads it follows them."""
+    """Loads ``tensors`` (None: all) of ``file`` (a path or a WeightsFile) onto ``device`` (a Device, a
+    name as rig.open_device takes it, opened once per process and kept, or a list of them with rule=...)
+    and returns a Loaded dict of Buffers once every copy is submitted. Options as start_load. Each
+    Buffer's stamps carry its copies: work that reads it follows them. FileNotFoundError (rig.NotFound
+    too) for a missing file, ValueError (rig.InvalidArgument) for a bad one."""
     own = not isinstance(file, WeightsFile)
     weights = WeightsFile(file) if own else file
     try:
-        several = not isinstance(device, Device)
+        several = not _single(device)
         with start_load(weights, device, tensors, **options) as running:
             running.wait()
             result = Loaded()

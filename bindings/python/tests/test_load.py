@@ -178,6 +178,8 @@ def test_bad_input_raises_rigs_errors(tmp_path, weights, device):
     path, _ = weights
     with pytest.raises(rig.NotFound):
         rig.load(str(tmp_path / "missing.safetensors"), device)
+    with pytest.raises(FileNotFoundError):  # the same error, as Python's own (issue 32)
+        rig.load(str(tmp_path / "missing.safetensors"), device)
     truncated = tmp_path / "truncated.safetensors"
     truncated.write_bytes(open(path, "rb").read()[:200])
     with pytest.raises(rig.InvalidArgument):
@@ -193,13 +195,20 @@ def test_bad_input_raises_rigs_errors(tmp_path, weights, device):
             rig.start_load(f, [object()])
 
 
-def test_a_device_name_where_a_device_goes_says_to_open_it(weights):
-    # rig.load(path, "cuda:0") once iterated the str and SWIG refused its first letter ("not 'c'")
-    path, _ = weights
-    with pytest.raises(TypeError, match=r"rig.open_device\('memory:A'\)"):
-        rig.load(path, "memory:A")
-    with pytest.raises(TypeError, match="not 'A'"):
-        rig.load(path, [rig.memory_device("M"), "A"])
+def test_a_device_name_where_a_device_goes_opens_it_once(weights):
+    # rig.load(path, "cuda:0") once iterated the str and SWIG refused its first letter ("not 'c'"); a name
+    # is one device now, opened once per process and kept while tensors on it live (issue 32)
+    path, expected = weights
+    loaded = rig.load(path, "memory:A")
+    assert loaded["embed.weight"].to_bytes() == expected["embed.weight"]
+    assert loaded["embed.weight"].device is rig.load(path, "memory:A")["layers.0.w"].device
+    mine = rig.memory_device("M")
+    several = rig.load(path, [mine, "memory:A"], ["layers.1.w"])
+    assert [b.device for b in several["layers.1.w"]] == [mine, loaded["embed.weight"].device]
+    with pytest.raises(rig.InvalidArgument, match='"A" is not DRIVER:N'):  # a name no device could have
+        rig.load(path, [mine, "A"])
+    with pytest.raises(TypeError, match="not 3"):
+        rig.load(path, [mine, 3])
 
 
 def test_paths_as_bytes_and_pathlike(tmp_path, weights, device):

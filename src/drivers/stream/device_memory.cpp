@@ -137,8 +137,8 @@ rig_status StreamDevice::map_peer(DriverDevice &owner, const Memory &memory, Mem
   if (lost()) return lose("");
   StreamDevice *o = of_family(owner);
   if (!o)
-    return fail(RIG_UNMAPPABLE, "%s cannot map memory of %s: not a %s device", info_.name.c_str(), family_.framework,
-                owner.info().name.c_str());
+    return fail(RIG_UNMAPPABLE, "%s cannot map memory of %s: not a %s device", info_.name.c_str(),
+                owner.info().name.c_str(), family_.framework);
   Memory m = memory;
   m.handle = static_cast<uintptr_t>(MemoryTag::peer_mapping);
   auto tag = static_cast<MemoryTag>(memory.handle);

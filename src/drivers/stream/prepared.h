@@ -48,14 +48,19 @@ const char *call_name(const CallNames &names, const PreparedCall &call);
 class Prepared {
  public:
   // Makes the calls of `work`'s parts (their kinds checked by check_part, their ranges by the engine): a
-  // copy or fill of 0 bytes makes none. A launch's parameter block holds each launch slot's device address,
-  // then a pointer to the work's scalars as one block (a struct parameter): the calls point into this
-  // object's storage and into the work's scalars, so they are valid while both are. Storage grows to the
-  // largest work and is reused after (no allocation once grown); throws std::bad_alloc where it cannot grow.
+  // copy or fill of 0 bytes makes none; a copy across registrations (Memory::seams) makes one a piece. A
+  // launch's parameter block holds each launch slot's device address, then a pointer to the work's scalars
+  // as one block (a struct parameter): the calls point into this object's storage and into the work's
+  // scalars, so they are valid while both are. Storage grows to the largest work and is reused after (no
+  // allocation once grown); throws std::bad_alloc where it cannot grow.
   void prepare(const Work &work);
   std::span<const PreparedCall> calls() const { return calls_; }
 
  private:
+  // Appends `c` as a copy of `length` bytes from src_at in src to dst_at in dst: one call, or one per
+  // registration where the range crosses seams. None for 0 bytes.
+  void prepare_copy(PreparedCall c, const Memory &src, size_t src_at, const Memory &dst, size_t dst_at,
+                    size_t length);
   struct ParamBlock {
     std::vector<DevicePtr> addresses;
     std::vector<void *> params;

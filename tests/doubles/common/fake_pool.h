@@ -1,9 +1,9 @@
-// What the fake libcuda and the fake HIP runtime share of device memory: its accounting within a limit
-// (device_memory_limit, the device_bytes counter) and the stream-ordered pools (cuMemPoolCreate...,
-// hipMemPoolCreate...), one model for both, so that rig's reuse pool (src/drivers/stream/reuse_pool.cpp)
-// meets the same driver on either family. Each double keeps one Pools in its state, over its state lock:
-// the double checks its handles (streams, sticky errors) and keeps its regions; this file decides what a
-// pool keeps, reuses and gives back.
+// The fake stream library's device memory (tests/doubles/fake_stream, behind the fake libcuda and the fake
+// HIP runtime): its accounting within a limit (device_memory_limit, the device_bytes counter) and the
+// stream-ordered pools (cuMemPoolCreate..., hipMemPoolCreate...), so that rig's reuse pool
+// (src/drivers/stream/reuse_pool.cpp) meets the same driver on either family. The library keeps one Pools
+// in its state, over its state lock: it checks its handles (streams, sticky errors) and keeps its regions;
+// this file decides what a pool keeps, reuses and gives back.
 #pragma once
 
 #include <atomic>
@@ -243,20 +243,3 @@ class Pools {
 };
 
 }  // namespace fake_pool
-
-// The pool calls that are the model's alone, exported under a double's names (cuMemPool... or
-// hipMemPool...): each double's state() holds `pools` and the switches `mem_pools`, `devices` and
-// `peer_access`, and the double defines EXPORT. The allocation and the free stay each double's own (they
-// check its streams and keep its regions).
-#define FAKE_POOL_CALLS(Result, Create, Destroy, SetAttribute, TrimTo, SetAccess)                             \
-  EXPORT Result Create(FPool **pool, const MemPoolProps *props) {                                           \
-    return state().pools.create(pool, props, state().sw.mem_pools, state().sw.devices);                     \
-  }                                                                                                         \
-  EXPORT Result Destroy(FPool *pool) { return state().pools.destroy(pool); }                                \
-  EXPORT Result SetAttribute(FPool *pool, int attribute, void *value) {                                     \
-    return state().pools.set_attribute(pool, attribute, value);                                             \
-  }                                                                                                         \
-  EXPORT Result TrimTo(FPool *pool, size_t keep) { return state().pools.trim_to(pool, keep); }              \
-  EXPORT Result SetAccess(FPool *pool, const MemAccessDesc *access, size_t count) {                         \
-    return state().pools.set_access(pool, access, count, state().sw.devices, state().sw.peer_access);       \
-  }

@@ -1,5 +1,7 @@
 /* The fake libcuda's control surface, for tests that load it through RIG_CUDA_LIBRARY (find the functions
- * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL).
+ * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL). The fake HIP runtime is the same
+ * implementation under HIP's names (tests/doubles/fake_stream), so these switches and counters are its too
+ * (fake_hip.h adds HIP's false successes: false_unregister_713, the false_successes counter).
  *
  * Switches (also read from the environment at cuInit as FAKECUDA_<NAME in upper case>):
  *   devices                      number of GPUs (default 2)

@@ -1,5 +1,8 @@
 /* The fake libamdhip64's control surface, for tests that load it through RIG_HIP_LIBRARY (find the functions
- * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL).
+ * with dlopen(path, RTLD_NOLOAD) + dlsym: rig loads the library RTLD_LOCAL). It is the fake libcuda renamed
+ * (tests/doubles/fake_stream: one implementation, two faces): every switch and counter of fake_cuda.h works
+ * here too, under FAKEHIP_ in the environment, except what HIP does not do (IPC, pageable uploads landing
+ * later); below, what is HIP's own.
  *
  * It reproduces the false successes measured on an RX 7900 XTX with ROCm 7.2.4 (docs/mapped.md):
  * hipHostRegister answers success for a PROT_NONE mapping, a file on tmpfs (or a memfd), a range registered
@@ -43,7 +46,7 @@
  * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
  *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
  *   wait_values, write_values, event_waits, event_records, event_queries, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset, pool_allocations
+ *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset (live_* neither), pool_allocations
  *   (hipMallocFromPoolAsync calls that succeeded), pool_reuses (those served from memory a free gave back to
  *   the pool), pool_kept_bytes (what pools keep now), device_bytes (device memory in use, pools' kept memory
  *   included): the fake libcuda's names for the same things.

@@ -5,7 +5,12 @@ pub const RIG_VERSION_MINOR: u32 = 1;
 pub const RIG_VERSION_PATCH: u32 = 0;
 pub const RIG_VERSION_NUMBER: u32 = 100;
 pub const RIG_POINT_VALUE_BITS: u32 = 47;
+pub const RIG_LOAD_MAX_DIMS: u32 = 8;
+pub const RIG_LOAD_DEFAULT_THREADS_MAX: u32 = 12;
+pub const RIG_IPC_HANDLE_SIZE: u32 = 128;
 pub type __uint8_t = ::std::os::raw::c_uchar;
+pub type __uint16_t = ::std::os::raw::c_ushort;
+pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __uint64_t = ::std::os::raw::c_ulong;
 extern "C" {
@@ -1291,4 +1296,1234 @@ extern "C" {
         length: usize,
         registered: *mut ::std::os::raw::c_int,
     ) -> rig_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_file_h {
+    _unused: [u8; 0],
+}
+pub type rig_load_file = *mut rig_load_file_h;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_h {
+    _unused: [u8; 0],
+}
+pub type rig_load = *mut rig_load_h;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_pool_h {
+    _unused: [u8; 0],
+}
+pub type rig_load_pool = *mut rig_load_pool_h;
+pub const rig_load_format_RIG_LOAD_FORMAT_AUTO: rig_load_format = 0;
+pub const rig_load_format_RIG_LOAD_FORMAT_SAFETENSORS: rig_load_format = 1;
+pub const rig_load_format_RIG_LOAD_FORMAT_GGUF: rig_load_format = 2;
+pub const rig_load_format_RIG_LOAD_FORMAT_RAW: rig_load_format = 3;
+pub const rig_load_format_RIG_LOAD_FORMAT_MAX_ENUM: rig_load_format = 2147483647;
+pub type rig_load_format = ::std::os::raw::c_uint;
+pub const rig_dtype_RIG_DTYPE_U8: rig_dtype = 1;
+pub const rig_dtype_RIG_DTYPE_I8: rig_dtype = 2;
+pub const rig_dtype_RIG_DTYPE_BOOL: rig_dtype = 3;
+pub const rig_dtype_RIG_DTYPE_F8_E4M3: rig_dtype = 4;
+pub const rig_dtype_RIG_DTYPE_F8_E5M2: rig_dtype = 5;
+pub const rig_dtype_RIG_DTYPE_U16: rig_dtype = 6;
+pub const rig_dtype_RIG_DTYPE_I16: rig_dtype = 7;
+pub const rig_dtype_RIG_DTYPE_F16: rig_dtype = 8;
+pub const rig_dtype_RIG_DTYPE_BF16: rig_dtype = 9;
+pub const rig_dtype_RIG_DTYPE_U32: rig_dtype = 10;
+pub const rig_dtype_RIG_DTYPE_I32: rig_dtype = 11;
+pub const rig_dtype_RIG_DTYPE_F32: rig_dtype = 12;
+pub const rig_dtype_RIG_DTYPE_U64: rig_dtype = 13;
+pub const rig_dtype_RIG_DTYPE_I64: rig_dtype = 14;
+pub const rig_dtype_RIG_DTYPE_F64: rig_dtype = 15;
+pub const rig_dtype_RIG_DTYPE_GGML: rig_dtype = 16;
+pub const rig_dtype_RIG_DTYPE_MAX_ENUM: rig_dtype = 2147483647;
+pub type rig_dtype = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_tensor {
+    pub size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    pub dtype_name: *const ::std::os::raw::c_char,
+    pub dtype: rig_dtype,
+    pub ggml_type: u32,
+    pub rank: u32,
+    pub shape: [u64; 8usize],
+    pub offset: u64,
+    pub length: u64,
+}
+#[test]
+fn bindgen_test_layout_rig_load_tensor() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_tensor>(),
+        120usize,
+        concat!("Size of: ", stringify!(rig_load_tensor))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_tensor>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_tensor))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_dtype_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype_name) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(dtype_name)
+            )
+        );
+    }
+    test_field_dtype_name();
+    fn test_field_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dtype) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(dtype)
+            )
+        );
+    }
+    test_field_dtype();
+    fn test_field_ggml_type() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ggml_type) as usize - ptr as usize
+            },
+            28usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(ggml_type)
+            )
+        );
+    }
+    test_field_ggml_type();
+    fn test_field_rank() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rank) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(rank)
+            )
+        );
+    }
+    test_field_rank();
+    fn test_field_shape() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shape) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(shape)
+            )
+        );
+    }
+    test_field_shape();
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_length() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).length) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(length)
+            )
+        );
+    }
+    test_field_length();
+}
+extern "C" {
+    pub fn rig_load_open(
+        path: *const ::std::os::raw::c_char,
+        format: rig_load_format,
+        out: *mut rig_load_file,
+    ) -> rig_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_range {
+    pub name: *const ::std::os::raw::c_char,
+    pub offset: u64,
+    pub length: u64,
+}
+#[test]
+fn bindgen_test_layout_rig_load_range() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_range>(),
+        24usize,
+        concat!("Size of: ", stringify!(rig_load_range))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_range>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_range))
+    );
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_range),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_offset() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offset) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_range),
+                "::",
+                stringify!(offset)
+            )
+        );
+    }
+    test_field_offset();
+    fn test_field_length() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_range>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).length) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_range),
+                "::",
+                stringify!(length)
+            )
+        );
+    }
+    test_field_length();
+}
+extern "C" {
+    pub fn rig_load_open_raw(
+        path: *const ::std::os::raw::c_char,
+        ranges: *const rig_load_range,
+        count: usize,
+        out: *mut rig_load_file,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_tensor_count(file: rig_load_file, count: *mut usize) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_tensor_get(
+        file: rig_load_file,
+        index: usize,
+        info: *mut rig_load_tensor,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_find(
+        file: rig_load_file,
+        name: *const ::std::os::raw::c_char,
+        index: *mut usize,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_file_format(file: rig_load_file, format: *mut rig_load_format) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_file_keep_registered(file: rig_load_file, device: rig_device) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_file_release(file: rig_load_file) -> rig_status;
+}
+pub const rig_load_rule_RIG_LOAD_RULE_EACH: rig_load_rule = 0;
+pub const rig_load_rule_RIG_LOAD_RULE_BY_LAYER: rig_load_rule = 1;
+pub const rig_load_rule_RIG_LOAD_RULE_MASKS: rig_load_rule = 2;
+pub const rig_load_rule_RIG_LOAD_RULE_MAX_ENUM: rig_load_rule = 2147483647;
+pub type rig_load_rule = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_placement {
+    pub size: usize,
+    pub devices: *const rig_device,
+    pub device_count: usize,
+    pub rule: rig_load_rule,
+    pub masks: *const u64,
+}
+#[test]
+fn bindgen_test_layout_rig_load_placement() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_placement>(),
+        40usize,
+        concat!("Size of: ", stringify!(rig_load_placement))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_placement>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_placement))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_devices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).devices) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(devices)
+            )
+        );
+    }
+    test_field_devices();
+    fn test_field_device_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device_count) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(device_count)
+            )
+        );
+    }
+    test_field_device_count();
+    fn test_field_rule() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).rule) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(rule)
+            )
+        );
+    }
+    test_field_rule();
+    fn test_field_masks() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).masks) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(masks)
+            )
+        );
+    }
+    test_field_masks();
+}
+pub const rig_load_path_RIG_LOAD_PATH_AUTO: rig_load_path = 0;
+pub const rig_load_path_RIG_LOAD_PATH_STAGED: rig_load_path = 1;
+pub const rig_load_path_RIG_LOAD_PATH_REGISTERED: rig_load_path = 2;
+pub const rig_load_path_RIG_LOAD_PATH_DIRECT: rig_load_path = 3;
+pub const rig_load_path_RIG_LOAD_PATH_MAX_ENUM: rig_load_path = 2147483647;
+pub type rig_load_path = ::std::os::raw::c_uint;
+pub const rig_load_io_RIG_LOAD_IO_AUTO: rig_load_io = 0;
+pub const rig_load_io_RIG_LOAD_IO_BUFFERED: rig_load_io = 1;
+pub const rig_load_io_RIG_LOAD_IO_DIRECT: rig_load_io = 2;
+pub const rig_load_io_RIG_LOAD_IO_MAX_ENUM: rig_load_io = 2147483647;
+pub type rig_load_io = ::std::os::raw::c_uint;
+pub type rig_load_progress_fn = ::std::option::Option<
+    unsafe extern "C" fn(user: *mut ::std::os::raw::c_void, bytes_done: u64, bytes_total: u64),
+>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_options {
+    pub size: usize,
+    pub path: rig_load_path,
+    pub io: rig_load_io,
+    pub staging_bytes: usize,
+    pub chunk_bytes: usize,
+    pub window_bytes: usize,
+    pub threads: u32,
+    pub verify: ::std::os::raw::c_int,
+    pub progress: rig_load_progress_fn,
+    pub progress_user: *mut ::std::os::raw::c_void,
+    pub cancel: *const ::std::os::raw::c_int,
+    pub pools: *const rig_load_pool,
+    pub pool_count: usize,
+    pub arena_bytes: usize,
+}
+#[test]
+fn bindgen_test_layout_rig_load_options() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_options>(),
+        96usize,
+        concat!("Size of: ", stringify!(rig_load_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_options>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_options))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_path() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).path) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(path)
+            )
+        );
+    }
+    test_field_path();
+    fn test_field_io() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).io) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(io)
+            )
+        );
+    }
+    test_field_io();
+    fn test_field_staging_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).staging_bytes) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(staging_bytes)
+            )
+        );
+    }
+    test_field_staging_bytes();
+    fn test_field_chunk_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).chunk_bytes) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(chunk_bytes)
+            )
+        );
+    }
+    test_field_chunk_bytes();
+    fn test_field_window_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).window_bytes) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(window_bytes)
+            )
+        );
+    }
+    test_field_window_bytes();
+    fn test_field_threads() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).threads) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(threads)
+            )
+        );
+    }
+    test_field_threads();
+    fn test_field_verify() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).verify) as usize - ptr as usize
+            },
+            44usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(verify)
+            )
+        );
+    }
+    test_field_verify();
+    fn test_field_progress() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).progress) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(progress)
+            )
+        );
+    }
+    test_field_progress();
+    fn test_field_progress_user() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).progress_user) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(progress_user)
+            )
+        );
+    }
+    test_field_progress_user();
+    fn test_field_cancel() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).cancel) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(cancel)
+            )
+        );
+    }
+    test_field_cancel();
+    fn test_field_pools() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pools) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(pools)
+            )
+        );
+    }
+    test_field_pools();
+    fn test_field_pool_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pool_count) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(pool_count)
+            )
+        );
+    }
+    test_field_pool_count();
+    fn test_field_arena_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).arena_bytes) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_options),
+                "::",
+                stringify!(arena_bytes)
+            )
+        );
+    }
+    test_field_arena_bytes();
+}
+extern "C" {
+    pub fn rig_load_pool_create(
+        device: rig_device,
+        bytes: usize,
+        chunk_bytes: usize,
+        out: *mut rig_load_pool,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_pool_release(pool: rig_load_pool) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_start(
+        file: rig_load_file,
+        tensors: *const usize,
+        tensor_count: usize,
+        placement: *const rig_load_placement,
+        options: *const rig_load_options,
+        out: *mut rig_load,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_buffer(
+        load: rig_load,
+        index: usize,
+        device: usize,
+        out: *mut rig_buffer,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_wait(load: rig_load) -> rig_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_stats {
+    pub size: usize,
+    pub path: rig_load_path,
+    pub why: *const ::std::os::raw::c_char,
+    pub direct_io: ::std::os::raw::c_int,
+    pub bytes_total: u64,
+    pub bytes_read: u64,
+    pub bytes_copied: u64,
+    pub seconds: f64,
+    pub first_tensor_seconds: f64,
+    pub staging_bytes: usize,
+    pub read_seconds: f64,
+    pub staging_wait_seconds: f64,
+    pub alloc_seconds: f64,
+    pub submit_seconds: f64,
+}
+#[test]
+fn bindgen_test_layout_rig_load_stats() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_stats>(),
+        112usize,
+        concat!("Size of: ", stringify!(rig_load_stats))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_stats>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_stats))
+    );
+    fn test_field_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(size)
+            )
+        );
+    }
+    test_field_size();
+    fn test_field_path() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).path) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(path)
+            )
+        );
+    }
+    test_field_path();
+    fn test_field_why() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).why) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(why)
+            )
+        );
+    }
+    test_field_why();
+    fn test_field_direct_io() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).direct_io) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(direct_io)
+            )
+        );
+    }
+    test_field_direct_io();
+    fn test_field_bytes_total() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_total) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(bytes_total)
+            )
+        );
+    }
+    test_field_bytes_total();
+    fn test_field_bytes_read() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_read) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(bytes_read)
+            )
+        );
+    }
+    test_field_bytes_read();
+    fn test_field_bytes_copied() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes_copied) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(bytes_copied)
+            )
+        );
+    }
+    test_field_bytes_copied();
+    fn test_field_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).seconds) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(seconds)
+            )
+        );
+    }
+    test_field_seconds();
+    fn test_field_first_tensor_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).first_tensor_seconds) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(first_tensor_seconds)
+            )
+        );
+    }
+    test_field_first_tensor_seconds();
+    fn test_field_staging_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).staging_bytes) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(staging_bytes)
+            )
+        );
+    }
+    test_field_staging_bytes();
+    fn test_field_read_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).read_seconds) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(read_seconds)
+            )
+        );
+    }
+    test_field_read_seconds();
+    fn test_field_staging_wait_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).staging_wait_seconds) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(staging_wait_seconds)
+            )
+        );
+    }
+    test_field_staging_wait_seconds();
+    fn test_field_alloc_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).alloc_seconds) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(alloc_seconds)
+            )
+        );
+    }
+    test_field_alloc_seconds();
+    fn test_field_submit_seconds() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_stats>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).submit_seconds) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_stats),
+                "::",
+                stringify!(submit_seconds)
+            )
+        );
+    }
+    test_field_submit_seconds();
+}
+extern "C" {
+    pub fn rig_load_get_stats(load: rig_load, stats: *mut rig_load_stats) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_release(load: rig_load) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_path_name(path: rig_load_path) -> *const ::std::os::raw::c_char;
+}
+pub const rig_interop_kind_RIG_INTEROP_STREAM_WAIT: rig_interop_kind = 1;
+pub const rig_interop_kind_RIG_INTEROP_STREAM_POINT: rig_interop_kind = 2;
+pub const rig_interop_kind_RIG_INTEROP_EXPORT_EVENT: rig_interop_kind = 3;
+pub const rig_interop_kind_RIG_INTEROP_IMPORT_EVENT: rig_interop_kind = 4;
+pub const rig_interop_kind_RIG_INTEROP_DEVICE_POINTER: rig_interop_kind = 5;
+pub const rig_interop_kind_RIG_INTEROP_HOST_FD: rig_interop_kind = 6;
+pub const rig_interop_kind_RIG_INTEROP_DLPACK: rig_interop_kind = 7;
+pub const rig_interop_kind_RIG_INTEROP_IPC_MEMORY: rig_interop_kind = 8;
+pub const rig_interop_kind_RIG_INTEROP_IPC_EVENT: rig_interop_kind = 9;
+pub const rig_interop_kind_RIG_INTEROP_MEMORY_FD: rig_interop_kind = 10;
+pub const rig_interop_kind_RIG_INTEROP_SEMAPHORE_FD: rig_interop_kind = 11;
+pub const rig_interop_kind_RIG_INTEROP_SYNC_FD: rig_interop_kind = 12;
+pub const rig_interop_kind_RIG_INTEROP_KIND_MAX_ENUM: rig_interop_kind = 2147483647;
+pub type rig_interop_kind = ::std::os::raw::c_uint;
+extern "C" {
+    pub fn rig_interop_supported(
+        device: rig_device,
+        producer: rig_device,
+        kind: rig_interop_kind,
+        supported: *mut ::std::os::raw::c_int,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_stream_wait_point(
+        device: rig_device,
+        native_stream: *mut ::std::os::raw::c_void,
+        point: rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_stream_point(
+        device: rig_device,
+        native_stream: *mut ::std::os::raw::c_void,
+        point: *mut rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_export_event(
+        point: rig_point,
+        native_event: *mut *mut ::std::os::raw::c_void,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_import_event(
+        device: rig_device,
+        native_event: *mut ::std::os::raw::c_void,
+        point: *mut rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_fd(point: rig_point, fd: *mut ::std::os::raw::c_int) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_wrap_device(
+        device: rig_device,
+        address: u64,
+        length: usize,
+        release: rig_release_fn,
+        user: *mut ::std::os::raw::c_void,
+        out: *mut rig_buffer,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_device_address(buffer: rig_buffer, address: *mut u64) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_stamp(buffer: rig_buffer, point: rig_point, access: rig_access)
+        -> rig_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_ipc_handle {
+    pub bytes: [u8; 128usize],
+}
+#[test]
+fn bindgen_test_layout_rig_ipc_handle() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_ipc_handle>(),
+        128usize,
+        concat!("Size of: ", stringify!(rig_ipc_handle))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_ipc_handle>(),
+        1usize,
+        concat!("Alignment of ", stringify!(rig_ipc_handle))
+    );
+    fn test_field_bytes() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_ipc_handle>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).bytes) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_ipc_handle),
+                "::",
+                stringify!(bytes)
+            )
+        );
+    }
+    test_field_bytes();
+}
+extern "C" {
+    pub fn rig_buffer_export_ipc(buffer: rig_buffer, out: *mut rig_ipc_handle) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_import_ipc(
+        device: rig_device,
+        handle: *const rig_ipc_handle,
+        out: *mut rig_buffer,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_export_ipc(point: rig_point, out: *mut rig_ipc_handle) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_export_ipc_close(handle: *const rig_ipc_handle) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_import_ipc(
+        device: rig_device,
+        handle: *const rig_ipc_handle,
+        point: *mut rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_export_fd(
+        buffer: rig_buffer,
+        fd: *mut ::std::os::raw::c_int,
+        length: *mut usize,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_import_fd(
+        device: rig_device,
+        fd: ::std::os::raw::c_int,
+        length: usize,
+        out: *mut rig_buffer,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_export_semaphore_fd(
+        point: rig_point,
+        fd: *mut ::std::os::raw::c_int,
+        value: *mut u64,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_import_semaphore_fd(
+        device: rig_device,
+        fd: ::std::os::raw::c_int,
+        value: u64,
+        point: *mut rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_export_sync_fd(point: rig_point, fd: *mut ::std::os::raw::c_int)
+        -> rig_status;
+}
+extern "C" {
+    pub fn rig_point_import_sync_fd(
+        device: rig_device,
+        fd: ::std::os::raw::c_int,
+        point: *mut rig_point,
+    ) -> rig_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLManagedTensor {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn rig_buffer_dlpack_device(
+        buffer: rig_buffer,
+        device_type: *mut i32,
+        device_id: *mut i32,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_to_dlpack(
+        buffer: rig_buffer,
+        code: u8,
+        bits: u8,
+        lanes: u16,
+        out: *mut *mut DLManagedTensor,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_buffer_last_write(buffer: rig_buffer, point: *mut rig_point) -> rig_status;
 }

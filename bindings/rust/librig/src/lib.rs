@@ -34,6 +34,11 @@ use std::ptr;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+mod interop;
+mod load;
+pub use interop::Interop;
+pub use load::{Dtype, Load, LoadFile, Rule, Tensor};
+
 /// rig_status. Values are pinned by rig.h; unknown values are kept as they are. Prints as rig names it:
 ///
 /// ```

@@ -1,7 +1,9 @@
-// Modules, submissions, runs and submit.
+// rig.h's modules, submissions, runs and submit.
+#include <cstddef>
 #include <vector>
 
 #include "capi/api.h"
+#include "capi/sized.h"
 #include "core/submit.h"
 
 using namespace rig;
@@ -12,9 +14,9 @@ extern "C" {
 rig_status rig_module_load(rig_device device, rig_module_format format, const void *bytes, size_t length,
                            rig_module *out) {
   return entry("module_load", [&] {
+    RIG_REQUIRE_OUT(out, "module_load");
     auto d = pin_device(device, "module_load");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(out, "module_load");
     if (!bytes || !length) return fail(RIG_INVALID_ARGUMENT, "module_load: no code bytes");
     if (d->lost()) return fail(RIG_LOST, "%s lost: %s", d->info().name.c_str(), d->lost_reason());
     auto m = std::make_shared<Module>();
@@ -31,20 +33,27 @@ rig_status rig_module_release(rig_module module) {
 rig_status rig_submission_make(rig_device device, const rig_part *parts, size_t part_count,
                                const rig_access *slot_access, size_t slot_count, rig_submission *out) {
   return entry("submission_make", [&] {
+    RIG_REQUIRE_OUT(out, "submission_make");
     auto d = pin_device(device, "submission_make");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(out, "submission_make");
     if (part_count && !parts) return fail(RIG_INVALID_ARGUMENT, "submission_make: null parts");
+    // Each part as today's struct (capi/sized.h); every version of rig_part has every field up to slot_count.
+    std::vector<rig_part> read(part_count);
+    for (size_t i = 0; i < part_count; ++i)
+      if (rig_status s = read_sized(parts[i], offsetof(rig_part, slot_count) + sizeof(uint32_t), "submission_make",
+                                    "parts[i]", &read[i]);
+          s != RIG_OK)
+        return s;
     // Launches name modules by handle: the submission keeps each alive.
     std::vector<std::shared_ptr<Module>> modules;
-    for (size_t i = 0; i < part_count; ++i) {
-      if (parts[i].size < sizeof(size_t) + sizeof(rig_part_kind) || parts[i].kind != RIG_PART_LAUNCH) continue;
-      Pinned<Module> m(word_of(parts[i].module), Kind::module, "submission_make");
+    for (const rig_part &p : read) {
+      if (p.kind != RIG_PART_LAUNCH) continue;
+      Pinned<Module> m(word_of(p.module), Kind::module, "submission_make");
       if (!m) return RIG_INVALID_HANDLE;
       modules.push_back(m.share());
     }
     std::shared_ptr<Submission> sub;
-    if (rig_status s = submission_make(*d, parts, part_count, slot_access, slot_count, std::move(modules), &sub);
+    if (rig_status s = submission_make(*d, read.data(), part_count, slot_access, slot_count, std::move(modules), &sub);
         s != RIG_OK)
       return s;
     return give(Kind::submission, std::move(sub), out);

@@ -10,17 +10,17 @@
 
 #include "gpu_test.h"
 
-/* A device opened on the other GPU after cuda:0's fault: it opens and its work finishes, or rig answers
+/* A device opened on the other GPU after GPU 0's fault: it opens and its work finishes, or rig answers
  * RIG_LOST with the driver's reason (the fault ended that GPU's context too, as seen on the H200 pair);
  * never a crash, a hang or another status. */
 static void check_other_gpu_after_the_fault(uint32_t n) {
   rig_device e;
-  rig_status opened = rig_device_open("cuda:1", &e);
-  fprintf(stderr, "cuda:1 opened after cuda:0's fault: %s%s%s\n", rig_status_name(opened), opened ? ": " : "",
+  rig_status opened = rig_device_open(gt_name(1), &e);
+  fprintf(stderr, "%s opened after %s's fault: %s%s%s\n", gt_name(1), gt_name(0), rig_status_name(opened), opened ? ": " : "",
           opened ? rig_last_error() : "");
   if (opened != RIG_OK) {
     assert_int_equal(opened, RIG_LOST);
-    assert_non_null(strstr(rig_last_error(), "CUDA_ERROR_"));
+    assert_non_null(strstr(rig_last_error(), gt_error_prefix()));
     return;
   }
   rig_buffer v = NULL, v2 = NULL;
@@ -35,13 +35,13 @@ static void check_other_gpu_after_the_fault(uint32_t n) {
     rig_status s = rt_try_copy(e, v, v2, NULL, 0, &pe);
     if (s == RIG_OK) s = rig_wait_point(pe, UINT64_MAX);
     assert_true(s == RIG_OK || s == RIG_LOST);
-    fprintf(stderr, "cuda:1's work after cuda:0's fault: %s%s%s\n", rig_status_name(s), s ? ": " : "",
+    fprintf(stderr, "%s's work after %s's fault: %s%s%s\n", gt_name(1), gt_name(0), rig_status_name(s), s ? ": " : "",
             s ? rig_last_error() : "");
-    if (s == RIG_LOST) assert_non_null(strstr(rig_last_error(), "CUDA_ERROR_"));
+    if (s == RIG_LOST) assert_non_null(strstr(rig_last_error(), gt_error_prefix()));
     OK(rig_buffer_release(v2));
     OK(rig_buffer_release(v));
   } else {
-    fprintf(stderr, "cuda:1's buffer after cuda:0's fault: %s\n", rig_last_error());
+    fprintf(stderr, "%s's buffer after %s's fault: %s\n", gt_name(1), gt_name(0), rig_last_error());
   }
   OK(rig_device_release(e));
 }
@@ -51,16 +51,16 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   if (gt_fake()) gt_set("reset", 0);
   int two_gpus = gt_gpu_count() > 1;
   rig_device a, b, c, m;
-  if (!gt_open("cuda:0", &a)) return;
+  if (!gt_open(gt_name(0), &a)) return;
   /* b's queue will wait on a's lost point; c and m do independent work. On a single real GPU b and c
    * share a's context, which the fault ends: c is then a memory device's stand-in only. On two real GPUs
    * too: on the H200 pair (driver 580.159.04) a fault on cuda:0 also ended cuda:1's context in the same
    * process (its next launch failed, its stream answered CUDA_ERROR_ILLEGAL_ADDRESS), with or without peer
    * access; what rig owes there is a clear LOST, checked at the end. The fake keeps contexts apart. */
-  if (!gt_open(two_gpus ? "cuda:1" : "cuda:0", &b)) return;
+  if (!gt_open(gt_name(two_gpus ? 1 : 0), &b)) return;
   int c_is_gpu = two_gpus && gt_fake();
   if (c_is_gpu) {
-    if (!gt_open("cuda:1", &c)) return;
+    if (!gt_open(gt_name(1), &c)) return;
   } else {
     OK(rig_memory_device("C", &c));
   }
@@ -124,8 +124,9 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   /* A value reached before the fault stays reached where the timeline is a word in memory; with events
    * only values already seen reached do (after a sticky error the driver answers every event query with
    * the error). */
-  const char *timeline = getenv("RIG_CUDA_TIMELINE");
-  int events = !(timeline && strcmp(timeline, "memops") == 0) || (getenv("FAKECUDA_MEMOPS") && atoi(getenv("FAKECUDA_MEMOPS")) == 0);
+  const char *timeline = getenv(gt()->timeline_env);
+  int events = timeline ? strcmp(timeline, "events") == 0 : gt()->events_by_default;
+  if (gt_fake() && gt_query("memops") == 0) events = 1; /* memory operations asked for where there are none */
   rig_status s3 = rig_wait_point(p3, UINT64_MAX);
   if (gt_fake() && !events) OK(s3);
   else assert_true(s3 == RIG_OK || s3 == RIG_LOST);
@@ -136,8 +137,8 @@ static void test_a_launch_failing_mid_run_loses_its_device_and_what_waits_on_it(
   const char *why = NULL;
   OK(rig_device_lost_reason(a, &why));
   assert_non_null(why);
-  fprintf(stderr, "cuda:0 lost: %s\n", why);
-  assert_non_null(strstr(why, gt_fake() ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_"));
+  fprintf(stderr, "%s lost: %s\n", gt_name(0), why);
+  assert_non_null(strstr(why, gt_fake() ? gt()->launch_failure : gt_error_prefix()));
   OK(rig_device_get_info(b, &info));
   assert_int_equal(info.lost, 1);
 

@@ -1,8 +1,9 @@
-/* Random programs over CUDA devices checked against the host: every program's result must be what running
+/* Random programs over one backend's devices (gpu_test.h: CUDA, HIP, memory devices, the test driver)
+ * checked against the host: every program's result must be what running
  * its operations one after another gives, because rig orders work by the memory it uses (rules 3 to 6)
  * whatever device each operation runs on. Operations: kernels (fill, add, chain step: order-dependent),
  * copies, host writes and host reads (checked on every element), spread over three rig devices (two
- * streams on cuda:0 and cuda:1 where there is one, else a third on cuda:0) and buffers owned by any of
+ * streams on GPU 0 and GPU 1 where there is one, else a third on GPU 0) and buffers owned by any of
  * them or wrapped host memory. On the fake, launches and copies are slowed so that a missing wait shows. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -41,14 +42,14 @@ static void test_random_programs_give_what_sequential_order_gives(void **state) 
   }
   const char *seed_env = getenv("RIG_CUDA_PROGRAMS_SEED");
   uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : 12345;
-  int quick = gt_fake() || (getenv("RIG_CUDA_TEST_QUICK") && atoi(getenv("RIG_CUDA_TEST_QUICK")));
+  int quick = gt_fake() || gt()->host_kernels || (getenv("RIG_CUDA_TEST_QUICK") && atoi(getenv("RIG_CUDA_TEST_QUICK")));
   const int programs = quick ? 12 : 60, length = quick ? 40 : 120;
   fprintf(stderr, "programs: seed %llu, %d programs of %d operations\n", (unsigned long long)seed, programs, length);
   rng_state = seed;
 
   rig_device dev[DEVICES];
-  if (!gt_open("cuda:0", &dev[0]) || !gt_open("cuda:0", &dev[1])) return;
-  if (!gt_open(gt_gpu_count() > 1 ? "cuda:1" : "cuda:0", &dev[2])) return;
+  if (!gt_open(gt_name(0), &dev[0]) || !gt_open(gt_name(0), &dev[1])) return;
+  if (!gt_open(gt_name(gt_gpu_count() > 1 ? 1 : 0), &dev[2])) return;
   rig_module mod[DEVICES];
   for (int d = 0; d < DEVICES; ++d) mod[d] = gt_kernels(dev[d]);
 
@@ -119,7 +120,7 @@ static void test_random_programs_give_what_sequential_order_gives(void **state) 
     /* host_mem is freed by free_host once rig no longer uses it */
   }
   for (int d = 0; d < DEVICES; ++d) {
-    OK(rig_module_release(mod[d]));
+    gt_release_kernels(mod[d]);
     OK(rig_device_release(dev[d]));
   }
 }

@@ -1,42 +1,34 @@
-// Devices: the host, memory devices, driver devices; timelines and waits.
-#include <cstring>
-#include <list>
-#include <mutex>
+// rig.h's devices: the host, memory devices, driver devices; timelines and waits. Core opens the devices
+// (core/registry.h); this face checks, pins, calls and gives handles.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "capi/api.h"
 #include "capi/devices.h"
+#include "capi/sized.h"
 #include "core/registry.h"
-#include "drivers/memory/memory_device.h"
 
 using namespace rig;
 using namespace rig::capi;
+
+namespace {
+
+// Opens the device core calls `name` and gives its handle.
+rig_status open_and_give(const std::string &name, rig_device *out) {
+  Device *d = nullptr;
+  if (rig_status s = rig::open_device(name, &d); s != RIG_OK) return s;
+  return give_device(*d, out);
+}
+
+}  // namespace
 
 extern "C" {
 
 unsigned rig_version_number(void) { return RIG_VERSION_NUMBER; }
 const char *rig_version_string(void) { return "0.1.0"; }
 const char *rig_last_error(void) { return last_error(); }
-
-const char *rig_status_name(rig_status s) {
-  switch (s) {
-    case RIG_OK: return "RIG_OK";
-    case RIG_INVALID_ARGUMENT: return "RIG_INVALID_ARGUMENT";
-    case RIG_INVALID_HANDLE: return "RIG_INVALID_HANDLE";
-    case RIG_UNSUPPORTED: return "RIG_UNSUPPORTED";
-    case RIG_UNMAPPABLE: return "RIG_UNMAPPABLE";
-    case RIG_OUT_OF_MEMORY: return "RIG_OUT_OF_MEMORY";
-    case RIG_LOST: return "RIG_LOST";
-    case RIG_TIMEOUT: return "RIG_TIMEOUT";
-    case RIG_INTERRUPTED: return "RIG_INTERRUPTED";
-    case RIG_DRIVER: return "RIG_DRIVER";
-    case RIG_NOT_FOUND: return "RIG_NOT_FOUND";
-    case RIG_BUSY: return "RIG_BUSY";
-    default: break;
-  }
-  return "RIG_UNKNOWN_STATUS";
-}
+const char *rig_status_name(rig_status s) { return status_name(s); }
 
 rig_status rig_host(rig_device *out) {
   return entry("host", [&] {
@@ -49,10 +41,8 @@ rig_status rig_host(rig_device *out) {
 rig_status rig_memory_device(const char *name, rig_device *out) {
   return entry("memory_device", [&] {
     RIG_REQUIRE_OUT(out, "memory_device");
-    if (!name || !*name) return fail(RIG_INVALID_ARGUMENT, "memory_device: the name is null or empty");
-    if (std::strlen(name) > 255) return fail(RIG_INVALID_ARGUMENT, "memory_device: the name is longer than 255 bytes");
-    std::lock_guard g(device_name_lock(std::string("memory:") + name));
-    return open_device(std::make_unique<MemoryDevice>(name, RIG_DEVICE_MEMORY), out);
+    if (!name) return fail(RIG_INVALID_ARGUMENT, "memory_device: the name is null or empty");
+    return open_and_give(std::string("memory:") + name, out);  // the memory driver checks the name
   });
 }
 
@@ -60,28 +50,13 @@ rig_status rig_device_open(const char *name, rig_device *out) {
   return entry("device_open", [&]() -> rig_status {
     RIG_REQUIRE_OUT(out, "device_open");
     if (!name) return fail(RIG_INVALID_ARGUMENT, "device_open: null name");
+    // `rig devices` lists memory:NAME and the rig command opens it, so users hand it here too: say which
+    // call opens memory devices rather than that "memory:A" is not shaped like DRIVER:N.
     std::string n(name);
-    auto colon = n.find(':');
-    std::string prefix = n.substr(0, colon);
-    // `rig devices` lists memory:NAME and the rig command opens it, so users hand it here too: say
-    // which call opens memory devices rather than that "memory:A" is not shaped like DRIVER:N.
-    if (prefix == "memory")
+    if (n.substr(0, n.find(':')) == "memory")
       return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\": memory devices are opened by name with rig_memory_device",
                   name);
-    if (colon == std::string::npos)
-      return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N (cuda:0, hip:0, vulkan:0)", name);
-    char *end = nullptr;
-    unsigned long ordinal = std::strtoul(n.c_str() + colon + 1, &end, 10);
-    if (colon + 1 == n.size() || *end)
-      return fail(RIG_INVALID_ARGUMENT, "device_open: \"%s\" is not DRIVER:N (cuda:0, hip:0, vulkan:0)", name);
-    for (Driver *d : drivers()) {
-      if (prefix != d->prefix()) continue;
-      std::lock_guard g(device_name_lock(n));
-      std::unique_ptr<DriverDevice> dev;
-      if (rig_status s = d->open(static_cast<unsigned>(ordinal), &dev); s != RIG_OK) return s;
-      return open_device(std::move(dev), out);
-    }
-    return fail(RIG_NOT_FOUND, "device_open: no driver \"%s\" in this build", prefix.c_str());
+    return open_and_give(n, out);
   });
 }
 
@@ -89,53 +64,39 @@ rig_status rig_device_list(const char **names, size_t capacity, size_t *count) {
   return entry("device_list", [&] {
     RIG_REQUIRE_OUT(count, "device_list");
     if (capacity && !names) return fail(RIG_INVALID_ARGUMENT, "device_list: null names with capacity %zu", capacity);
-    // Names are kept for the process: the contract gives them out as static strings.
-    static std::mutex lock;
-    static std::list<std::string> *all = new std::list<std::string>;  // a list: given pointers stay valid
-    std::lock_guard g(lock);
-    std::vector<std::string> now;
-    for (Driver *d : drivers())
-      for (auto &n : d->list()) now.push_back(n);
-    size_t i = 0;
-    for (auto &n : now) {
-      const std::string *kept = nullptr;
-      for (auto &k : *all)
-        if (k == n) kept = &k;
-      if (!kept) kept = &all->emplace_back(n);
-      if (i < capacity) names[i] = kept->c_str();
-      ++i;
-    }
-    *count = i;
-    clear_error();
+    std::vector<const char *> all = device_names();
+    std::copy_n(all.begin(), std::min(capacity, all.size()), names);
+    *count = all.size();
+    clear_error();  // a driver that failed to load is left out, and its reason with it (rig.h)
     return RIG_OK;
   });
 }
 
 rig_status rig_device_get_info(rig_device device, rig_device_info *info) {
   return entry("device_get_info", [&] {
+    RIG_REQUIRE_OUT(info, "device_get_info");
     auto d = pin_device(device, "device_get_info");
     if (!d) return RIG_INVALID_HANDLE;
-    if (!info) return fail(RIG_INVALID_ARGUMENT, "device_get_info: null info");
-    if (info->size < sizeof(rig_device_info))
-      return fail(RIG_INVALID_ARGUMENT, "device_get_info: info->size is %zu, want %zu", info->size, sizeof(rig_device_info));
     const DriverInfo &di = d->info();
-    info->name = di.name.c_str();
-    info->framework = di.framework.c_str();
-    info->model = di.model.c_str();
-    info->kind = d->kind();
-    info->index = d->index();
-    info->memory_bytes = di.memory_bytes;
-    info->integrated = di.integrated;
-    info->lost = d->lost() ? 1 : 0;
-    return RIG_OK;
+    rig_device_info ours{};
+    ours.size = sizeof ours;
+    ours.name = di.name.c_str();
+    ours.framework = di.framework.c_str();
+    ours.model = di.model.c_str();
+    ours.kind = d->kind();
+    ours.index = d->index();
+    ours.memory_bytes = di.memory_bytes;
+    ours.integrated = di.integrated;
+    ours.lost = d->lost() ? 1 : 0;
+    return write_sized(ours, "device_get_info", "info", info);
   });
 }
 
 rig_status rig_device_submitted(rig_device device, uint64_t *value) {
   return entry("device_submitted", [&] {
+    RIG_REQUIRE_OUT(value, "device_submitted");
     auto d = pin_device(device, "device_submitted");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(value, "device_submitted");
     *value = d->submitted();
     return RIG_OK;
   });
@@ -143,9 +104,9 @@ rig_status rig_device_submitted(rig_device device, uint64_t *value) {
 
 rig_status rig_device_signaled(rig_device device, uint64_t *value) {
   return entry("device_signaled", [&] {
+    RIG_REQUIRE_OUT(value, "device_signaled");
     auto d = pin_device(device, "device_signaled");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(value, "device_signaled");
     *value = d->is_host() ? 0 : d->signaled();
     return RIG_OK;
   });
@@ -183,9 +144,9 @@ rig_status rig_wait_point(rig_point point, uint64_t timeout_ns) {
 
 rig_status rig_device_point(rig_device device, uint64_t value, rig_point *out) {
   return entry("device_point", [&] {
+    RIG_REQUIRE_OUT(out, "device_point");
     auto d = pin_device(device, "device_point");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(out, "device_point");
     if (d->is_host()) return fail(RIG_INVALID_ARGUMENT, "device_point: the host has no timeline");
     if (value == 0 || value > d->submitted())
       return fail(RIG_INVALID_ARGUMENT, "device_point: value %llu is not in 1..%llu",
@@ -197,9 +158,9 @@ rig_status rig_device_point(rig_device device, uint64_t value, rig_point *out) {
 
 rig_status rig_device_lost_reason(rig_device device, const char **why) {
   return entry("device_lost_reason", [&] {
+    RIG_REQUIRE_OUT(why, "device_lost_reason");
     auto d = pin_device(device, "device_lost_reason");
     if (!d) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(why, "device_lost_reason");
     *why = d->lost_reason();
     return RIG_OK;
   });

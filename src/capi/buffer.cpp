@@ -1,6 +1,7 @@
-// Buffers: create, wrap, view, borrow, host access, release.
+// rig.h's buffers: create, wrap, view, borrow, host access, release.
 #include "capi/api.h"
 #include "core/driver_memory.h"
+#include "core/registry.h"
 
 using namespace rig;
 using namespace rig::capi;
@@ -32,9 +33,9 @@ rig_status rig_buffer_wrap(void *data, size_t length, rig_access access, rig_rel
 
 rig_status rig_buffer_view(rig_buffer buffer, size_t offset, size_t length, rig_buffer *out) {
   return entry("buffer_view", [&] {
+    RIG_REQUIRE_OUT(out, "buffer_view");
     auto b = pin_buffer(buffer, "buffer_view");
     if (!b) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(out, "buffer_view");
     std::shared_ptr<Buffer> v;
     if (rig_status s = buffer_view(*b, offset, length, &v); s != RIG_OK) return s;
     return give(Kind::buffer, std::move(v), out);
@@ -43,11 +44,11 @@ rig_status rig_buffer_view(rig_buffer buffer, size_t offset, size_t length, rig_
 
 rig_status rig_buffer_borrow(rig_device device, rig_buffer buffer, rig_buffer *out) {
   return entry("buffer_borrow", [&] {
+    RIG_REQUIRE_OUT(out, "buffer_borrow");
     auto d = pin_device(device, "buffer_borrow");
     if (!d) return RIG_INVALID_HANDLE;
     auto b = pin_buffer(buffer, "buffer_borrow");
     if (!b) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(out, "buffer_borrow");
     std::shared_ptr<Buffer> v;
     if (rig_status s = buffer_borrow(*d, *b, &v); s != RIG_OK) return s;
     return give(Kind::buffer, std::move(v), out);
@@ -56,9 +57,9 @@ rig_status rig_buffer_borrow(rig_device device, rig_buffer buffer, rig_buffer *o
 
 rig_status rig_buffer_length(rig_buffer buffer, size_t *length) {
   return entry("buffer_length", [&] {
+    RIG_REQUIRE_OUT(length, "buffer_length");
     auto b = pin_buffer(buffer, "buffer_length");
     if (!b) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(length, "buffer_length");
     *length = b->length;
     return RIG_OK;
   });
@@ -66,27 +67,27 @@ rig_status rig_buffer_length(rig_buffer buffer, size_t *length) {
 
 rig_status rig_buffer_device(rig_buffer buffer, rig_device *device) {
   return entry("buffer_device", [&] {
+    RIG_REQUIRE_OUT(device, "buffer_device");
     auto b = pin_buffer(buffer, "buffer_device");
     if (!b) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(device, "buffer_device");
     return device_handle(*b->device, device);
   });
 }
 
 rig_status rig_buffer_read(rig_buffer buffer, rig_read_fn fn, void *user) {
   return entry("buffer_read", [&] {
+    if (!fn) return fail(RIG_INVALID_ARGUMENT, "buffer_read: null callback");
     auto b = pin_buffer(buffer, "buffer_read");
     if (!b) return RIG_INVALID_HANDLE;
-    if (!fn) return fail(RIG_INVALID_ARGUMENT, "buffer_read: null callback");
     return buffer_read(*b, fn, user);
   });
 }
 
 rig_status rig_buffer_write(rig_buffer buffer, rig_write_fn fn, void *user) {
   return entry("buffer_write", [&] {
+    if (!fn) return fail(RIG_INVALID_ARGUMENT, "buffer_write: null callback");
     auto b = pin_buffer(buffer, "buffer_write");
     if (!b) return RIG_INVALID_HANDLE;
-    if (!fn) return fail(RIG_INVALID_ARGUMENT, "buffer_write: null callback");
     return buffer_write(*b, fn, user);
   });
 }
@@ -109,9 +110,9 @@ rig_status rig_buffer_write_from(rig_buffer buffer, size_t offset, const void *s
 
 rig_status rig_buffer_export(rig_buffer buffer, void **data) {
   return entry("buffer_export", [&] {
+    RIG_REQUIRE_OUT(data, "buffer_export");
     auto b = pin_buffer(buffer, "buffer_export");
     if (!b) return RIG_INVALID_HANDLE;
-    RIG_REQUIRE_OUT(data, "buffer_export");
     return buffer_export(*b, data);
   });
 }

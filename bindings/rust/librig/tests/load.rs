@@ -1,0 +1,188 @@
+//! The loader and interop through the safe crate, on memory devices (and the CUDA double where meson's
+//! binding-rust names it): a safetensors file written here byte by byte, loaded, and every tensor's
+//! bytes, dtype and shape checked; points as descriptors; device pointers as buffers.
+use librig::{Access, Buffer, Device, Dtype, Interop, LoadFile, Memory, Part, Point, Rule, Status};
+use std::fs::File;
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// (name, safetensors dtype, shape, bytes) of the file the tests write, in name order.
+fn tensors() -> Vec<(&'static str, &'static str, Vec<u64>, Vec<u8>)> {
+    vec![
+        ("a.weight", "F32", vec![2, 2], [1.0f32, 2.0, -3.5, 0.25].iter().flat_map(|f| f.to_le_bytes()).collect()),
+        ("b.bias", "U8", vec![3], vec![7, 8, 9]),
+        ("c.scale", "BF16", vec![1, 2, 1], vec![0x80, 0x3f, 0x00, 0x40]),
+        ("d.empty", "I64", vec![0, 4], vec![]),
+    ]
+}
+
+/// Writes a safetensors file: 8-byte little-endian header length, the JSON header, the data.
+fn write_safetensors(name: &str) -> PathBuf {
+    let mut header = String::from("{");
+    let mut data = Vec::new();
+    for (i, (n, dtype, shape, bytes)) in tensors().iter().enumerate() {
+        let shape: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        write!(
+            header,
+            "{}\"{}\":{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+            if i > 0 { "," } else { "" },
+            n,
+            dtype,
+            shape.join(","),
+            data.len(),
+            data.len() + bytes.len()
+        )
+        .unwrap();
+        data.extend_from_slice(bytes);
+    }
+    header += "}";
+    let path = std::env::temp_dir().join(format!("librig-{}-{}.safetensors", std::process::id(), name));
+    let mut f = File::create(&path).unwrap();
+    f.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(header.as_bytes()).unwrap();
+    f.write_all(&data).unwrap();
+    path
+}
+
+#[test]
+fn a_safetensors_file_loads_onto_two_memory_devices() {
+    let path = write_safetensors("load");
+    let file = LoadFile::open(&path).unwrap();
+    let listed = file.tensors().unwrap();
+    let want = tensors();
+    assert_eq!(listed.len(), want.len());
+    let dtypes = [Dtype::F32, Dtype::U8, Dtype::BF16, Dtype::I64];
+    for (i, (t, (name, dtype, shape, bytes))) in listed.iter().zip(&want).enumerate() {
+        assert_eq!(t.name, *name);
+        assert_eq!(t.dtype, dtypes[i], "{}", name);
+        assert_eq!(t.dtype_name, *dtype);
+        assert_eq!(&t.shape, shape, "{}", name);
+        assert_eq!(t.length, bytes.len() as u64);
+        assert_eq!(file.find(name).unwrap(), i);
+    }
+    let (a, b) = (Device::memory("A").unwrap(), Device::memory("B").unwrap());
+    let load = file.load(&[&a, &b], Rule::Each).unwrap();
+    load.wait().unwrap();
+    for (i, (name, _, _, bytes)) in want.iter().enumerate() {
+        for d in 0..2 {
+            let buf = load.buffer(i, d).unwrap();
+            assert_eq!(&buf.to_vec().unwrap(), bytes, "{} on device {}", name, d);
+            // the tensor's buffer carries the load's copy as its last write (none for an empty tensor)
+            assert_eq!(buf.last_write().unwrap() == Point::NONE, bytes.is_empty(), "{}", name);
+        }
+    }
+    assert_eq!(load.buffer(0, 2).unwrap_err().status, Status::INVALID_ARGUMENT);
+    assert_eq!(file.find("missing").unwrap_err().status, Status::NOT_FOUND);
+    assert_eq!(file.load(&[], Rule::Each).unwrap_err().status, Status::INVALID_ARGUMENT);
+    assert_eq!(file.tensor(99).unwrap_err().status, Status::INVALID_ARGUMENT);
+    drop(load);
+    drop(file);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn bad_files_answer_with_rigs_message() {
+    let e = LoadFile::open("/nonexistent/librig.safetensors").unwrap_err();
+    assert_eq!(e.status, Status::NOT_FOUND, "{}", e);
+    let path = std::env::temp_dir().join(format!("librig-{}-truncated.safetensors", std::process::id()));
+    std::fs::write(&path, [200u8, 0, 0, 0, 0, 0, 0, 0, b'{']).unwrap();
+    let e = LoadFile::open(&path).unwrap_err();
+    assert_eq!(e.status, Status::INVALID_ARGUMENT, "{}", e);
+    assert!(!e.message.is_empty());
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_points_descriptor_is_readable_once_reached() {
+    let a = Device::memory("A").unwrap();
+    assert!(a.supports(Interop::HostFd).unwrap());
+    let x = Buffer::from_vec(vec![5u8; 16]).unwrap();
+    let y = Buffer::create(&a, 16, Memory::Device).unwrap();
+    let p = librig::submit(&a, vec![Part::copy(0, 1)], &[(&x.borrow_on(&a).unwrap(), Access::Read), (&y, Access::Write)]).unwrap();
+    assert_ne!(p, Point::NONE);
+    // an eventfd: a read returns its counter (non-zero) once the point is reached; a memory device's
+    // work ran inline, so this read does not block
+    let mut counter = [0u8; 8];
+    File::from(p.fd().unwrap()).read_exact(&mut counter).unwrap();
+    assert_ne!(u64::from_ne_bytes(counter), 0);
+    File::from(Point::NONE.fd().unwrap()).read_exact(&mut counter).unwrap();
+    assert_eq!(y.last_write().unwrap(), p);
+    // memory devices have no sync files or timeline semaphores: rig says so
+    assert!(!a.supports(Interop::SyncFd).unwrap());
+    assert_eq!(p.export_sync_fd().unwrap_err().status, Status::UNSUPPORTED);
+    assert_eq!(p.export_semaphore_fd().unwrap_err().status, Status::UNSUPPORTED);
+    assert_eq!(a.import_sync_fd(None).unwrap_err().status, Status::UNSUPPORTED);
+}
+
+fn required(backend: &str) -> bool {
+    std::env::var("RIG_REQUIRE").map_or(false, |r| r.split(|c| c == ',' || c == '+').any(|b| b == backend))
+}
+
+/// A sync file of a Vulkan point, imported again on the same device: where vulkan:0 has no sync files
+/// (lavapipe, or no Vulkan), the calls must answer UNSUPPORTED, and RIG_REQUIRE=vulkan makes that a failure.
+#[test]
+fn a_vulkan_point_leaves_and_returns_as_a_sync_file() {
+    let v = match Device::open("vulkan:0") {
+        Ok(v) => v,
+        Err(e) => {
+            assert!(!required("vulkan"), "RIG_REQUIRE names vulkan: {}", e);
+            println!("SKIP: no vulkan:0 ({})", e);
+            return;
+        }
+    };
+    let x = Buffer::create(&v, 64, Memory::Device).unwrap();
+    let y = Buffer::create(&v, 64, Memory::Device).unwrap();
+    let p = librig::submit(&v, vec![Part::copy(0, 1)], &[(&x, Access::Read), (&y, Access::Write)]).unwrap();
+    if !v.supports(Interop::SyncFd).unwrap() {
+        assert!(!required("vulkan"), "RIG_REQUIRE names vulkan, but vulkan:0 has no sync files");
+        let e = p.export_sync_fd().unwrap_err();
+        assert_eq!(e.status, Status::UNSUPPORTED, "{}", e);
+        println!("SKIP: vulkan:0 has no sync files: {}", e);
+        return;
+    }
+    let fd = p.export_sync_fd().unwrap();
+    let q = v.import_sync_fd(fd.as_ref().map(std::os::unix::io::AsFd::as_fd)).unwrap();
+    librig::wait_point(q, None).unwrap();
+    librig::wait_point(p, Some(std::time::Duration::ZERO)).unwrap();
+}
+
+#[test]
+fn host_memory_wrapped_as_a_memory_devices_pointer() {
+    let a = Device::memory("A").unwrap();
+    assert!(a.supports(Interop::DevicePointer).unwrap());
+    let bytes: &'static mut [u8] = Box::leak(b"device bytes".to_vec().into_boxed_slice());
+    let address = bytes.as_ptr() as u64;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let buf = unsafe { Buffer::wrap_device(&a, address, bytes.len(), move || tx.send(()).unwrap()) }.unwrap();
+    assert_eq!(buf.device_address().unwrap(), address);
+    assert_eq!(buf.to_vec().unwrap(), b"device bytes");
+    assert_eq!(buf.view(7, 5).unwrap().device_address().unwrap(), address + 7);
+    drop(buf);
+    rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the wrap's release ran");
+    let e = unsafe { Buffer::wrap_device(&a, 0, 16, || {}) }.unwrap_err();
+    assert_eq!(e.status, Status::INVALID_ARGUMENT, "{}", e);
+}
+
+/// A CUDA device pointer (the double's, where meson names RIG_CUDA_LIBRARY; a GPU's under RIG_REQUIRE=cuda)
+/// wrapped again as a buffer sees the bytes written through the first.
+#[test]
+fn a_cuda_pointer_wrapped_sees_the_same_bytes() {
+    let d = match Device::open("cuda:0") {
+        Ok(d) => d,
+        Err(e) => {
+            assert!(!required("cuda"), "RIG_REQUIRE names cuda: {}", e);
+            println!("SKIP: no cuda:0 ({})", e);
+            return;
+        }
+    };
+    let x = Buffer::create(&d, 8, Memory::Device).unwrap();
+    x.write_from(0, b"cuda ptr").unwrap();
+    let address = x.device_address().unwrap();
+    assert_ne!(address, 0);
+    let y = unsafe { Buffer::wrap_device(&d, address, 8, || {}) }.unwrap();
+    assert_eq!(y.device_address().unwrap(), address);
+    assert_eq!(y.to_vec().unwrap(), b"cuda ptr");
+    drop(y);
+    drop(x);
+}

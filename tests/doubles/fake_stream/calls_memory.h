@@ -1,0 +1,284 @@
+// The stream table's calls of memory: allocations, registrations, copies, fills, stream-ordered pools, as
+// fake_<field> (fake_stream.h).
+#pragma once
+
+#include "work.h"
+
+using namespace fake_stream;
+
+// Memory.
+
+extern "C" Result fake_mem_alloc(DevicePtr *address, size_t bytes) {
+  if (!address || bytes == 0) return ERROR_INVALID_VALUE;
+  Gpu *cur = current();
+  if (!cur) return ERROR_INVALID_CONTEXT;
+  if (int e = cur->sticky.load()) return e;
+  void *p = state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
+  if (!p) return ERROR_OUT_OF_MEMORY;
+  std::lock_guard g(state().lock);
+  add_region({reinterpret_cast<uintptr_t>(p), bytes, Kind::device, cur->ordinal});
+  *address = reinterpret_cast<uintptr_t>(p);
+  return SUCCESS;
+}
+
+extern "C" Result fake_mem_free(DevicePtr address) { return free_region(address, Kind::device); }
+
+extern "C" Result fake_host_alloc(void **host, size_t bytes, unsigned flags) {
+  if (!host || bytes == 0) return ERROR_INVALID_VALUE;
+  if (!current()) return ERROR_INVALID_CONTEXT;
+  void *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!p) return ERROR_OUT_OF_MEMORY;
+  std::lock_guard g(state().lock);
+  add_region({reinterpret_cast<uintptr_t>(p), bytes, Kind::host, -1, flags});
+  *host = p;
+  return SUCCESS;
+}
+
+extern "C" Result fake_host_free(void *host) {
+  return host ? free_region(reinterpret_cast<uintptr_t>(host), Kind::host) : SUCCESS;  // nothing to free
+}
+
+extern "C" Result fake_host_device_pointer(DevicePtr *address, void *host, unsigned flags) {
+  if (!address || flags != 0) return ERROR_INVALID_VALUE;
+  std::lock_guard g(state().lock);
+  auto p = reinterpret_cast<uintptr_t>(host);
+  if (FalseRegistration *f = find_false(p, 1)) {  // the device reaches the shadow, not the host's pages
+    *address = reinterpret_cast<uintptr_t>(f->shadow) + (p - f->begin);
+    return SUCCESS;
+  }
+  Region *r = find(p, 1);
+  if (!r || (r->kind != Kind::host && r->kind != Kind::registered)) return ERROR_INVALID_VALUE;
+  *address = device_address_of(*r, p);
+  return SUCCESS;
+}
+
+// A registration the library answers with success but which cannot serve: the device reads `shadow` (zeros
+// for unreadable pages, else the complement of the host's bytes now). Caller holds the lock.
+static Result register_falsely(uintptr_t p, size_t bytes, unsigned flags, bool readable, std::string why) {
+  auto &s = state();
+  FalseRegistration f{p, bytes, static_cast<char *>(std::malloc(bytes)), std::move(why)};
+  if (!f.shadow) return ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < bytes; ++i)
+    f.shadow[i] = readable ? static_cast<char>(~reinterpret_cast<const char *>(p)[i]) : 0;
+  s.regions[reinterpret_cast<uintptr_t>(f.shadow)] = {reinterpret_cast<uintptr_t>(f.shadow), bytes, Kind::shadow, -1,
+                                                      flags};
+  s.false_registrations.push_back(std::move(f));
+  ++s.count.false_successes;
+  return SUCCESS;
+}
+
+extern "C" Result fake_host_register(void *host, size_t bytes, unsigned flags) {
+  if (!host || bytes == 0) return ERROR_INVALID_VALUE;
+  if (!current()) return ERROR_INVALID_CONTEXT;
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  ++s.count.register_calls;
+  s.count.last_register_flags = flags;
+  if (s.sw.register_refuse) return static_cast<Result>(s.sw.register_refuse);
+  if (fake_gpu::refuse_register_now(s.sw.register_refuse_after)) return ERROR_OUT_OF_MEMORY;
+  if ((flags & HOST_REGISTER_READ_ONLY) && !s.sw.read_only_supported) return ERROR_NOT_SUPPORTED;
+  auto p = reinterpret_cast<uintptr_t>(host);
+  bool unmapped = false, readable = true;
+  std::string why;
+  if (face().false_registrations) {
+    why = cannot_serve(p, p + bytes, &unmapped, &readable);
+    if (unmapped) return ERROR_INVALID_VALUE;
+  }
+  // Where asked, as the drivers do: readable pages the process cannot write register only with the
+  // read-only flag.
+  if (s.sw.read_only_pages_need_flag && readable && !(flags & HOST_REGISTER_READ_ONLY) &&
+      !fake_gpu::writable(p, p + bytes))
+    return ERROR_INVALID_VALUE;
+  // Any overlap with a registration (or with memory the library allocated) is "already registered", where
+  // the library tells (CUDA).
+  if (!face().false_registrations && overlaps_registration(p, p + bytes, false))
+    return ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  ++s.count.registers;
+  if (!why.empty()) return register_falsely(p, bytes, flags, readable, why);
+  Region r{p, bytes, Kind::registered, -1, flags, nullptr, fake_gpu::file_backed(p, p + bytes)};
+  if (s.sw.register_wrong_bytes) {
+    // The device sees other bytes than the host wrote: the complement of what was there at registration.
+    r.shadow = static_cast<char *>(std::malloc(bytes));
+    if (!r.shadow) return ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < bytes; ++i) r.shadow[i] = static_cast<char>(~static_cast<const char *>(host)[i]);
+    s.regions[reinterpret_cast<uintptr_t>(r.shadow)] = {reinterpret_cast<uintptr_t>(r.shadow), bytes, Kind::shadow,
+                                                        -1, flags};
+  }
+  s.regions[p] = r;
+  return SUCCESS;
+}
+
+extern "C" Result fake_host_unregister(void *host) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  auto p = reinterpret_cast<uintptr_t>(host);
+  // The latest registration starting at p: a false one if any (it was made after the real one it overlaps).
+  auto &fv = s.false_registrations;
+  for (auto it = fv.rbegin(); it != fv.rend(); ++it) {
+    if (it->begin != p) continue;
+    if (s.sw.false_unregister_713) return ERROR_HOST_MEMORY_NOT_REGISTERED;
+    s.regions.erase(reinterpret_cast<uintptr_t>(it->shadow));
+    std::free(it->shadow);
+    fv.erase(std::next(it).base());
+    ++s.count.unregisters;
+    return SUCCESS;
+  }
+  auto it = s.regions.find(p);
+  if (it == s.regions.end() || it->second.kind != Kind::registered) {
+    Region *inside = find(p, 1);
+    return inside && inside->kind == Kind::registered ? ERROR_INVALID_VALUE : ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  if (s.sw.unregister_fail) {
+    if (s.sw.unregister_fail == 1) s.sw.unregister_fail = 0;
+    return ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  if (char *shadow = it->second.shadow) {
+    s.regions.erase(reinterpret_cast<uintptr_t>(shadow));
+    std::free(shadow);
+  }
+  s.regions.erase(p);
+  ++s.count.unregisters;
+  return SUCCESS;
+}
+
+extern "C" Result fake_copy_to_device(DevicePtr dst, const void *src, size_t bytes) {
+  Gpu *cur = current();
+  if (!cur) return ERROR_INVALID_CONTEXT;
+  if (int e = cur->sticky.load()) return e;
+  if (bytes == 0) return SUCCESS;
+  auto &s = state();
+  long long ns_per_kib = 0;
+  bool pageable = false;
+  char *to;
+  const char *from;
+  {
+    std::lock_guard g(s.lock);
+    to = device_view(dst, bytes);
+    if (!to) return ERROR_INVALID_VALUE;
+    from = upload_source(src, bytes, &ns_per_kib, &pageable);
+  }
+  if (!face().pageable_uploads_land_later) {
+    std::memmove(to, from, bytes);
+    spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
+    return SUCCESS;
+  }
+  FStream *legacy = legacy_of(cur);
+  if (pageable) {
+    // The call returns once pageable bytes are staged, before the DMA lands: the copy finishes later on the
+    // legacy stream, so work on a non-blocking stream that does not wait for it reads the old bytes.
+    auto staged = std::make_shared<std::vector<char>>(from, from + bytes);
+    long long delay = s.sw.pageable_dma_delay_us;
+    legacy->push([to, staged, delay] {
+      if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+      std::memmove(to, staged->data(), staged->size());
+    });
+    spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
+    return SUCCESS;
+  }
+  legacy->drain();  // pinned and registered sources: synchronous, after earlier legacy-stream copies
+  std::memmove(to, from, bytes);
+  spend(ns_per_kib * static_cast<long long>(bytes) / 1024);
+  return SUCCESS;
+}
+
+extern "C" Result fake_copy_to_host(void *dst, DevicePtr src, size_t bytes) {
+  Gpu *cur = current();
+  if (!cur) return ERROR_INVALID_CONTEXT;
+  if (int e = cur->sticky.load()) return e;
+  if (bytes == 0) return SUCCESS;
+  const char *from;
+  FStream *legacy = nullptr;
+  {
+    std::lock_guard g(state().lock);
+    from = device_view(src, bytes);
+    if (!from) return ERROR_INVALID_VALUE;
+    legacy = cur->legacy;
+  }
+  if (legacy) legacy->drain();  // ordered after earlier copies on the legacy stream
+  std::memmove(dst, from, bytes);
+  return SUCCESS;
+}
+
+extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, Stream st_handle) {
+  auto st = get_stream(st_handle);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->owner->sticky.load()) return e;
+  char *to;
+  const char *from;
+  {
+    std::lock_guard g(state().lock);
+    to = device_view(dst, bytes);
+    from = device_view(src, bytes);
+    if (!to || !from) return ERROR_INVALID_VALUE;
+    if (spans_registrations(dst, bytes) || spans_registrations(src, bytes)) return ERROR_INVALID_VALUE;
+  }
+  ++state().count.copies;
+  long long delay = state().sw.copy_delay_us;
+  st->push([to, from, bytes, delay] {
+    if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    std::memmove(to, from, bytes);
+  });
+  return SUCCESS;
+}
+
+extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t bytes, Stream st_handle) {
+  auto st = get_stream(st_handle);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->owner->sticky.load()) return e;
+  char *to;
+  {
+    std::lock_guard g(state().lock);
+    to = device_view(dst, bytes);
+    if (!to) return ERROR_INVALID_VALUE;
+  }
+  st->push([to, value, bytes] { std::memset(to, value, bytes); });
+  return SUCCESS;
+}
+
+// Stream-ordered pools: the model is common/fake_pool.h's; these check the handles and keep the regions.
+
+extern "C" Result fake_mem_pool_create(MemPool *out, const MemPoolProps *props) {
+  return state().pools.create(reinterpret_cast<FPool **>(out), props, state().sw.mem_pools, state().sw.devices);
+}
+
+extern "C" Result fake_mem_pool_destroy(MemPool p) { return state().pools.destroy(pool(p)); }
+
+extern "C" Result fake_mem_pool_set_attribute(MemPool p, int attribute, void *value) {
+  return state().pools.set_attribute(pool(p), attribute, value);
+}
+
+extern "C" Result fake_mem_pool_trim(MemPool p, size_t keep) { return state().pools.trim_to(pool(p), keep); }
+
+extern "C" Result fake_mem_pool_set_access(MemPool p, const MemAccessDesc *access, size_t count) {
+  return state().pools.set_access(pool(p), access, count, state().sw.devices, state().sw.peer_access);
+}
+
+extern "C" Result fake_mem_alloc_from_pool(DevicePtr *address, size_t bytes, MemPool p, Stream st_handle) {
+  if (!address || bytes == 0 || !p) return ERROR_INVALID_VALUE;
+  auto st = get_stream(st_handle);
+  if (!st) return ERROR_INVALID_HANDLE;
+  if (int e = st->owner->sticky.load()) return e;
+  std::lock_guard g(state().lock);
+  uintptr_t at = 0;
+  if (Result r = state().pools.allocate(pool(p), bytes, st.get(), state().sw.device_memory_limit, &at)) return r;
+  Region r{at, bytes, Kind::device, pool(p)->ordinal};
+  r.pool = pool(p);
+  add_region(r);
+  *address = at;
+  return SUCCESS;
+}
+
+// The pointer is gone at once; the memory is the pool's, or the library's, as fake_pool::Pools::free_async
+// says.
+extern "C" Result fake_mem_free_async(DevicePtr address, Stream st_handle) {
+  auto st = get_stream(st_handle);
+  if (!st) return ERROR_INVALID_HANDLE;
+  std::lock_guard g(state().lock);
+  auto it = state().regions.find(address);
+  if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
+  Region r = it->second;
+  state().regions.erase(it);
+  --state().count.live_allocations;
+  state().pools.free_async(r.pool, r.begin, r.length, st.get());
+  return SUCCESS;
+}

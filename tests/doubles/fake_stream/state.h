@@ -1,0 +1,275 @@
+// The fake stream library's state (fake_stream.h): its switches and counters, its objects (GPUs, regions of
+// memory, false registrations, events, modules) and the one lock over them, and the double's control and
+// query calls.
+#pragma once
+
+#include <sys/mman.h>
+#include <sys/statfs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/fake_gpu.h"
+#include "../common/fake_ipc.h"
+#include "../common/fake_pool.h"
+#include "drivers/stream/calls.h"
+#include "face.h"
+
+namespace fake_stream {
+
+using namespace rig::stream::types;
+using namespace rig::stream::values;
+using Clock = std::chrono::steady_clock;
+
+// ----- switches and counters ------------------------------------------------------------------------------
+
+#define FAKE_SWITCHES(X)                                                                                      \
+  X(devices, 2) X(integrated, 0) X(integrated_query_fails, 0) X(pageable_host_page_tables, 0)                 \
+  X(read_only_supported, 1) X(host_register_supported, 1) X(memops, 1) X(peer_access, 1) X(register_refuse, 0) \
+  X(register_refuse_after, 0) X(register_wrong_bytes, 0) X(false_unregister_713, 1) X(unregister_fail, 0)      \
+  X(registered_upload_ns_per_kib, 0) X(pinned_upload_ns_per_kib, 0) X(pageable_upload_ns_per_kib, 0)          \
+  X(fail_launch_at, 0) X(launch_delay_us, 0) X(copy_delay_us, 0) X(ignore_waits, 0)                          \
+  X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(mem_pools, 1) X(device_memory_limit, 0)
+
+struct Switches {
+#define FAKE_SWITCH_FIELD(name, initial) long long name = initial;
+  FAKE_SWITCHES(FAKE_SWITCH_FIELD)
+#undef FAKE_SWITCH_FIELD
+};
+
+// Counters of calls, zeroed by the reset switch; the live ones (and the pools', fake_pool.h) are state and
+// stay.
+#define FAKE_CALL_COUNTERS(X)                                                                                 \
+  X(register_calls) X(registers) X(false_successes) X(unregisters) X(launches) X(copies) X(wait_values)        \
+  X(write_values) X(event_waits) X(event_records) X(event_queries) X(event_syncs)
+#define FAKE_LIVE_COUNTERS(X) X(live_allocations) X(live_streams) X(live_modules) X(live_ipc_mappings) X(file_uploads)
+
+struct Counters {
+#define FAKE_COUNTER_FIELD(name) std::atomic<long long> name{0};
+  FAKE_CALL_COUNTERS(FAKE_COUNTER_FIELD)
+  FAKE_LIVE_COUNTERS(FAKE_COUNTER_FIELD)
+#undef FAKE_COUNTER_FIELD
+  std::atomic<long long> last_register_flags{-1};
+};
+
+// ----- objects ---------------------------------------------------------------------------------------------
+
+struct Gpu;
+using FStream = fake_gpu::Stream<Gpu>;  // a stream of the GPU (common/fake_gpu.h)
+
+struct Gpu {
+  int ordinal = 0;
+  FStream *legacy = nullptr;  // the legacy default stream, made at first use, never destroyed
+  std::atomic<int> sticky{0};
+  int retains = 0;
+  std::set<int> peers;  // ordinals whose memory this GPU's kernels may use
+};
+
+enum class Kind { device, host, registered, shadow, ipc };  // ipc: another process's memory, opened
+
+struct Region {
+  uintptr_t begin = 0;
+  size_t length = 0;
+  Kind kind = Kind::device;
+  int owner = -1;          // device memory: the owning GPU's ordinal
+  unsigned flags = 0;      // registered: the registration flags
+  char *shadow = nullptr;  // registered with register_wrong_bytes: what the device sees instead
+  bool file = false;       // registered: a file's pages (registered_upload_ns_per_kib applies), else anonymous
+                           // memory, pinned as the library's own (pinned_upload_ns_per_kib)
+  fake_pool::Pool *pool = nullptr;  // device memory from a stream-ordered pool (common/fake_pool.h)
+};
+
+// A registration that answered success but cannot serve (Face::false_registrations): the device reads
+// `shadow` instead of the host's pages. Kept apart from the regions, since it may overlap a real
+// registration (registered twice).
+struct FalseRegistration {
+  uintptr_t begin = 0;
+  size_t length = 0;
+  char *shadow = nullptr;
+  std::string why;
+};
+
+// One event record: done once the stream reaches it. Records of one event may complete out of order (the
+// event recorded on a slow stream, then on a fast one), and a wait or query concerns the record that was
+// the latest when it was made; so each record is its own object. An interprocess event's records are
+// numbered in its shared page, where the other process sees them complete.
+struct FRecord {
+  std::atomic<bool> done{false};
+  std::shared_ptr<fake_ipc::EventPage> page;  // interprocess: done once the page's completed reaches `number`
+  uint64_t number = 0;
+  bool ready() const {
+    if (page) return page->words()->completed.load(std::memory_order_acquire) >= number;
+    return done.load(std::memory_order_acquire);
+  }
+};
+
+struct FEvent {
+  std::atomic<Gpu *> gpu{nullptr};  // made on, then the GPU of the stream it was last recorded on
+  std::mutex lock;
+  std::shared_ptr<FRecord> latest;  // null: never recorded (queries answer done, waits pass)
+  std::shared_ptr<fake_ipc::EventPage> ipc;  // made interprocess, or opened from a handle
+  fake_ipc::OwnedFd exported;                // made here: the page's memfd, closed with the event
+  bool opened = false;                       // opened: the latest record is the page's, whoever recorded it
+  std::shared_ptr<FRecord> current() {
+    if (ipc && opened) {
+      uint64_t n = ipc->words()->latest.load(std::memory_order_acquire);
+      if (n == 0) return nullptr;  // never recorded
+      auto r = std::make_shared<FRecord>();
+      r->page = ipc;
+      r->number = n;
+      return r;
+    }
+    std::lock_guard g(lock);
+    return latest;
+  }
+};
+
+struct FFunction {
+  std::string name;
+  struct FModule *module = nullptr;
+};
+
+struct FModule {
+  Gpu *gpu = nullptr;
+  std::vector<std::unique_ptr<FFunction>> functions;
+};
+
+using FPool = fake_pool::Pool;
+
+inline void *arena_obtain(size_t bytes);  // device memory's source (below)
+inline void arena_give_back(void *p, size_t bytes);
+
+struct State {
+  std::mutex lock;  // regions, registrations, objects sets, pools
+  Switches sw;
+  Counters count;
+  fake_pool::Pools pools{arena_obtain, arena_give_back, lock};  // device memory within its limit, pools
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  std::map<uintptr_t, Region> regions;
+  std::vector<FalseRegistration> false_registrations;
+  // Owners: a destroyed stream or event lives on while something still uses it (a queued operation, a
+  // synchronisation draining it), as both libraries allow destroying them with work pending.
+  std::map<FStream *, std::shared_ptr<FStream>> streams;
+  std::map<FEvent *, std::shared_ptr<FEvent>> events;
+  std::set<FModule *> modules;
+  long long launches_until_failure = 0;  // counts down from fail_launch_at
+  bool initialized = false;
+};
+
+inline State &state() {
+  static State &s = *new State;  // never destroyed: streams' workers may outlive static destruction
+  return s;
+}
+
+// The GPU of `ordinal`, made at first use. Caller holds the lock.
+inline Gpu *gpu_of(int ordinal) {
+  auto &s = state();
+  while (static_cast<int>(s.gpus.size()) <= ordinal) {
+    s.gpus.push_back(std::make_unique<Gpu>());
+    s.gpus.back()->ordinal = static_cast<int>(s.gpus.size()) - 1;
+  }
+  return s.gpus[ordinal].get();
+}
+
+inline thread_local Gpu *current_gpu = nullptr;
+
+// The calling thread's GPU: the one it made current, else device 0 where the face says so, else null.
+inline Gpu *current() {
+  if (current_gpu || !face().device_zero_current) return current_gpu;
+  std::lock_guard g(state().lock);
+  return gpu_of(0);
+}
+
+inline bool valid_device(int d) { return d >= 0 && d < state().sw.devices; }
+
+inline Context handle(Gpu *g) { return reinterpret_cast<Context>(g); }
+inline Gpu *gpu(Context c) { return reinterpret_cast<Gpu *>(c); }
+inline FStream *stream(Stream s) { return reinterpret_cast<FStream *>(s); }
+inline FEvent *event(Event e) { return reinterpret_cast<FEvent *>(e); }
+inline FModule *module(Module m) { return reinterpret_cast<FModule *>(m); }
+inline FPool *pool(MemPool p) { return reinterpret_cast<FPool *>(p); }
+
+inline Result sticky_or(Gpu *g, Result r) {
+  int s = g ? g->sticky.load(std::memory_order_acquire) : 0;
+  return s ? s : r;
+}
+
+// ----- control -------------------------------------------------------------------------------------------
+
+inline void read_env() {
+  auto &sw = state().sw;
+  auto get = [](const char *name, long long &field) {
+    std::string key = face().env_prefix;
+    for (const char *c = name; *c; ++c) key += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+    if (const char *v = std::getenv(key.c_str())) field = std::atoll(v);
+  };
+#define FAKE_GET(name, initial) get(#name, sw.name);
+  FAKE_SWITCHES(FAKE_GET)
+#undef FAKE_GET
+  state().launches_until_failure = sw.fail_launch_at;
+}
+
+// The double's control call (fakecuda_control, fakehip_control): sets switch `name`, or "reset".
+inline int control(const char *name, long long value) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  std::string n = name ? name : "";
+  if (n == "reset") {
+    s.sw = Switches{};
+    read_env();  // the environment's switches stay in force: they are how a test run is configured
+    for (auto &gpu : s.gpus) gpu->sticky.store(0);
+#define FAKE_ZERO(name) s.count.name = 0;
+    FAKE_CALL_COUNTERS(FAKE_ZERO)
+#undef FAKE_ZERO
+    s.count.last_register_flags = -1;
+    return 0;
+  }
+#define FAKE_SET(field, initial)                                 \
+  if (n == #field) {                                             \
+    s.sw.field = value;                                          \
+    if (n == "fail_launch_at") s.launches_until_failure = value; \
+    return 0;                                                    \
+  }
+  FAKE_SWITCHES(FAKE_SET)
+#undef FAKE_SET
+  return -1;
+}
+
+// The double's query call (fakecuda_query, fakehip_query): a counter or switch, -1 for an unknown name.
+inline long long query(const char *name) {
+  auto &s = state();
+  std::lock_guard g(s.lock);
+  std::string n = name ? name : "";
+#define FAKE_COUNT(field) \
+  if (n == #field) return s.count.field.load();
+#define FAKE_POOL_COUNT(field) \
+  if (n == #field) return s.pools.memory.count.field.load();
+  FAKE_CALL_COUNTERS(FAKE_COUNT)
+  FAKE_LIVE_COUNTERS(FAKE_COUNT)
+  FAKE_COUNT(last_register_flags)
+  FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
+#undef FAKE_COUNT
+#undef FAKE_POOL_COUNT
+  if (n == "sticky") return gpu_of(0)->sticky.load();
+  if (n == "sticky1") return gpu_of(1)->sticky.load();
+#define FAKE_SWITCH(field, initial) \
+  if (n == #field) return s.sw.field;
+  FAKE_SWITCHES(FAKE_SWITCH)
+#undef FAKE_SWITCH
+  return -1;
+}
+
+}  // namespace fake_stream
