@@ -79,14 +79,23 @@ typedef struct rig_load_tensor {
   uint32_t ggml_type;  /* GGUF: the ggml type number; 0 otherwise */
   uint32_t rank;       /* number of dimensions, 0..RIG_LOAD_MAX_DIMS */
   uint64_t shape[RIG_LOAD_MAX_DIMS]; /* outermost first (GGUF's ne[] reversed), unused entries 0 */
-  uint64_t offset;     /* absolute byte offset of the tensor's bytes in the file */
+  uint64_t offset;     /* absolute byte offset of the tensor's bytes in its file (its shard's) */
   uint64_t length;     /* its byte length (equals elements times the type's size, checked at open) */
+  size_t shard;        /* the checkpoint's file that holds it (rig_load_shard_get); 0 for a single file.
+                          A caller built before this field passes the smaller size and gets the rest */
 } rig_load_tensor;
 
-/* Opens `path` and reads its tensor table (format AUTO, SAFETENSORS or GGUF). Reads only the header
- * (up to the format's limit: 100 MB for safetensors, 256 MiB for GGUF) with pread; keeps the file open
- * and remembers its size and mtime so a load can tell it changed. Waits for the reads; holds no lock.
- * Bad input: see the statuses above. RIG_NOT_FOUND where the file does not exist. */
+/* Opens a checkpoint at `path` and reads its tensor table (format AUTO, SAFETENSORS or GGUF): a
+ * safetensors file; a sharded safetensors checkpoint, by its *.index.json ({"metadata": {...},
+ * "weight_map": {tensor: shard file}}) or the directory holding it; a GGUF file; or the first of a split
+ * GGUF set (NAME-00001-of-00003.gguf; its split.* keys name the rest). A directory holding one checkpoint
+ * opens it (an index first, then one safetensors file, one split set, one GGUF file). One table covers
+ * every shard, and a load reads the shards as one stream. Reads only the headers (up to the format's
+ * limit: 100 MB for safetensors and an index, 256 MiB for GGUF) with pread; keeps the files open and
+ * remembers their sizes and mtimes so a load can tell one changed. Waits for the reads; holds no lock.
+ * Bad input: see the statuses above; RIG_NOT_FOUND where the file or a shard does not exist;
+ * RIG_INVALID_ARGUMENT naming the file for a tensor in two shards, an index naming a tensor its shard
+ * does not hold, a shard holding a tensor the index does not name, a split set out of order. */
 RIG_API rig_status rig_load_open(const char *RIG_NONNULL path, rig_load_format format,
                                  rig_load_file *RIG_NONNULL out);
 
@@ -116,6 +125,27 @@ RIG_API rig_status rig_load_find(rig_load_file RIG_NONNULL file, const char *RIG
                                  size_t *RIG_NONNULL index);
 /* The file's format (never AUTO: what AUTO found). Pure read; waits for nothing. */
 RIG_API rig_status rig_load_file_format(rig_load_file RIG_NONNULL file, rig_load_format *RIG_NONNULL format);
+
+/* The number of files the checkpoint reads (1 for a single file; a sharded checkpoint's shards in name
+ * order, a split GGUF set's in split order). Pure read; waits for nothing. */
+RIG_API rig_status rig_load_shard_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
+/* Shard `index`'s path (valid while the file handle lives) and byte size as opened. RIG_INVALID_ARGUMENT
+ * for an index past the count. Either output may be null. Pure read; waits for nothing. */
+RIG_API rig_status rig_load_shard_get(rig_load_file RIG_NONNULL file, size_t index,
+                                      const char *RIG_NULLABLE *RIG_NULLABLE path, uint64_t *RIG_NULLABLE bytes);
+
+/* The number of the file's metadata entries: safetensors' __metadata__ strings (by key); a sharded
+ * checkpoint's index "metadata" (non-string values as JSON), then its first shard's keys not already
+ * there; GGUF's key/values in file order (a split set's first file's). Pure read; waits for nothing. */
+RIG_API rig_status rig_load_metadata_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
+/* Entry `index`'s key and value as UTF-8 text, NUL-terminated, valid while the file handle lives: GGUF
+ * numbers in decimal, booleans as true/false, strings as they are (a GGUF string may hold any bytes), an
+ * array of at most 64 numbers or strings as JSON, a longer or nested one as "array of N TYPE".
+ * RIG_INVALID_ARGUMENT for an index past the count. Either output may be null. Pure read; waits for
+ * nothing. */
+RIG_API rig_status rig_load_metadata_get(rig_load_file RIG_NONNULL file, size_t index,
+                                         const char *RIG_NULLABLE *RIG_NULLABLE key,
+                                         const char *RIG_NULLABLE *RIG_NULLABLE value);
 
 /* Keeps the whole file mapped read-only and registered with `device`'s driver until the file handle is
  * released and every load of it ended: later loads of this file onto this device (path AUTO or

@@ -14,6 +14,7 @@ typedef int rig_tool_command(int argc, char **argv);
 rig_tool_command rig_tool_devices; /* tools/devices.c: what this machine can open */
 rig_tool_command rig_tool_demo;    /* tools/demo.c: the seed page's program, prints hello, world */
 rig_tool_command rig_tool_probe;   /* tools/probe.cpp: the mapped-registration verdict for a file */
+rig_tool_command rig_tool_info;    /* tools/info.cpp: a checkpoint's files, tensors and metadata */
 
 #ifdef __cplusplus
 }

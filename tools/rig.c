@@ -23,6 +23,7 @@ static const struct {
     {"demo", rig_tool_demo, "run the seed page's program on two memory devices"},
     {"probe", rig_tool_probe, "can a GPU copy straight from FILE's registered mapping?"},
     {"load", rig_load_command, "load a weights file's tensors onto devices"},
+    {"info", rig_tool_info, "a checkpoint's files, tensors and metadata (--json); no device"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
 

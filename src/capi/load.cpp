@@ -13,10 +13,12 @@
 
 #include "capi/api.h"
 #include "capi/handles.h"
+#include "capi/sized.h"
 #include "core/buffer.h"
 #include "core/driver_memory.h"
 #include "core/error.h"
 #include "core/registry.h"
+#include "load/checkpoint.h"
 #include "load/file.h"
 #include "load/load.h"
 #include "load/path.h"
@@ -30,21 +32,12 @@ using rig::capi::give;
 using rig::capi::Kind;
 using rig::capi::Pinned;
 using rig::capi::pin_device;
+using rig::capi::read_sized;
+using rig::capi::write_sized;
 using rig::capi::word_of;
 using namespace rig::load;
 
 using PinnedFile = Pinned<File>;
-
-// A struct the caller sized: copies min(size, ours) bytes over zeroes, so older callers keep working.
-template <class T>
-rig_status sized(const T *in, T *out, const char *what) {
-  std::memset(static_cast<void *>(out), 0, sizeof(T));
-  if (!in) return RIG_OK;
-  if (in->size < sizeof(size_t)) return fail(RIG_INVALID_ARGUMENT, "%s: size is not set", what);
-  std::memcpy(static_cast<void *>(out), in, std::min(in->size, sizeof(T)));
-  out->size = sizeof(T);
-  return RIG_OK;
-}
 
 // A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
 // (load/load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
@@ -80,7 +73,7 @@ RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_l
   return entry("rig_load_open", [&] {
     if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_open: out is null");
     std::shared_ptr<File> f;
-    if (rig_status s = open_file(path, format, &f)) return s;
+    if (rig_status s = open_checkpoint(path, format, &f)) return s;
     return give_file(std::move(f), out);
   });
 }
@@ -108,8 +101,11 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
   return entry("rig_load_tensor_get", [&] {
     PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_get");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!info || info->size < sizeof(rig_load_tensor))
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info is null or its size is not set");
+    if (!info) return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info is null");
+    // A caller built before `shard` was appended passes the smaller size: it gets the fields it has.
+    if (info->size < offsetof(rig_load_tensor, shard))
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info->size is %zu, below %zu: set it to the struct's sizeof",
+                  info->size, offsetof(rig_load_tensor, shard));
     if (index >= h->tensors.size())
       return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: index %zu, the file has %zu tensors", index, h->tensors.size());
     const TensorEntry &t = h->tensors[index];
@@ -121,10 +117,10 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
     r.ggml_type = t.ggml_type;
     r.rank = uint32_t(t.shape.size());
     for (size_t i = 0; i < t.shape.size() && i < RIG_LOAD_MAX_DIMS; ++i) r.shape[i] = t.shape[i];
-    r.offset = t.offset;
+    r.offset = t.offset - h->shards[t.shard]->base;  // in its own file, not the load's stream
     r.length = t.length;
-    *info = r;
-    return RIG_OK;
+    r.shard = t.shard;
+    return write_sized(r, "rig_load_tensor_get", "info", info);
   });
 }
 
@@ -148,6 +144,50 @@ RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *for
     if (!h) return RIG_INVALID_HANDLE;
     if (!format) return fail(RIG_INVALID_ARGUMENT, "rig_load_file_format: format is null");
     *format = h->format;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_shard_count(rig_load_file file, size_t *count) {
+  return entry("rig_load_shard_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_count");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_count: count is null");
+    *count = h->shards.size();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_shard_get(rig_load_file file, size_t index, const char **path, uint64_t *bytes) {
+  return entry("rig_load_shard_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_get");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (index >= h->shards.size())
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_get: index %zu, the checkpoint has %zu files", index, h->shards.size());
+    if (path) *path = h->shards[index]->path.c_str();
+    if (bytes) *bytes = h->shards[index]->size;
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_metadata_count(rig_load_file file, size_t *count) {
+  return entry("rig_load_metadata_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_count");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_count: count is null");
+    *count = h->metadata.size();
+    return RIG_OK;
+  });
+}
+
+RIG_API rig_status rig_load_metadata_get(rig_load_file file, size_t index, const char **key, const char **value) {
+  return entry("rig_load_metadata_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_get");
+    if (!h) return RIG_INVALID_HANDLE;
+    if (index >= h->metadata.size())
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_get: index %zu, the file has %zu entries", index, h->metadata.size());
+    if (key) *key = h->metadata[index].first.c_str();
+    if (value) *value = h->metadata[index].second.c_str();
     return RIG_OK;
   });
 }
@@ -207,9 +247,12 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
     if (!h) return RIG_INVALID_HANDLE;
     if (!placement || !out) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: placement or out is null");
     rig_load_placement p;
-    rig_load_options o;
-    if (rig_status s = sized(placement, &p, "placement")) return s;
-    if (rig_status s = sized(options, &o, "options")) return s;
+    rig_load_options o{};  // null options: every field its default
+    if (rig_status s = read_sized(*placement, sizeof(rig_load_placement), "rig_load_start", "placement", &p)) return s;
+    // the first version ended at pool_count; a caller built before arena_bytes gets its default
+    if (options)
+      if (rig_status s = read_sized(*options, offsetof(rig_load_options, arena_bytes), "rig_load_start", "options", &o))
+        return s;
     if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: pool_count without pools");
     std::vector<rig::Device *> devices;
     if (rig_status s = placement_devices(p, &devices)) return s;
@@ -251,9 +294,13 @@ RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats) {
     Pinned<Load> l(word_of(load), Kind::load, "rig_load_get_stats");
     if (!l) return RIG_INVALID_HANDLE;
     // A caller compiled before the phases were appended passes the shorter size: it gets what it knows.
-    if (!stats || stats->size < offsetof(rig_load_stats, read_seconds))
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats is null or its size is not set");
-    return l->stats(stats);
+    if (!stats) return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats is null");
+    if (stats->size < offsetof(rig_load_stats, read_seconds))
+      return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats->size is %zu, below %zu: set it to the struct's sizeof",
+                  stats->size, offsetof(rig_load_stats, read_seconds));
+    rig_load_stats ours{};
+    if (rig_status s = l->stats(&ours)) return s;
+    return write_sized(ours, "rig_load_get_stats", "stats", stats);
   });
 }
 

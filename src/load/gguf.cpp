@@ -4,7 +4,11 @@
 //   magic "GGUF", u32 version, u64 tensor_count, u64 kv_count,
 //   kv_count x { string key, u32 type, value },  tensor_count x { string name, u32 n_dims, u64 ne[n_dims],
 //   u32 ggml_type, u64 offset }, padding to general.alignment (default 32), then the data.
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 
 #include "load/table.h"
@@ -82,7 +86,74 @@ struct Reader {
     const uint8_t *b;
     return take(sizes[type], &b);
   }
+  // A scalar of `type` (not STRING or ARRAY) as JSON: numbers in decimal, bools as true/false.
+  bool scalar(uint32_t type, nlohmann::json *out) {
+    switch (type) {
+      case U8: { uint8_t v; if (!num(&v)) return false; *out = v; return true; }
+      case I8: { int8_t v; if (!num(&v)) return false; *out = v; return true; }
+      case U16: { uint16_t v; if (!num(&v)) return false; *out = v; return true; }
+      case I16: { int16_t v; if (!num(&v)) return false; *out = v; return true; }
+      case U32: { uint32_t v; if (!num(&v)) return false; *out = v; return true; }
+      case I32: { int32_t v; if (!num(&v)) return false; *out = v; return true; }
+      case U64: { uint64_t v; if (!num(&v)) return false; *out = v; return true; }
+      case I64: { int64_t v; if (!num(&v)) return false; *out = v; return true; }
+      case F32: {  // as the float's shortest decimal (1e-05), not its double's (9.999999747378752e-06)
+        float v;
+        if (!num(&v)) return false;
+        char text[32];
+        auto end = std::to_chars(text, text + sizeof text - 1, v).ptr;
+        *end = 0;
+        *out = std::strtod(text, nullptr);
+        return true;
+      }
+      case F64: { double v; if (!num(&v)) return false; *out = v; return true; }
+      default: { uint8_t v; if (!num(&v)) return false; *out = v != 0; return true; }  // BOOL
+    }
+  }
+  // A key's value as text (Metadata's form, load/table.h): a string as it is, a scalar as JSON, an array of
+  // at most 64 scalars or strings as JSON, a longer or nested one as its count.
+  bool value_text(uint32_t type, std::string *out) {
+    if (type > F64) return false;
+    if (type == STRING) return str(out);
+    nlohmann::json j;
+    if (type != ARRAY) {
+      if (!scalar(type, &j)) return false;
+      *out = j.dump();
+      return true;
+    }
+    uint32_t inner;
+    uint64_t count;
+    uint64_t at0 = at;
+    if (!num(&inner) || !num(&count) || inner > F64) return false;
+    static const char *names[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+    if (count > 64 || inner == ARRAY) {
+      at = at0;
+      if (!skip_value(ARRAY, 0)) return false;
+      *out = "array of " + std::to_string(count) + " " + names[inner];
+      return true;
+    }
+    j = nlohmann::json::array();
+    for (uint64_t i = 0; i < count; ++i) {
+      nlohmann::json item;
+      if (inner == STRING) {
+        std::string v;
+        if (!str(&v)) return false;
+        item = std::move(v);
+      } else if (!scalar(inner, &item)) {
+        return false;
+      }
+      j.push_back(std::move(item));
+    }
+    *out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return true;
+  }
 };
+
+// A split key's value (any integer type), or 0 where the text is not a count.
+uint64_t count_of(const std::string &text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoull(text);
+}
 
 }  // namespace
 
@@ -110,6 +181,8 @@ ParseResult parse_gguf(const uint8_t *bytes, size_t avail, uint64_t file_size) {
     return bad("GGUF counts (" + std::to_string(tensor_count) + " tensors, " + std::to_string(kv_count) +
                " keys) cannot fit in the file");
   uint64_t alignment = 32;
+  Metadata metadata;
+  uint64_t split_no = 0, split_count = 0, split_tensors = 0;
   for (uint64_t i = 0; i < kv_count; ++i) {
     std::string key;
     uint32_t type;
@@ -121,12 +194,20 @@ ParseResult parse_gguf(const uint8_t *bytes, size_t avail, uint64_t file_size) {
       if (!rd.num(&a)) return stop("general.alignment");
       if (a == 0 || (a & (a - 1)) != 0) return bad("general.alignment " + std::to_string(a) + " is not a power of two");
       alignment = a;
+      metadata.emplace_back(key, std::to_string(a));
       continue;
     }
     if (type > F64) return bad("GGUF key '" + key + "' has unknown value type " + std::to_string(type));
-    if (!rd.skip_value(type, 0)) return stop("the value of '" + key + "'");
+    std::string text;
+    if (!rd.value_text(type, &text)) return stop("the value of '" + key + "'");
+    if (key == "split.no") split_no = count_of(text);
+    if (key == "split.count") split_count = count_of(text);
+    if (key == "split.tensors.count") split_tensors = count_of(text);
+    metadata.emplace_back(std::move(key), std::move(text));
   }
   ParseResult r;
+  r.metadata = std::move(metadata);
+  r.split_no = split_no, r.split_count = split_count, r.split_tensors = split_tensors;
   std::vector<uint64_t> relative;
   for (uint64_t i = 0; i < tensor_count; ++i) {
     TensorEntry t;

@@ -52,7 +52,7 @@ rig_status Load::start(Device &host, std::shared_ptr<File> file, const size_t *s
   std::vector<PlanTensor> plan;
   uint64_t lo = UINT64_MAX, hi = 0;
   for (const auto &t : l->tensors_) {
-    plan.push_back(PlanTensor{t->offset, t->length, t->devices[0]});
+    plan.push_back(PlanTensor{t->offset, t->length, t->devices[0], file->tensors[t->index].shard});
     if (t->length) lo = std::min(lo, t->offset), hi = std::max(hi, t->offset + t->length);
   }
   l->trace_.mark(Trace::PLANNED);
@@ -109,8 +109,8 @@ rig_status Load::place_selection(const size_t *selected, size_t count, const rig
 // Staged: reads bypass the page cache where the path policy says (open_direct), chunks fit the caller's
 // pools' chunks, and every device that reads has its staging (stage).
 rig_status Load::plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi) {
-  direct_fd_ = open_direct(*file_, options_.io, lo, hi, &route_.why);
-  if (direct_fd_ >= 0) align_ = direct_align;
+  direct_fds_ = open_direct(*file_, options_.io, lo, hi, &route_.why);
+  if (!direct_fds_.empty()) align_ = direct_align;
   uint64_t chunk = round_up(options_.chunk_bytes ? options_.chunk_bytes : RIG_LOAD_DEFAULT_CHUNK_BYTES, 64 * KiB);
   uint64_t slack = align_ > 1 ? align_ : 0;
   for (auto *p : given_)
@@ -142,7 +142,7 @@ Load::~Load() {
   copiers_.clear();
   for (auto *p : pools_)
     if (p) p->unclaim();
-  if (direct_fd_ >= 0) ::close(direct_fd_);
+  for (int fd : direct_fds_) ::close(fd);
 }
 
 bool Load::stopping(rig_status *why) {
@@ -251,7 +251,7 @@ rig_status Load::copy_chunk(const Chunk &c, const Buffer &src, const unsigned ch
       const unsigned char *ref = host_bytes ? host_bytes + p.chunk_offset : nullptr;
       if (!ref) {  // a window: the reference is read independently of the mapping
         reference.resize(p.length);
-        if (rig_status s = read_fully(file_->fd, c.start + p.chunk_offset, reference.data(), p.length)) return s;
+        if (rig_status s = file_->read(c.start + p.chunk_offset, reference.data(), p.length)) return s;
         ref = reference.data();
       }
       if (rig_status s = verify(t, primary, p.tensor_offset, p.length, ref)) return s;
@@ -362,15 +362,14 @@ rig_status Load::wait() {
   return RIG_OK;
 }
 
-rig_status Load::stats(rig_load_stats *caller) {
+rig_status Load::stats(rig_load_stats *out) {
   std::lock_guard lock(mutex_);
   if (!done_) return fail(RIG_BUSY, "the load is still running");
-  rig_load_stats all{};
-  rig_load_stats *out = &all;
-  out->size = caller->size;
+  *out = rig_load_stats{};
+  out->size = sizeof *out;
   out->path = route_.path;
   out->why = route_.why.c_str();
-  out->direct_io = direct_fd_ >= 0;
+  out->direct_io = !direct_fds_.empty();
   out->bytes_total = bytes_total_;
   out->bytes_read = bytes_read_;
   out->bytes_copied = bytes_copied_;
@@ -381,7 +380,6 @@ rig_status Load::stats(rig_load_stats *caller) {
   out->staging_wait_seconds = double(phase_ns_[STAGING_WAIT]) * 1e-9;
   out->alloc_seconds = double(phase_ns_[ALLOC]) * 1e-9;
   out->submit_seconds = double(phase_ns_[SUBMIT]) * 1e-9;
-  memcpy(caller, &all, std::min(caller->size, sizeof all));
   return RIG_OK;
 }
 

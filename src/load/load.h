@@ -52,6 +52,8 @@ class Load {
   rig_status buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out);
   // Waits for the load's end; its status and message.
   rig_status wait();
+  // Fills *out whole (out->size ours; the C face serves the caller's size) once the load ended; RIG_BUSY
+  // while it runs. Under the load's lock, which no wait holds.
   rig_status stats(rig_load_stats *out);
   void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
@@ -94,7 +96,7 @@ class Load {
   rig_status make_buffer(LoadTensor &t, size_t position);
   rig_status finish_tensor(LoadTensor &t);
   rig_status verify(LoadTensor &t, size_t position, uint64_t offset, uint64_t length, const unsigned char *reference);
-  // Reads a staging chunk: pread through the page cache, or `reader` on the O_DIRECT descriptor.
+  // Reads a staging chunk: pread through the page cache, or `reader` on its shard's O_DIRECT descriptor.
   rig_status read_chunk(const Chunk &c, void *dst, class DirectRead *reader);
   bool stopping(rig_status *why);
   void fail_with(rig_status s);
@@ -109,7 +111,7 @@ class Load {
   std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
   std::vector<Chunk> chunks_;
   Route route_;  // the path, whether it reads the kept registration, and why (load/path.h)
-  int direct_fd_ = -1;
+  std::vector<int> direct_fds_;  // per shard, O_DIRECT descriptors; empty for buffered reads
   uint64_t align_ = 1;
   std::vector<std::unique_ptr<StagingPool>> own_pools_;
   std::vector<StagingPool *> pools_;      // per device (staged path)

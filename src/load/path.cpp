@@ -32,12 +32,13 @@ std::map<std::string, Cached> cache;
 
 std::string key_of(const Device &device, const File &file) {
   const DriverInfo &info = device.info();
-  return std::to_string(file.file_system) + "|" + info.framework + "|" + info.name + "|" + info.model;
+  return std::to_string(file.shards[0]->file_system) + "|" + info.framework + "|" + info.name + "|" + info.model;
 }
 
 // Probes a scratch mapping of the file's first region (at most 64 MiB, at least the probe's 128 KiB):
 // never the mapping a load copies from, as the probe asks (mapped/device_probe.h).
-rig_status probe(Device &device, const File &file, bool *usable, bool *cacheable, std::string *verdict) {
+rig_status probe(Device &device, const File &checkpoint, bool *usable, bool *cacheable, std::string *verdict) {
+  const Shard &file = *checkpoint.shards[0];  // the shards share the verdict: the cache keys the first's file system
   uint64_t length = std::min<uint64_t>(file.size, uint64_t(64) << 20) / (128 << 10) * (128 << 10);
   if (length < (128 << 10)) {
     *usable = false;
@@ -148,19 +149,36 @@ rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_loa
   return RIG_OK;
 }
 
-int open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why) {
-  bool direct = io == RIG_LOAD_IO_DIRECT ||
-                (io == RIG_LOAD_IO_AUTO && hi > lo && resident_fraction(file.fd, file.size, lo, hi - lo) < 0.5);
-  if (!direct) return -1;
-  int fd = ::open(file.path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  if (fd < 0) {
-    *why += "; buffered reads (the file system refused O_DIRECT)";
-    return -1;
+// The fraction of stream bytes [lo, hi) resident, over every shard it covers, weighted by their bytes (the
+// gaps between shards' bases hold no file's bytes and count for nothing).
+double resident_in(const File &file, uint64_t lo, uint64_t hi) {
+  double resident = 0, covered = 0;
+  for (const auto &shard : file.shards) {
+    uint64_t a = std::max(lo, shard->base), b = std::min(hi, shard->base + shard->size);
+    if (a >= b) continue;
+    resident += resident_fraction(shard->fd, shard->size, a - shard->base, b - a) * double(b - a);
+    covered += double(b - a);
+  }
+  return covered > 0 ? resident / covered : 1.0;
+}
+
+std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why) {
+  bool direct = io == RIG_LOAD_IO_DIRECT || (io == RIG_LOAD_IO_AUTO && hi > lo && resident_in(file, lo, hi) < 0.5);
+  std::vector<int> fds;
+  if (!direct) return fds;
+  for (const auto &shard : file.shards) {
+    int fd = ::open(shard->path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0) {
+      for (int open : fds) ::close(open);
+      *why += "; buffered reads (the file system refused O_DIRECT)";
+      return {};
+    }
+    fds.push_back(fd);
   }
   *why += io == RIG_LOAD_IO_DIRECT ? "; O_DIRECT reads (asked for)" : "; O_DIRECT reads (under half the file is in the page cache)";
-  DirectRead ring(fd);  // each reader thread makes its own; this one says whether they can
+  DirectRead ring(fds[0]);  // each reader thread makes its own; this one says whether they can
   *why += ring.uring() ? " through io_uring" : " with pread (" + ring.why_not() + ")";
-  return fd;
+  return fds;
 }
 
 rig_status allowed_on(Device &device, const File &file, bool want_probe, Allowed *out) {

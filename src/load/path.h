@@ -42,10 +42,11 @@ struct Route {
 // one. Waits for a probe as allowed_on does.
 rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_load_path asked, Route *out);
 
-// The O_DIRECT descriptor a staged load reads [lo, hi) of the file through, or -1 for buffered reads: where
-// `io` asks for it, or, for RIG_LOAD_IO_AUTO, where under half of the range is in the page cache. Appends
-// the choice to `why`. Never fails: a file system that refuses O_DIRECT is read buffered, and says so.
-int open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why);
+// The O_DIRECT descriptors (one per shard) a staged load reads stream bytes [lo, hi) through, or none for
+// buffered reads: where `io` asks for it, or, for RIG_LOAD_IO_AUTO, where under half of the range is in the
+// page cache. Appends the choice to `why`. Never fails: a file system that refuses O_DIRECT is read
+// buffered, and says so.
+std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why);
 
 // Forgets every cached verdict (tests).
 void forget_probes();

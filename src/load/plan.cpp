@@ -85,13 +85,15 @@ std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t ch
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
   std::vector<Chunk> chunks;
+  uint32_t shard = 0;
   for (size_t i : order) {
     const PlanTensor &t = tensors[i];
     uint64_t pos = t.offset, end = t.offset + t.length;
     while (pos < end) {
       Chunk *c = chunks.empty() ? nullptr : &chunks.back();
-      if (!c || c->device != t.device || pos >= c->start + chunk_bytes) {
-        chunks.push_back(Chunk{t.device, pos / align * align, pos, {}});
+      if (!c || c->device != t.device || t.shard != shard || pos >= c->start + chunk_bytes) {
+        shard = t.shard;
+        chunks.push_back(Chunk{t.device, pos / align * align, pos, {}, t.shard});
         c = &chunks.back();
       }
       uint64_t take = std::min(end, c->start + chunk_bytes) - pos;

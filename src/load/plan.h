@@ -43,19 +43,22 @@ struct Piece {
 
 struct Chunk {
   size_t device;     // placement position of the device whose copies read this chunk
-  uint64_t start;    // file offset, aligned down to the plan's alignment
+  uint64_t start;    // stream offset (load/file.h), aligned down to the plan's alignment
   uint64_t end;      // end of the last piece
   std::vector<Piece> pieces;
+  uint32_t shard = 0;  // the checkpoint's file it lies in
 };
 
 struct PlanTensor {
   uint64_t offset, length;
   size_t device;  // the primary device: the one that receives the bytes from the file
+  uint32_t shard = 0;  // the checkpoint's file that holds it: a chunk never spans two (a read, a window)
 };
 
 // Cuts the tensors (any order) into chunks of at most `chunk_bytes` starting on multiples of `align`
 // (1 for buffered reads; 4096 for O_DIRECT; 64 KiB for windows). A chunk never mixes devices; bytes
-// between pieces of one chunk (unselected tensors) are read with it rather than splitting it.
+// between pieces of one chunk (unselected tensors) are read with it rather than splitting it; a chunk
+// never mixes shards either.
 std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t chunk_bytes, uint64_t align);
 
 }  // namespace rig::load

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <map>
 
 #include "load/table.h"
 
@@ -42,6 +43,7 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit Header(uint64_t data_start) : data_start_(data_start) {}
   std::vector<TensorEntry> tensors;
+  std::map<std::string, std::string> metadata;  // __metadata__'s strings (the last of a repeated key)
   std::string error;  // a refusal of the content (parse errors leave it empty)
 
   bool null() override { return scalar(Kind::other); }
@@ -51,6 +53,10 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
   bool number_float(number_float_t, const string_t &) override { return scalar(Kind::other); }
   bool binary(binary_t &) override { return scalar(Kind::other); }
   bool string(string_t &v) override {
+    if (!skip_ && depth_ == 2 && in_metadata_) {
+      metadata[meta_key_] = std::move(v);
+      return true;
+    }
     if (!skip_ && depth_ == 2 && field_ == Field::dtype) {
       t_.dtype_string = true;
       t_.dtype = std::move(v);
@@ -66,6 +72,10 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
     if (skip_) return true;
     if (depth_ == 1) {
       name_ = std::move(k);
+      return true;
+    }
+    if (in_metadata_) {
+      meta_key_ = std::move(k);
       return true;
     }
     field_ = k == "dtype" ? Field::dtype : k == "shape" ? Field::shape : k == "data_offsets" ? Field::offsets : Field::other;
@@ -119,11 +129,15 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
     } else if (depth_ == 1) {
       if (name_ == "__metadata__") {
         if (!object) return refuse("__metadata__ is not an object");
-        skip_ = 1;  // what it holds is the file's own business
+        in_metadata_ = true;  // its strings are read; any other value is the file's own business
+        ++depth_;
         return true;
       }
       if (!object) return refuse("tensor '" + name_ + "' is not an object");
       t_ = Fields{};
+    } else if (in_metadata_) {
+      skip_ = 1;  // a metadata value that is an object or array: not a string, not read
+      return true;
     } else if (depth_ == 2 && !object && (field_ == Field::shape || field_ == Field::offsets)) {
       list_ = field_ == Field::shape ? &t_.shape : &t_.offsets;
       list_->array = true;
@@ -146,6 +160,10 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
     }
     --depth_;
     if (depth_ == 2) list_ = nullptr;
+    if (depth_ == 1 && in_metadata_) {
+      in_metadata_ = false;
+      return true;
+    }
     if (depth_ == 1) return finish();
     return true;
   }
@@ -191,6 +209,8 @@ class Header : public nlohmann::json_sax<nlohmann::json> {
   Field field_ = Field::other;
   Fields t_;
   List *list_ = nullptr;  // the array being read at depth 3
+  bool in_metadata_ = false;  // depth 2 is __metadata__'s object
+  std::string meta_key_;
 };
 
 // The format asks the tensors to cover the data exactly: taken in offset order, each begins where the one
@@ -251,6 +271,7 @@ ParseResult parse_safetensors(const uint8_t *bytes, size_t avail, uint64_t file_
   }
   // By name, the order the table had when the header was read into a map: a file's indices stay as they were.
   r.tensors = std::move(header.tensors);
+  r.metadata.assign(header.metadata.begin(), header.metadata.end());
   std::sort(r.tensors.begin(), r.tensors.end(), [](const TensorEntry &a, const TensorEntry &b) { return a.name < b.name; });
   check_table(r, file_size);
   if (r.status == RIG_OK) check_covered(r, file_size);

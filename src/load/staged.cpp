@@ -16,25 +16,27 @@ namespace rig::load {
 // A read error or a file that ends early is the file's: the words name it.
 rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   uint64_t want = c.end - c.start;
-  if (direct_fd_ < 0) {
-    if (rig_status s = read_fully(file_->fd, c.start, dst, want)) return fail(s, "%s: %s", file_->path.c_str(), last_error());
+  if (direct_fds_.empty()) {
+    if (rig_status s = file_->read(c.start, dst, want)) return s;  // its words name the shard
     bytes_read_ += want;
     return RIG_OK;
   }
+  const Shard &shard = *file_->shards[c.shard];
   size_t got = 0;
-  if (rig_status s = reader->read(c.start, dst, round_up(want, direct_align), &got))
-    return fail(s, "%s: %s", file_->path.c_str(), last_error());
+  if (rig_status s = reader->read(c.start - shard.base, dst, round_up(want, direct_align), &got))
+    return fail(s, "%s: %s", shard.path.c_str(), last_error());
   if (got < want)
-    return fail(RIG_INVALID_ARGUMENT, "the file %s ended at %llu, inside a tensor (it shrank?)", file_->path.c_str(),
-                (unsigned long long)(c.start + got));
+    return fail(RIG_INVALID_ARGUMENT, "the file %s ended at %llu, inside a tensor (it shrank?)", shard.path.c_str(),
+                (unsigned long long)(c.start - shard.base + got));
   bytes_read_ += got;
   return RIG_OK;
 }
 
 void Load::read_worker() {
   rig_status s = RIG_OK;
-  std::optional<DirectRead> reader;  // this thread's ring, for O_DIRECT reads
-  if (direct_fd_ >= 0) reader.emplace(direct_fd_);
+  // This thread's rings for O_DIRECT reads, one per shard, made as its chunks come: the chunks run in
+  // stream order, so a thread holds the ring of the shard it reads and the one before.
+  std::vector<std::optional<DirectRead>> readers(direct_fds_.size());
   while (!stopping(&s)) {
     size_t i, slot;
     {
@@ -64,7 +66,13 @@ void Load::read_worker() {
     if (s) s = fail(s, "staging chunk: %s", last_error());
     if (!s) {
       Timed timed(phase_ns_[READ]);
-      s = read_chunk(c, host, reader ? &*reader : nullptr);
+      DirectRead *reader = nullptr;
+      if (!readers.empty()) {
+        if (!readers[c.shard]) readers[c.shard].emplace(direct_fds_[c.shard]);
+        reader = &*readers[c.shard];
+        for (uint32_t k = 0; k + 1 < c.shard; ++k) readers[k].reset();  // shards behind: no chunk of theirs is left
+      }
+      s = read_chunk(c, host, reader);
     }
     if (!s) s = file_->unchanged();
     if (s) {

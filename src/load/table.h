@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rig::load {
@@ -17,9 +18,14 @@ struct TensorEntry {
   rig_dtype dtype = RIG_DTYPE_U8;
   uint32_t ggml_type = 0;
   std::vector<uint64_t> shape;  // outermost first
-  uint64_t offset = 0;          // absolute in the file
+  uint64_t offset = 0;          // absolute in the file; once opened, in the checkpoint's stream (file.h)
   uint64_t length = 0;
+  uint32_t shard = 0;           // the file of a checkpoint that holds it (file.h)
 };
+
+// A file's own key/values: safetensors' __metadata__ strings, GGUF's key/values as text (numbers in
+// decimal, strings as they are, arrays as JSON up to 64 items, else as their count).
+using Metadata = std::vector<std::pair<std::string, std::string>>;
 
 // A parser's answer: OK with the table, a failure with words, or "needs the first need_bytes bytes of the
 // file" when the header runs past the bytes it was given but not past the file.
@@ -29,6 +35,9 @@ struct ParseResult {
   uint64_t need_bytes = 0;
   uint64_t data_start = 0;  // where the tensor data begins (after the header)
   std::vector<TensorEntry> tensors;
+  Metadata metadata;
+  // GGUF split sets (llama.cpp's gguf-split): split.no, split.count, split.tensors.count; 0 when absent.
+  uint64_t split_no = 0, split_count = 0, split_tensors = 0;
 };
 
 ParseResult bad(std::string message);

@@ -240,8 +240,12 @@ static void special_files_are_refused_before_anything_blocks(void **state) {
     assert_int_equal(rig_load_open(nodes[i], RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
     assert_non_null(strstr(rig_last_error(), "is a character device"));
   }
+  /* a directory is a checkpoint's place for rig_load_open (this one holds none); never a raw file */
   assert_int_equal(rig_load_open("/", RIG_LOAD_FORMAT_AUTO, &f), RIG_INVALID_ARGUMENT);
+  assert_non_null(strstr(rig_last_error(), "holds no checkpoint"));
+  assert_int_equal(rig_load_open_raw("/", &r, 1, &f), RIG_INVALID_ARGUMENT);
   assert_non_null(strstr(rig_last_error(), "is a directory"));
+  assert_null(f);
 }
 
 /* A GGUF v3 file: keys (alignment 64, a string, an array of u32, an array of strings), then `tensors`. */

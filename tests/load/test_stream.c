@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu_test.h"
@@ -204,6 +205,93 @@ static void registered_windows_equal_the_file_and_verify_catches_wrong_bytes(voi
   assert_non_null(strstr(last_why, "verify"));
   gt_set("register_wrong_bytes", 0);
   rig_load_file_release(f);
+}
+
+/* A 4-shard checkpoint: two tensors a shard, each shard over the probe's 128 KiB. Returns its index. */
+static const char *write_checkpoint(void) {
+  static char index[600];
+  const char *dir = tw_path("ckpt");
+  char shard[700], json[512], map[2048];
+  mkdir(dir, 0755);
+  size_t at = (size_t)snprintf(map, sizeof map, "{\"weight_map\":{");
+  for (int k = 0; k < 4; ++k) {
+    snprintf(json, sizeof json,
+             "{\"s%d.a\":{\"dtype\":\"U8\",\"shape\":[100000],\"data_offsets\":[0,100000]},"
+             "\"s%d.b\":{\"dtype\":\"U8\",\"shape\":[300000],\"data_offsets\":[100000,400000]}}", k, k);
+    snprintf(shard, sizeof shard, "%s/model-%05d-of-00004.safetensors", dir, k + 1);
+    tw_safetensors_json(shard, json, strlen(json), 400000);
+    at += (size_t)snprintf(map + at, sizeof map - at, "%s\"s%d.a\":\"model-%05d-of-00004.safetensors\",\"s%d.b\":\"model-%05d-of-00004.safetensors\"",
+                           k ? "," : "", k, k + 1, k, k + 1);
+  }
+  snprintf(map + at, sizeof map - at, "}}");
+  snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+  FILE *f = fopen(index, "w");
+  assert_non_null(f);
+  fputs(map, f);
+  fclose(f);
+  return index;
+}
+
+/* Every tensor of a checkpoint's load equals its bytes in its shard's file. */
+static int all_equal_to_shards(rig_load load, rig_load_file f) {
+  size_t n;
+  rig_load_tensor_count(f, &n);
+  for (size_t i = 0; i < n; ++i) {
+    rig_load_tensor t;
+    memset(&t, 0, sizeof t);
+    t.size = sizeof t;
+    const char *shard;
+    rig_buffer b;
+    if (rig_load_tensor_get(f, i, &t) || rig_load_shard_get(f, t.shard, &shard, NULL) ||
+        rig_load_buffer(load, i, 0, &b))
+      return 0;
+    int same = tw_same_as_file(b, shard, t.offset, t.length);
+    rig_buffer_release(b);
+    if (!same) return 0;
+  }
+  return 1;
+}
+
+/* A 4-shard checkpoint on the GPU paths: staged, registered windows (verified against each shard), and a
+ * registration kept for every shard, which later loads copy from with nothing registered per load. */
+static void a_sharded_checkpoint_loads_on_every_gpu_path_equal_to_its_shards(void **state) {
+  (void)state;
+  rig_load_file f;
+  const char *index = write_checkpoint();
+  assert_int_equal(rig_load_open(index, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load load;
+  rig_load_path paths[] = {RIG_LOAD_PATH_STAGED, RIG_LOAD_PATH_REGISTERED};
+  for (int k = 0; k < 2; ++k) {
+    assert_int_equal(load_on(gpu, 1, options(paths[k], 1), f, &load), RIG_OK);
+    rig_load_stats st = tw_stats(load);
+    assert_int_equal(st.path, paths[k]);
+    assert_int_equal(st.bytes_total, 4 * 400000);
+    assert_true(all_equal_to_shards(load, f));
+    rig_load_release(load);
+  }
+  long long before = gt_query("registers");
+  assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK);
+  long long kept = gt_query("registers");
+  assert_true(kept >= before + 4); /* each shard registered once */
+  for (int round = 0; round < 2; ++round) {
+    assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_AUTO, round), f, &load), RIG_OK);
+    rig_load_stats st = tw_stats(load);
+    assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
+    assert_non_null(strstr(st.why, "kept"));
+    assert_true(all_equal_to_shards(load, f));
+    rig_load_release(load);
+  }
+  assert_int_equal(gt_query("registers"), kept);
+  rig_load_file_release(f);
+  char shard[700];
+  snprintf(shard, sizeof shard, "%s", index);
+  for (int k = 0; k < 4; ++k) {
+    snprintf(strrchr(shard, '/'), sizeof shard - (size_t)(strrchr(shard, '/') - shard), "/model-%05d-of-00004.safetensors", k + 1);
+    unlink(shard);
+  }
+  unlink(index);
+  *strrchr(shard, '/') = 0;
+  rmdir(shard);
 }
 
 /* A file cut while the registered path's windows are copied: the fake driver reads the registered mapping
@@ -658,6 +746,7 @@ int main(void) {
       cmocka_unit_test(registered_windows_equal_the_file_and_verify_catches_wrong_bytes),
       cmocka_unit_test(a_file_cut_under_the_registered_path_fails_the_load_never_with_a_signal),
       cmocka_unit_test(a_kept_registration_serves_every_reload_without_registering),
+      cmocka_unit_test(a_sharded_checkpoint_loads_on_every_gpu_path_equal_to_its_shards),
   };
   int failed = cmocka_run_group_tests_name("every backend", every_backend, NULL, NULL);
   if (strcmp(gt()->prefix, "cuda") == 0 && gt_fake())

@@ -110,6 +110,8 @@ def errors(value, node, where="$"):
                 found += errors(v, props[k], f"{where}.{k}")
             elif node.get("additionalProperties") is False:
                 found.append(f"{where}: unexpected {k}")
+            elif isinstance(node.get("additionalProperties"), dict):
+                found += errors(v, node["additionalProperties"], f"{where}.{k}")
     if isinstance(value, list) and "items" in node:
         for i, v in enumerate(value):
             found += errors(v, node["items"], f"{where}[{i}]")
@@ -414,8 +416,9 @@ for what, make in cases:
           f"{what}: --json says the error, status 1")
 rc, out, err = run("load", os.path.join(work, "missing.safetensors"), "--device", "memory:A")
 check(rc == 1 and "No such file" in err, f"a missing file: status 1 ({err.strip()})")
+# a directory is a checkpoint's only where it holds one: this one holds several
 rc, out, err = run("load", work, "--device", "memory:A")
-check(rc == 1 and "regular file" in err, f"a directory: status 1 ({err.strip()})")
+check(rc == 1 and "checkpoints" in err and "name the one to open" in err, f"a directory of several checkpoints: status 1 ({err.strip()})")
 specials, bound = special_files(work)
 for what, path, word in specials:
     rc, out, err = run_briefly("load", path, "--device", "memory:A")
@@ -425,6 +428,61 @@ bound.close()
 rc, out, err = run("load", weights, "--device", "nosuch:0")
 check(rc == 1 and "nosuch:0" in err, f"a device that does not exist: status 1, named ({err.strip()})")
 os.unlink(bad)
+
+# ---- rig info: a sharded checkpoint's files, tensors and metadata, no device -------------------------------
+for args in (["info", "--help"], ["info", "-h"]):
+    rc, out, err = run(*args)
+    check(rc == 0 and b"usage: rig info" in out and err == "", f"rig {' '.join(args)}: usage on stdout, status 0")
+for args in (["info"], ["info", "a", "b"], ["info", "--nosuch", "a"], ["info", "--json=1", "a"]):
+    rc, out, err = run(*args)
+    check(rc == 2 and out == b"" and err != "", f"rig {' '.join(args)}: usage error on stderr, status 2")
+
+ckpt = os.path.join(work, "ckpt")
+os.mkdir(ckpt)
+named = [(f"model.layers.{i}.w", "BF16", [3, 5 + i], os.urandom(2 * 3 * (5 + i))) for i in range(8)]
+weight_map = {}
+for k in range(4):
+    shard = f"model-{k + 1:05d}-of-00004.safetensors"
+    safetensors(os.path.join(ckpt, shard), named[2 * k:2 * k + 2])
+    weight_map.update({t[0]: shard for t in named[2 * k:2 * k + 2]})
+index = os.path.join(ckpt, "model.safetensors.index.json")
+with open(index, "w") as f:
+    json.dump({"metadata": {"total_size": sum(len(t[3]) for t in named)}, "weight_map": weight_map}, f)
+for target in (ckpt, index):
+    rc, out, err = run("info", "--json", target)
+    obj = valid(out, "info", f"rig info --json {os.path.basename(target)}")
+    check(rc == 0 and err == "", f"rig info --json of a 4-shard checkpoint: status 0 ({err.strip()})")
+    if obj:
+        by_name = {t[0]: t for t in named}
+        same = len(obj["tensors"]) == 8 and len(obj["shards"]) == 4 and obj["format"] == "safetensors"
+        for t in obj["tensors"]:
+            with open(obj["shards"][t["shard"]]["path"], "rb") as f:
+                f.seek(t["offset"])
+                same = same and f.read(t["length"]) == by_name[t["name"]][3] and t["shape"] == by_name[t["name"]][2]
+        check(same and obj["total_bytes"] == sum(len(t[3]) for t in named) and obj["error"] is None
+              and obj["metadata"] == {"total_size": str(obj["total_bytes"])},
+              "rig info --json: each tensor's shard and byte range hold its bytes; total and metadata")
+rc, out, err = run("load", "--json", "--verify", "--path", "staged", "--chunk", "64K", "--device", "memory:A", ckpt)
+obj = valid(out, "load", "rig load --json of a 4-shard checkpoint's directory")
+check(rc == 0 and obj is not None and obj["tensors"] == 8 and len(obj["loads"]) == 1 and obj["loads"][0]["verified"]
+      and obj["loads"][0]["bytes"] == sum(len(t[3]) for t in named), f"rig load --verify of a 4-shard checkpoint ({err.strip()})")
+rc, out, err = run("info", ckpt)
+check(rc == 0 and b"model.layers.7.w  BF16  [3,12]  3" in out and b"in 4 files" in out, f"rig info in words ({out[:200]!r})")
+os.unlink(os.path.join(ckpt, "model-00002-of-00004.safetensors"))
+rc, out, err = run("info", "--json", index)
+obj = valid(out, "info", "rig info --json of a checkpoint missing a shard")
+check(rc == 1 and obj is not None and "model-00002-of-00004.safetensors" in (obj["error"] or "") and obj["tensors"] == [],
+      f"a missing shard: status 1, the error names it ({obj and obj['error']})")
+odd = os.path.join(work, "odd").encode() + b"\xff.safetensors"
+safetensors(odd, small)
+rc, out, err = run("info", "--json", odd)
+obj = valid(out, "info", "rig info --json of a file whose name is not UTF-8")
+check(rc == 0 and obj is not None and bytes.fromhex(obj["file_hex"]) == odd and len(obj["tensors"]) == 3,
+      "rig info --json: file_hex gives a name that is not UTF-8 exactly")
+os.unlink(odd)
+for f in os.listdir(ckpt):
+    os.unlink(os.path.join(ckpt, f))
+os.rmdir(ckpt)
 
 # the progress line: on a terminal only
 master, slave = pty.openpty()
