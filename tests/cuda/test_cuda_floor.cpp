@@ -4,7 +4,8 @@
 // hand-written program of bench/cuda makes, (b), plus what rig's promise to leave the caller's context
 // alone costs (the context query, and a switch and a switch back where another context is current):
 // bench/README.md's table. Any other call, or one more of these, per operation fails the test. Fake only
-// (the counters are the fake's), on the default (event) timeline.
+// (the counters are the fake's), on the event timeline (CUDA's default; HIP's with RIG_HIP_TIMELINE=events,
+// as tests/hip runs this same source: HIP's context is its current device, hipSetDevice).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -31,8 +32,11 @@ constexpr int kEntryCount = sizeof kEntries / sizeof *kEntries;
 
 long long entered(const char *field) { return gt_query(("calls:" + std::string(field)).c_str()); }
 
-// What the calling thread has current while the chain is submitted.
+// What the calling thread has current while the chain is submitted: none (CUDA; HIP always has a current
+// device, so there the second GPU's), or the first GPU's.
 enum class Caller { no_context, first_gpu_current };
+
+bool hip() { return std::strcmp(gt()->prefix, "hip") == 0; }
 
 // The budget of `field` for kOps chained operations. `switches`: operations submitted while another
 // context (or none) is current on the thread.
@@ -51,6 +55,12 @@ long long budget(const char *field, bool launches, long long switches) {
 }
 
 void make_current(unsigned ordinal) {
+  if (hip()) {
+    auto set_device = reinterpret_cast<int (*)(int)>(gt_symbol("hipSetDevice"));
+    assert_non_null(set_device);
+    assert_int_equal(set_device(static_cast<int>(ordinal)), 0);
+    return;
+  }
   using DeviceGet = int (*)(int *, int);
   using Retain = int (*)(Context *, int);
   using SetCurrent = int (*)(Context);
@@ -67,7 +77,9 @@ void make_current(unsigned ordinal) {
   assert_int_equal(set_current(context), 0);
 }
 
+// Back to what a thread starts with: no context (CUDA), device 0 (HIP).
 void clear_current() {
+  if (hip()) return make_current(0);
   auto set_current = reinterpret_cast<int (*)(Context)>(gt_symbol("cuCtxSetCurrent"));
   assert_int_equal(set_current(nullptr), 0);
 }
@@ -108,6 +120,7 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
 
   // The caller's thread as it is while the chain is submitted (rig leaves it so: Current restores it).
   if (caller == Caller::first_gpu_current) make_current(0);
+  if (caller == Caller::no_context && hip()) make_current(1);
   rig_point last = 0;
   OK(rig_submit(run[0][0], nullptr, 0, &last));  // the chain's first operation waits for nothing
   long long before[kEntryCount];
@@ -115,7 +128,7 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
   for (int i = 1; i <= kOps; ++i) OK(rig_submit(run[i % 2][i % 2], nullptr, 0, &last));
   long long n[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
-  if (caller == Caller::first_gpu_current) clear_current();
+  clear_current();
 
   bool one_gpu = std::strcmp(n0, n1) == 0;
   // Operations made while the caller's context is not the device's: every one with none current; with the
@@ -123,7 +136,8 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
   long long switches = caller == Caller::no_context ? kOps : one_gpu ? 0 : kOps / 2;
   std::fprintf(stderr, "%s/%s, %s, caller %s: driver calls per operation (budget)\n", n0, n1,
                launches ? "launches" : "4 KiB copies",
-               caller == Caller::no_context ? "with no context" : "with cuda:0's context current");
+               caller == Caller::no_context ? (hip() ? "with hip:1 current" : "with no context")
+                                            : "with the first GPU's context current");
   bool over = false;
   for (int e = 0; e < kEntryCount; ++e) {
     long long b = budget(kEntries[e], launches, switches);
@@ -159,15 +173,19 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
 }
 
 void test_copies_on_one_gpu_with_its_context_current(void **) {
-  chain("cuda:0", "cuda:0", false, Caller::first_gpu_current);
+  chain(gt_name(0), gt_name(0), false, Caller::first_gpu_current);
 }
 void test_launches_on_one_gpu_with_its_context_current(void **) {
-  chain("cuda:0", "cuda:0", true, Caller::first_gpu_current);
+  chain(gt_name(0), gt_name(0), true, Caller::first_gpu_current);
 }
-void test_copies_on_one_gpu_with_no_context(void **) { chain("cuda:0", "cuda:0", false, Caller::no_context); }
-void test_launches_on_one_gpu_with_no_context(void **) { chain("cuda:0", "cuda:0", true, Caller::no_context); }
-void test_copies_across_two_gpus(void **) { chain("cuda:0", "cuda:1", false, Caller::first_gpu_current); }
-void test_launches_across_two_gpus(void **) { chain("cuda:0", "cuda:1", true, Caller::first_gpu_current); }
+void test_copies_on_one_gpu_with_another_context_or_none(void **) {
+  chain(gt_name(0), gt_name(0), false, Caller::no_context);
+}
+void test_launches_on_one_gpu_with_another_context_or_none(void **) {
+  chain(gt_name(0), gt_name(0), true, Caller::no_context);
+}
+void test_copies_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), false, Caller::first_gpu_current); }
+void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true, Caller::first_gpu_current); }
 
 }  // namespace
 
@@ -176,8 +194,8 @@ int main() {
   const CMUnitTest tests[] = {
       cmocka_unit_test(test_copies_on_one_gpu_with_its_context_current),
       cmocka_unit_test(test_launches_on_one_gpu_with_its_context_current),
-      cmocka_unit_test(test_copies_on_one_gpu_with_no_context),
-      cmocka_unit_test(test_launches_on_one_gpu_with_no_context),
+      cmocka_unit_test(test_copies_on_one_gpu_with_another_context_or_none),
+      cmocka_unit_test(test_launches_on_one_gpu_with_another_context_or_none),
       cmocka_unit_test(test_copies_across_two_gpus),
       cmocka_unit_test(test_launches_across_two_gpus),
   };
