@@ -36,7 +36,14 @@ struct Gpu {
 };
 
 // Makes `gpu`'s context current on this thread for a scope and restores the caller's afterwards, so rig
-// never changes what a program's own CUDA or HIP code sees as current. Two calls when already current.
+// never changes what a program's own CUDA or HIP code sees as current. One call (the query) where the
+// context is already current, three where another or none is (the query, a switch, the switch back).
+// The query is the one call per submit that the hand-written program does not make (bench/README.md's
+// table, held by tests/cuda/test_cuda_floor.cpp), and it stays: a thread-local cache of what is current
+// cannot stand in for it, because the program's own cuCtxSetCurrent, cuCtxPushCurrent or cudaSetDevice on
+// this thread between two submits is invisible to rig; a stale cache would enqueue with another context
+// current, which the driver does not document as safe for the submit path's calls (the guarantee kept: every
+// call rig makes runs with its GPU's context current).
 class Current {
  public:
   explicit Current(const Gpu &gpu) : calls_(gpu.family->calls) {

@@ -41,7 +41,9 @@
  *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
  *   live_modules, sticky (of device 0), sticky1 (of device 1), pool_allocations (cuMemAllocFromPoolAsync
  *   calls that succeeded), pool_reuses (those served from memory a free gave back to the pool), pool_kept_bytes
- *   (what pools keep now), device_bytes (device memory in use, pools' kept memory included).
+ *   (what pools keep now), device_bytes (device memory in use, pools' kept memory included);
+ *   calls:FIELD for each entry point of the stream table by its field in src/drivers/stream/calls.h
+ *   ("calls:copy_async" counts cuMemcpyAsync, "calls:get_current" cuCtxGetCurrent): every time it was entered.
  *
  * Stream-ordered pools (cuMemPoolCreate, cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo,
  * cuMemPoolSetAttribute's release threshold, cuMemPoolSetAccess): a free gives its block back to the pool

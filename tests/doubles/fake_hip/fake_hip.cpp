@@ -67,12 +67,14 @@ void *pointer(DevicePtr a) { return reinterpret_cast<void *>(static_cast<uintptr
 }  // namespace
 
 EXPORT Result hipGetDevice(int *device) {
+  entered(Entry::get_current);
   if (!device) return ERROR_INVALID_VALUE;
   *device = current()->ordinal;
   return SUCCESS;
 }
 
 EXPORT Result hipSetDevice(int device) {
+  entered(Entry::set_current);
   if (!valid_device(device)) return ERROR_INVALID_DEVICE;
   std::lock_guard g(state().lock);
   current_gpu = gpu_of(device);

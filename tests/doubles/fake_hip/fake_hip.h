@@ -49,7 +49,8 @@
  *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset (live_* neither), pool_allocations
  *   (hipMallocFromPoolAsync calls that succeeded), pool_reuses (those served from memory a free gave back to
  *   the pool), pool_kept_bytes (what pools keep now), device_bytes (device memory in use, pools' kept memory
- *   included): the fake libcuda's names for the same things.
+ *   included): the fake libcuda's names for the same things. calls:FIELD counts each entry point of the
+ *   stream table by its field in src/drivers/stream/calls.h ("calls:get_current" counts hipGetDevice).
  *
  * Stream-ordered pools (hipMemPoolCreate, hipMallocFromPoolAsync, hipFreeAsync, hipMemPoolTrimTo,
  * hipMemPoolSetAttribute's release threshold, hipMemPoolSetAccess): the fake libcuda's model

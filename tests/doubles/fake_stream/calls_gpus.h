@@ -9,6 +9,7 @@ using namespace fake_stream;
 // The library and its GPUs.
 
 extern "C" Result fake_init(unsigned flags) {
+  entered(Entry::init);
   if (flags != 0) return ERROR_INVALID_VALUE;
   auto &s = state();
   std::lock_guard g(s.lock);
@@ -20,30 +21,35 @@ extern "C" Result fake_init(unsigned flags) {
 }
 
 extern "C" Result fake_driver_version(int *version) {
+  entered(Entry::driver_version);
   if (!version) return ERROR_INVALID_VALUE;
   *version = face().driver_version;
   return SUCCESS;
 }
 
 extern "C" Result fake_device_count(int *count) {
+  entered(Entry::device_count);
   if (!count) return ERROR_INVALID_VALUE;
   *count = static_cast<int>(state().sw.devices);
   return SUCCESS;
 }
 
 extern "C" Result fake_device_name(char *name, int length, int device) {
+  entered(Entry::device_name);
   if (!name || length <= 0 || !valid_device(device)) return ERROR_INVALID_VALUE;
   std::snprintf(name, static_cast<size_t>(length), face().device_name, device);
   return SUCCESS;
 }
 
 extern "C" Result fake_total_memory(size_t *bytes, int device) {
+  entered(Entry::total_memory);
   if (!bytes || !valid_device(device)) return ERROR_INVALID_VALUE;
   *bytes = face().total_memory;
   return SUCCESS;
 }
 
 extern "C" Result fake_device_attribute(int *value, int attribute, int device) {
+  entered(Entry::device_attribute);
   if (!value || !valid_device(device) || attribute < 0) return ERROR_INVALID_VALUE;
   const Switches &sw = state().sw;
   const AttributeNumbers &a = face().attributes;
@@ -71,6 +77,7 @@ extern "C" Result fake_device_attribute(int *value, int attribute, int device) {
 }
 
 extern "C" Result fake_can_access_peer(int *can, int device, int peer) {
+  entered(Entry::can_access_peer);
   if (!can || !valid_device(device) || !valid_device(peer)) return ERROR_INVALID_DEVICE;
   *can = device != peer && state().sw.peer_access ? 1 : 0;
   return SUCCESS;
@@ -79,17 +86,20 @@ extern "C" Result fake_can_access_peer(int *can, int device, int peer) {
 // Contexts: a GPU is current on a thread.
 
 extern "C" Result fake_get_current(Context *context) {
+  entered(Entry::get_current);
   if (!context) return ERROR_INVALID_VALUE;
   *context = handle(current());
   return SUCCESS;
 }
 
 extern "C" Result fake_set_current(Context context) {
+  entered(Entry::set_current);
   current_gpu = gpu(context);
   return SUCCESS;
 }
 
 extern "C" Result fake_synchronize_context(void) {
+  entered(Entry::synchronize_context);
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
   std::vector<std::shared_ptr<FStream>> mine;
@@ -107,6 +117,7 @@ extern "C" Result fake_synchronize_context(void) {
 }
 
 extern "C" Result fake_enable_peer_access(Context peer, unsigned flags) {
+  entered(Entry::enable_peer_access);
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
   if (flags != 0 || !peer) return ERROR_INVALID_VALUE;
@@ -122,6 +133,7 @@ extern "C" Result fake_enable_peer_access(Context peer, unsigned flags) {
 // Streams and events.
 
 extern "C" Result fake_stream_create(Stream *out, unsigned flags) {
+  entered(Entry::stream_create);
   (void)flags;
   if (!out) return ERROR_INVALID_VALUE;
   Gpu *cur = current();
@@ -137,6 +149,7 @@ extern "C" Result fake_stream_create(Stream *out, unsigned flags) {
 }
 
 extern "C" Result fake_stream_destroy(Stream st_handle) {
+  entered(Entry::stream_destroy);
   std::shared_ptr<FStream> st;
   auto &s = state();
   {
@@ -152,6 +165,7 @@ extern "C" Result fake_stream_destroy(Stream st_handle) {
 }
 
 extern "C" Result fake_stream_query(Stream st_handle) {
+  entered(Entry::stream_query);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
   if (int e = st->owner->sticky.load(std::memory_order_acquire)) return e;
@@ -159,6 +173,7 @@ extern "C" Result fake_stream_query(Stream st_handle) {
 }
 
 extern "C" Result fake_stream_synchronize(Stream st_handle) {
+  entered(Entry::stream_synchronize);
   if (!st_handle) {  // the legacy stream
     Gpu *cur = current();
     if (!cur) return ERROR_INVALID_CONTEXT;
@@ -172,6 +187,7 @@ extern "C" Result fake_stream_synchronize(Stream st_handle) {
 }
 
 extern "C" Result fake_event_create(Event *out, unsigned flags) {
+  entered(Entry::event_create);
   if (!out) return ERROR_INVALID_VALUE;
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
@@ -190,12 +206,14 @@ extern "C" Result fake_event_create(Event *out, unsigned flags) {
 }
 
 extern "C" Result fake_event_destroy(Event e) {
+  entered(Entry::event_destroy);
   auto &s = state();
   std::lock_guard g(s.lock);
   return s.events.erase(event(e)) ? SUCCESS : ERROR_INVALID_HANDLE;  // queued operations hold their own reference
 }
 
 extern "C" Result fake_event_record(Event e, Stream st_handle) {
+  entered(Entry::event_record);
   auto ev = get_event(e);
   auto st = get_stream(st_handle);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
@@ -219,6 +237,7 @@ extern "C" Result fake_event_record(Event e, Stream st_handle) {
 }
 
 extern "C" Result fake_event_query(Event e) {
+  entered(Entry::event_query);
   auto ev = get_event(e);
   if (!ev) return ERROR_INVALID_HANDLE;
   ++state().count.event_queries;
@@ -228,6 +247,7 @@ extern "C" Result fake_event_query(Event e) {
 }
 
 extern "C" Result fake_event_synchronize(Event e) {
+  entered(Entry::event_synchronize);
   auto ev = get_event(e);
   if (!ev) return ERROR_INVALID_HANDLE;
   ++state().count.event_syncs;
@@ -240,6 +260,7 @@ extern "C" Result fake_event_synchronize(Event e) {
 }
 
 extern "C" Result fake_stream_wait_event(Stream st_handle, Event e, unsigned flags) {
+  entered(Entry::stream_wait_event);
   (void)flags;
   auto ev = get_event(e);
   auto st = get_stream(st_handle);
@@ -261,6 +282,7 @@ static uint64_t *word_at(DevicePtr address) {
 }
 
 extern "C" Result fake_write_value64(Stream st_handle, DevicePtr address, uint64_t value, unsigned flags) {
+  entered(Entry::write_value64);
   (void)flags;
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(st_handle);
@@ -274,6 +296,7 @@ extern "C" Result fake_write_value64(Stream st_handle, DevicePtr address, uint64
 }
 
 extern "C" Result fake_wait_value64(Stream st_handle, DevicePtr address, uint64_t value, unsigned flags) {
+  entered(Entry::wait_value64);
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;

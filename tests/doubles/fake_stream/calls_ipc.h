@@ -8,6 +8,7 @@ using namespace fake_stream;
 // Interprocess handles (common/fake_ipc.h): device memory must come from the arena (fake_stream::arena).
 
 extern "C" Result fake_ipc_get_memory(IpcHandle *out, DevicePtr address) {
+  entered(Entry::ipc_get_memory);
   if (!current()) return ERROR_INVALID_CONTEXT;
   if (!out) return ERROR_INVALID_VALUE;
   std::lock_guard g(state().lock);
@@ -22,6 +23,7 @@ extern "C" Result fake_ipc_get_memory(IpcHandle *out, DevicePtr address) {
 }
 
 extern "C" Result fake_ipc_open_memory(DevicePtr *address, IpcHandle handle, unsigned flags) {
+  entered(Entry::ipc_open_memory);
   constexpr unsigned lazy_peer_access = 0x1;  // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
   if (!address || flags > lazy_peer_access) return ERROR_INVALID_VALUE;
   Gpu *cur = current();
@@ -50,6 +52,7 @@ extern "C" Result fake_ipc_open_memory(DevicePtr *address, IpcHandle handle, uns
 }
 
 extern "C" Result fake_ipc_close_memory(DevicePtr address) {
+  entered(Entry::ipc_close_memory);
   Region r;
   {
     std::lock_guard g(state().lock);
@@ -64,6 +67,7 @@ extern "C" Result fake_ipc_close_memory(DevicePtr address) {
 }
 
 extern "C" Result fake_ipc_get_event(IpcHandle *out, Event e) {
+  entered(Entry::ipc_get_event);
   if (!current()) return ERROR_INVALID_CONTEXT;  // as the H200's driver answers
   auto ev = get_event(e);
   if (!ev || !out) return ERROR_INVALID_HANDLE;
@@ -74,6 +78,7 @@ extern "C" Result fake_ipc_get_event(IpcHandle *out, Event e) {
 }
 
 extern "C" Result fake_ipc_open_event(Event *out, IpcHandle handle) {
+  entered(Entry::ipc_open_event);
   if (!out) return ERROR_INVALID_VALUE;
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
@@ -94,6 +99,7 @@ extern "C" Result fake_ipc_open_event(Event *out, IpcHandle handle) {
 // Modules and launches (loading is each face's: its formats, options and errors).
 
 extern "C" Result fake_module_unload(Module m) {
+  entered(Entry::module_unload);
   auto &s = state();
   {
     std::lock_guard g(s.lock);
@@ -105,6 +111,7 @@ extern "C" Result fake_module_unload(Module m) {
 }
 
 extern "C" Result fake_module_function(Function *out, Module m, const char *name) {
+  entered(Entry::module_function);
   if (!out || !name) return ERROR_INVALID_VALUE;
   {
     std::lock_guard g(state().lock);
@@ -120,6 +127,7 @@ extern "C" Result fake_module_function(Function *out, Module m, const char *name
 
 extern "C" Result fake_launch(Function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                               unsigned bz, unsigned shared, Stream st_handle, void **params, void **extra) {
+  entered(Entry::launch);
   auto *f = reinterpret_cast<FFunction *>(fn);
   if (!f || extra) return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);

@@ -9,6 +9,7 @@ using namespace fake_stream;
 // Memory.
 
 extern "C" Result fake_mem_alloc(DevicePtr *address, size_t bytes) {
+  entered(Entry::mem_alloc);
   if (!address || bytes == 0) return ERROR_INVALID_VALUE;
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
@@ -21,9 +22,13 @@ extern "C" Result fake_mem_alloc(DevicePtr *address, size_t bytes) {
   return SUCCESS;
 }
 
-extern "C" Result fake_mem_free(DevicePtr address) { return free_region(address, Kind::device); }
+extern "C" Result fake_mem_free(DevicePtr address) {
+  entered(Entry::mem_free);
+  return free_region(address, Kind::device);
+}
 
 extern "C" Result fake_host_alloc(void **host, size_t bytes, unsigned flags) {
+  entered(Entry::host_alloc);
   if (!host || bytes == 0) return ERROR_INVALID_VALUE;
   if (!current()) return ERROR_INVALID_CONTEXT;
   void *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -35,10 +40,12 @@ extern "C" Result fake_host_alloc(void **host, size_t bytes, unsigned flags) {
 }
 
 extern "C" Result fake_host_free(void *host) {
+  entered(Entry::host_free);
   return host ? free_region(reinterpret_cast<uintptr_t>(host), Kind::host) : SUCCESS;  // nothing to free
 }
 
 extern "C" Result fake_host_device_pointer(DevicePtr *address, void *host, unsigned flags) {
+  entered(Entry::host_device_pointer);
   if (!address || flags != 0) return ERROR_INVALID_VALUE;
   std::lock_guard g(state().lock);
   auto p = reinterpret_cast<uintptr_t>(host);
@@ -68,6 +75,7 @@ static Result register_falsely(uintptr_t p, size_t bytes, unsigned flags, bool r
 }
 
 extern "C" Result fake_host_register(void *host, size_t bytes, unsigned flags) {
+  entered(Entry::host_register);
   if (!host || bytes == 0) return ERROR_INVALID_VALUE;
   if (!current()) return ERROR_INVALID_CONTEXT;
   auto &s = state();
@@ -109,6 +117,7 @@ extern "C" Result fake_host_register(void *host, size_t bytes, unsigned flags) {
 }
 
 extern "C" Result fake_host_unregister(void *host) {
+  entered(Entry::host_unregister);
   auto &s = state();
   std::lock_guard g(s.lock);
   auto p = reinterpret_cast<uintptr_t>(host);
@@ -142,6 +151,7 @@ extern "C" Result fake_host_unregister(void *host) {
 }
 
 extern "C" Result fake_copy_to_device(DevicePtr dst, const void *src, size_t bytes) {
+  entered(Entry::copy_to_device);
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
   if (int e = cur->sticky.load()) return e;
@@ -182,6 +192,7 @@ extern "C" Result fake_copy_to_device(DevicePtr dst, const void *src, size_t byt
 }
 
 extern "C" Result fake_copy_to_host(void *dst, DevicePtr src, size_t bytes) {
+  entered(Entry::copy_to_host);
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
   if (int e = cur->sticky.load()) return e;
@@ -200,6 +211,7 @@ extern "C" Result fake_copy_to_host(void *dst, DevicePtr src, size_t bytes) {
 }
 
 extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, Stream st_handle) {
+  entered(Entry::copy_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
   if (int e = st->owner->sticky.load()) return e;
@@ -222,6 +234,7 @@ extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, St
 }
 
 extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t bytes, Stream st_handle) {
+  entered(Entry::fill_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
   if (int e = st->owner->sticky.load()) return e;
@@ -238,22 +251,32 @@ extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t byt
 // Stream-ordered pools: the model is common/fake_pool.h's; these check the handles and keep the regions.
 
 extern "C" Result fake_mem_pool_create(MemPool *out, const MemPoolProps *props) {
+  entered(Entry::mem_pool_create);
   return state().pools.create(reinterpret_cast<FPool **>(out), props, state().sw.mem_pools, state().sw.devices);
 }
 
-extern "C" Result fake_mem_pool_destroy(MemPool p) { return state().pools.destroy(pool(p)); }
+extern "C" Result fake_mem_pool_destroy(MemPool p) {
+  entered(Entry::mem_pool_destroy);
+  return state().pools.destroy(pool(p));
+}
 
 extern "C" Result fake_mem_pool_set_attribute(MemPool p, int attribute, void *value) {
+  entered(Entry::mem_pool_set_attribute);
   return state().pools.set_attribute(pool(p), attribute, value);
 }
 
-extern "C" Result fake_mem_pool_trim(MemPool p, size_t keep) { return state().pools.trim_to(pool(p), keep); }
+extern "C" Result fake_mem_pool_trim(MemPool p, size_t keep) {
+  entered(Entry::mem_pool_trim);
+  return state().pools.trim_to(pool(p), keep);
+}
 
 extern "C" Result fake_mem_pool_set_access(MemPool p, const MemAccessDesc *access, size_t count) {
+  entered(Entry::mem_pool_set_access);
   return state().pools.set_access(pool(p), access, count, state().sw.devices, state().sw.peer_access);
 }
 
 extern "C" Result fake_mem_alloc_from_pool(DevicePtr *address, size_t bytes, MemPool p, Stream st_handle) {
+  entered(Entry::mem_alloc_from_pool);
   if (!address || bytes == 0 || !p) return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
@@ -271,6 +294,7 @@ extern "C" Result fake_mem_alloc_from_pool(DevicePtr *address, size_t bytes, Mem
 // The pointer is gone at once; the memory is the pool's, or the library's, as fake_pool::Pools::free_async
 // says.
 extern "C" Result fake_mem_free_async(DevicePtr address, Stream st_handle) {
+  entered(Entry::mem_free_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
   std::lock_guard g(state().lock);

@@ -57,7 +57,23 @@ struct Switches {
   X(write_values) X(event_waits) X(event_records) X(event_queries) X(event_syncs)
 #define FAKE_LIVE_COUNTERS(X) X(live_allocations) X(live_streams) X(live_modules) X(live_ipc_mappings) X(file_uploads)
 
+// One counter per entry point of the stream table (drivers/stream/calls.h), by the table's field name:
+// `query("calls:copy_async")` is how often cuMemcpyAsync (hipMemcpyAsync) was entered, whatever it answered.
+// What rig's submit path costs in driver calls is read from these (tests/cuda/test_cuda_floor.cpp).
+enum class Entry {
+#define FAKE_ENTRY_NAME(A, field, ...) field,
+  RIG_STREAM_CALLS(FAKE_ENTRY_NAME, _) RIG_STREAM_OPTIONAL_CALLS(FAKE_ENTRY_NAME, _)
+#undef FAKE_ENTRY_NAME
+  count
+};
+inline constexpr const char *kEntryNames[] = {
+#define FAKE_ENTRY_STRING(A, field, ...) #field,
+    RIG_STREAM_CALLS(FAKE_ENTRY_STRING, _) RIG_STREAM_OPTIONAL_CALLS(FAKE_ENTRY_STRING, _)
+#undef FAKE_ENTRY_STRING
+};
+
 struct Counters {
+  std::atomic<long long> entries[static_cast<int>(Entry::count)] = {};  // zeroed by reset, as the calls'
 #define FAKE_COUNTER_FIELD(name) std::atomic<long long> name{0};
   FAKE_CALL_COUNTERS(FAKE_COUNTER_FIELD)
   FAKE_LIVE_COUNTERS(FAKE_COUNTER_FIELD)
@@ -174,6 +190,9 @@ inline State &state() {
   return s;
 }
 
+// Every entry point of the table counts itself first (calls_*.h; HIP's own adapters in fake_hip.cpp).
+inline void entered(Entry e) { state().count.entries[static_cast<int>(e)].fetch_add(1, std::memory_order_relaxed); }
+
 // The GPU of `ordinal`, made at first use. Caller holds the lock.
 inline Gpu *gpu_of(int ordinal) {
   auto &s = state();
@@ -234,6 +253,7 @@ inline int control(const char *name, long long value) {
 #define FAKE_ZERO(name) s.count.name = 0;
     FAKE_CALL_COUNTERS(FAKE_ZERO)
 #undef FAKE_ZERO
+    for (auto &e : s.count.entries) e = 0;
     s.count.last_register_flags = -1;
     return 0;
   }
@@ -263,6 +283,9 @@ inline long long query(const char *name) {
   FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
 #undef FAKE_COUNT
 #undef FAKE_POOL_COUNT
+  if (n.rfind("calls:", 0) == 0)
+    for (int i = 0; i < static_cast<int>(Entry::count); ++i)
+      if (n.compare(6, std::string::npos, kEntryNames[i]) == 0) return s.count.entries[i].load();
   if (n == "sticky") return gpu_of(0)->sticky.load();
   if (n == "sticky1") return gpu_of(1)->sticky.load();
 #define FAKE_SWITCH(field, initial) \

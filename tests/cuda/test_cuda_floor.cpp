@@ -1,0 +1,203 @@
+// Issue 35's driver-call table, held: every entry point of the stream table that rig calls per chained
+// operation (a copy, or a kernel launch, reading what the operation before it wrote on the other device),
+// counted by the fake libcuda's per-entry counters, against the budget below. The budget is what the
+// hand-written program of bench/cuda makes, (b), plus what rig's promise to leave the caller's context
+// alone costs (the context query, and a switch and a switch back where another context is current):
+// bench/README.md's table. Any other call, or one more of these, per operation fails the test. Fake only
+// (the counters are the fake's), on the event timeline (CUDA's default; HIP's with RIG_HIP_TIMELINE=events,
+// as tests/hip runs this same source: HIP's context is its current device, hipSetDevice).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "drivers/stream/calls.h"
+
+extern "C" {  // cmocka 1.1's header has no C++ guard of its own
+#include "gpu_test.h"
+}
+
+namespace {
+
+using rig::stream::Context;
+
+constexpr int kOps = 2048;  // two rings of events: the ring's reuse is counted too
+constexpr int kBytes = 4096;
+
+const char *const kEntries[] = {
+#define ENTRY_NAME(A, field, ...) #field,
+    RIG_STREAM_CALLS(ENTRY_NAME, _) RIG_STREAM_OPTIONAL_CALLS(ENTRY_NAME, _)
+#undef ENTRY_NAME
+};
+constexpr int kEntryCount = sizeof kEntries / sizeof *kEntries;
+
+long long entered(const char *field) { return gt_query(("calls:" + std::string(field)).c_str()); }
+
+// What the calling thread has current while the chain is submitted: none (CUDA; HIP always has a current
+// device, so there the second GPU's), or the first GPU's.
+enum class Caller { no_context, first_gpu_current };
+
+bool hip() { return std::strcmp(gt()->prefix, "hip") == 0; }
+
+// The budget of `field` for kOps chained operations. `switches`: operations submitted while another
+// context (or none) is current on the thread.
+long long budget(const char *field, bool launches, long long switches) {
+  auto is = [&](const char *name) { return std::strcmp(field, name) == 0; };
+  // (b): the wait for the other device's last value, the operation, the record of its own value.
+  if (is("stream_wait_event") || is("event_record")) return kOps;
+  if (is(launches ? "launch" : "copy_async")) return kOps;
+  // rig's promise (stream/gpu.h, Current): the query of what the caller has current, and a switch and a
+  // switch back where that is not the device's context.
+  if (is("get_current")) return kOps;
+  if (is("set_current")) return 2 * switches;
+  // The event ring's reuse: a query per half ring at most, or a wait where the GPU is far behind.
+  if (is("event_query") || is("event_synchronize")) return 2 * (kOps / 512 + 1);
+  return 0;
+}
+
+void make_current(unsigned ordinal) {
+  if (hip()) {
+    auto set_device = reinterpret_cast<int (*)(int)>(gt_symbol("hipSetDevice"));
+    assert_non_null(set_device);
+    assert_int_equal(set_device(static_cast<int>(ordinal)), 0);
+    return;
+  }
+  using DeviceGet = int (*)(int *, int);
+  using Retain = int (*)(Context *, int);
+  using SetCurrent = int (*)(Context);
+  auto device_get = reinterpret_cast<DeviceGet>(gt_symbol("cuDeviceGet"));
+  auto retain = reinterpret_cast<Retain>(gt_symbol("cuDevicePrimaryCtxRetain"));
+  auto set_current = reinterpret_cast<SetCurrent>(gt_symbol("cuCtxSetCurrent"));
+  assert_non_null(device_get);
+  assert_non_null(retain);
+  assert_non_null(set_current);
+  int device = 0;
+  Context context = nullptr;
+  assert_int_equal(device_get(&device, static_cast<int>(ordinal)), 0);
+  assert_int_equal(retain(&context, device), 0);
+  assert_int_equal(set_current(context), 0);
+}
+
+// Back to what a thread starts with: no context (CUDA), device 0 (HIP).
+void clear_current() {
+  if (hip()) return make_current(0);
+  auto set_current = reinterpret_cast<int (*)(Context)>(gt_symbol("cuCtxSetCurrent"));
+  assert_int_equal(set_current(nullptr), 0);
+}
+
+// kOps chained operations alternating between devices n0 and n1 (x on n0, borrowed by n1): copies x->y,
+// y->x, or launches of rig_add_u32 in place on x, each the other device's last operation's reader.
+void chain(const char *n0, const char *n1, bool launches, Caller caller) {
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
+  rig_device dev[2];
+  if (!gt_open(n0, &dev[0]) || !gt_open(n1, &dev[1])) return;
+  rig_buffer x[2], y[2];
+  OK(rig_buffer_create(dev[0], kBytes, RIG_MEMORY_DEVICE, &x[0]));
+  OK(rig_buffer_create(dev[0], kBytes, RIG_MEMORY_DEVICE, &y[0]));
+  x[1] = rt_borrow(dev[1], x[0]);
+  y[1] = rt_borrow(dev[1], y[0]);
+  static uint32_t start[kBytes / 4], got[kBytes / 4], want[kBytes / 4];
+  for (int i = 0; i < kBytes / 4; ++i) start[i] = static_cast<uint32_t>(i * 7 + 3);
+  OK(rig_buffer_write_from(x[0], 0, start, kBytes));
+
+  rig_module module[2] = {nullptr, nullptr};
+  rig_run run[2][2];  // [device][parity]
+  for (int d = 0; d < 2; ++d) {
+    if (launches) {
+      module[d] = gt_kernels(dev[d]);
+      rig_access access[1] = {RIG_ACCESS_READ_WRITE};
+      uint32_t slots[2] = {0, 0};
+      uint32_t scalars[2] = {kBytes / 4, 1};
+      for (int p = 0; p < 2; ++p) {
+        run[d][p] = gt_launch_run(dev[d], module[d], "rig_add_u32", &x[d], access, 1, slots, 2, 0);
+        OK(rig_run_set_scalars(run[d][p], scalars, sizeof scalars));
+      }
+    } else {
+      run[d][0] = rt_copy_run(dev[d], x[d], y[d]);
+      run[d][1] = rt_copy_run(dev[d], y[d], x[d]);
+    }
+  }
+
+  // The caller's thread as it is while the chain is submitted (rig leaves it so: Current restores it).
+  if (caller == Caller::first_gpu_current) make_current(0);
+  if (caller == Caller::no_context && hip()) make_current(1);
+  rig_point last = 0;
+  OK(rig_submit(run[0][0], nullptr, 0, &last));  // the chain's first operation waits for nothing
+  long long before[kEntryCount];
+  for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
+  for (int i = 1; i <= kOps; ++i) OK(rig_submit(run[i % 2][i % 2], nullptr, 0, &last));
+  long long n[kEntryCount];
+  for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
+  clear_current();
+
+  bool one_gpu = std::strcmp(n0, n1) == 0;
+  // Operations made while the caller's context is not the device's: every one with none current; with the
+  // first GPU's current, those on the second GPU.
+  long long switches = caller == Caller::no_context ? kOps : one_gpu ? 0 : kOps / 2;
+  std::fprintf(stderr, "%s/%s, %s, caller %s: driver calls per operation (budget)\n", n0, n1,
+               launches ? "launches" : "4 KiB copies",
+               caller == Caller::no_context ? (hip() ? "with hip:1 current" : "with no context")
+                                            : "with the first GPU's context current");
+  bool over = false;
+  for (int e = 0; e < kEntryCount; ++e) {
+    long long b = budget(kEntries[e], launches, switches);
+    if (n[e] || b)
+      std::fprintf(stderr, "  %-20s %.4f (%.4f)%s\n", kEntries[e], double(n[e]) / kOps, double(b) / kOps,
+                   n[e] > b ? "  OVER" : "");
+    over |= n[e] > b;
+  }
+  assert_false(over);
+  // And every operation reached the driver: the budget is not met by leaving work out.
+  for (int e = 0; e < kEntryCount; ++e)
+    if (std::strcmp(kEntries[e], launches ? "launch" : "copy_async") == 0) assert_int_equal(n[e], kOps);
+
+  OK(rig_wait_point(last, UINT64_MAX));
+  if (launches) {
+    for (int i = 0; i < kBytes / 4; ++i) want[i] = start[i] + kOps + 1;
+    OK(rig_buffer_read_into(x[0], 0, got, kBytes));
+  } else {
+    std::memcpy(want, start, kBytes);  // kOps + 1 copies, the last (odd count) x->y
+    OK(rig_buffer_read_into(y[0], 0, got, kBytes));
+  }
+  assert_memory_equal(got, want, kBytes);
+
+  for (int d = 0; d < 2; ++d)
+    for (int p = 0; p < 2; ++p) OK(rig_run_release(run[d][p]));
+  for (int d = 1; d >= 0; --d) {
+    OK(rig_buffer_release(x[d]));
+    OK(rig_buffer_release(y[d]));
+    gt_release_kernels(module[d]);
+  }
+  OK(rig_device_release(dev[1]));
+  OK(rig_device_release(dev[0]));
+}
+
+void test_copies_on_one_gpu_with_its_context_current(void **) {
+  chain(gt_name(0), gt_name(0), false, Caller::first_gpu_current);
+}
+void test_launches_on_one_gpu_with_its_context_current(void **) {
+  chain(gt_name(0), gt_name(0), true, Caller::first_gpu_current);
+}
+void test_copies_on_one_gpu_with_another_context_or_none(void **) {
+  chain(gt_name(0), gt_name(0), false, Caller::no_context);
+}
+void test_launches_on_one_gpu_with_another_context_or_none(void **) {
+  chain(gt_name(0), gt_name(0), true, Caller::no_context);
+}
+void test_copies_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), false, Caller::first_gpu_current); }
+void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true, Caller::first_gpu_current); }
+
+}  // namespace
+
+int main() {
+  if (!gt_available()) return 77;
+  const CMUnitTest tests[] = {
+      cmocka_unit_test(test_copies_on_one_gpu_with_its_context_current),
+      cmocka_unit_test(test_launches_on_one_gpu_with_its_context_current),
+      cmocka_unit_test(test_copies_on_one_gpu_with_another_context_or_none),
+      cmocka_unit_test(test_launches_on_one_gpu_with_another_context_or_none),
+      cmocka_unit_test(test_copies_across_two_gpus),
+      cmocka_unit_test(test_launches_across_two_gpus),
+  };
+  return rt_finish(cmocka_run_group_tests(tests, nullptr, nullptr));
+}
