@@ -2,7 +2,7 @@
 #include <rig_interop.h>
 
 #include "capi/api.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 using namespace rig;
 using namespace rig::capi;

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 namespace rig::interop {
 

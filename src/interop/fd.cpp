@@ -13,7 +13,7 @@
 
 #include "core/allocation.h"
 #include "core/error.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 namespace rig::interop {
 namespace {

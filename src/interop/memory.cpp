@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/registry.h"
 #include "core/submit.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 namespace rig::interop {
 namespace {

@@ -1,7 +1,7 @@
 // Buffers as file descriptors (Vulkan's opaque memory fds): a device's memory leaves as a descriptor the
 // caller sends anywhere (SCM_RIGHTS, a fork), and comes back as a buffer with stamps of its own.
 #include "core/error.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 namespace rig::interop {
 namespace {

@@ -11,7 +11,7 @@
 #include "core/inline_list.h"
 #include "core/registry.h"
 #include "core/submit.h"
-#include "interop/interop.h"
+#include "interop/operations.h"
 
 namespace rig::interop {
 namespace {
