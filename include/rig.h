@@ -142,6 +142,34 @@ RIG_API const char *rig_last_error(void);
 RIG_API const char *rig_status_name(rig_status status);
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Diagnostics                                                                                          */
+
+/* How much a diagnostic matters. Values are pinned. */
+typedef enum rig_log_level {
+  RIG_LOG_DEBUG = 0,   /* a trace asked for by an environment variable (RIG_LOAD_TRACE's milestones) */
+  RIG_LOG_INFO = 1,    /* reserved: nothing is said at this level yet */
+  RIG_LOG_WARNING = 2, /* something asked for cannot be done as asked; a validation layer's warning */
+  RIG_LOG_ERROR = 3,   /* a defect found (a validation message counted against the process) */
+  RIG_LOG_LEVEL_MAX_ENUM = 0x7fffffff
+} rig_log_level;
+
+/* Receives one diagnostic: `message` is one line without its newline, valid only during the call.
+ * Called on the thread that says it (the caller's inside a rig call, a load's thread, a driver's thread,
+ * or an exit handler at process exit), possibly on several threads at once, possibly while rig holds a
+ * lock: it must not call any rig function, and should return quickly. */
+typedef void (*rig_log_fn)(void *user, rig_log_level level, const char *message);
+
+/* Sends every diagnostic of `min_level` or above to `fn(user, ...)` from now on, and drops the others.
+ * `fn` null restores the default: each message and a newline on stderr (also filtered by `min_level`).
+ * The default before any call is stderr at RIG_LOG_DEBUG. Either way the environment variables decide
+ * what is said at all (docs/environment.md): a callback receives RIG_LOAD_TRACE's milestones only where
+ * RIG_LOAD_TRACE=1. A message being said on another thread when this returns may still reach the previous
+ * `fn`; a message said after it returns never does. Keep `fn` and `user` valid until the process exits,
+ * or restore the default before they go (an exit handler may still say something). RIG_INVALID_ARGUMENT
+ * for an unknown level. Waits for nothing; holds no lock of rig's but the log's own, briefly. */
+RIG_API rig_status rig_set_log(rig_log_fn RIG_NULLABLE fn, void *RIG_NULLABLE user, rig_log_level min_level);
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* Handles                                                                                              */
 
 typedef struct rig_device_h *rig_device;         /* a device: the host, a memory device, a GPU */

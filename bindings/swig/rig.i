@@ -81,6 +81,8 @@ static rig_part *rig_swig_parts_push(rig_swig_parts *p) {
 %ignore rig_probe_ops;
 %ignore rig_probe_options;
 %ignore rig_device_info;
+/* a callback from any thread: Python reaches it through ctypes (python/rig/_log.py), which takes the GIL */
+%ignore rig_set_log;
 
 /* ==================================================================================================== */
 /* Language layers                                                                                      */

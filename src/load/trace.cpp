@@ -1,10 +1,10 @@
 #include "load/trace.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/deadline.h"
+#include "core/log.h"
 
 namespace rig::load {
 namespace {
@@ -27,7 +27,7 @@ Trace::Trace() : on_(trace_on()) {}
 
 void Trace::mark(Mark m) {
   if (!on_ || seen_[m].load(std::memory_order_relaxed) || seen_[m].exchange(true)) return;
-  std::fprintf(stderr, "rig load trace: %8.3f ms  %s\n", double(steady_ns() - t0_ns_) * 1e-6, kNames[m]);
+  say(RIG_LOG_DEBUG, "rig load trace: %8.3f ms  %s", double(steady_ns() - t0_ns_) * 1e-6, kNames[m]);
 }
 
 }  // namespace rig::load

@@ -1,7 +1,8 @@
-// RIG_LOAD_TRACE=1: each load's milestones on stderr, in milliseconds from its rig_load_start call, once
-// each (docs/environment.md). Why: a load's fixed time (the staging pool's making, its first buffers, its
-// first chunk, the teardown of what it made) weighs most in a small file's first load, and the phases in
-// rig_load_stats are sums over threads that cannot say when each began.
+// RIG_LOAD_TRACE=1: each load's milestones said at RIG_LOG_DEBUG (core/log.h: stderr unless rig_set_log
+// names a callback), in milliseconds from its rig_load_start call, once each (docs/environment.md). Why: a
+// load's fixed time (the staging pool's making, its first buffers, its first chunk, the teardown of what it
+// made) weighs most in a small file's first load, and the phases in rig_load_stats are sums over threads
+// that cannot say when each began.
 #pragma once
 
 #include <atomic>
@@ -28,7 +29,8 @@ class Trace {
   // Milliseconds count from `t0_ns` (steady clock), the load's start.
   void begin(uint64_t t0_ns) { t0_ns_ = t0_ns; }
   // Prints `mark` once, the first time it is reached (the later calls cost one relaxed load), where
-  // RIG_LOAD_TRACE=1. Never blocks beyond stderr's own write; holds no lock of the load's.
+  // RIG_LOAD_TRACE=1. Never blocks beyond the log's own write (stderr, or rig_set_log's callback); holds no
+  // lock of the load's.
   void mark(Mark mark);
 
  private:

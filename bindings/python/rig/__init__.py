@@ -29,6 +29,7 @@ from ._devices import Device, device_list, host, interrupt_waits, memory_device,
 from ._buffers import WHOLE, Buffer, Module
 from ._dlpack import ArrayView
 from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
+from ._log import log_to_logging, log_to_stderr
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Tensor, WeightsFile, load, start_load
 from ._safetensors import Slice, load_file, safe_open
 from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
@@ -68,4 +69,6 @@ __all__ = [
     "load", "start_load", "WeightsFile", "Tensor", "Load", "Loaded", "Pool", "Format", "Path", "IO", "Rule",
     # typed tensors, as safetensors' API
     "load_file", "safe_open", "Slice",
+    # diagnostics
+    "log_to_logging", "log_to_stderr",
 ]

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace rig::vulkan {
 
@@ -33,8 +34,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
                                       ? VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT
                                       : 0)));
   if (counted && the_instance) the_instance->count_validation_message();
-  std::fprintf(stderr, "rig vulkan %s: %s\n", counted ? "VALIDATION" : "debug",
-               data && data->pMessage ? data->pMessage : "(no message)");
+  say(counted ? RIG_LOG_ERROR : RIG_LOG_DEBUG, "rig vulkan %s: %s", counted ? "VALIDATION" : "debug",
+      data && data->pMessage ? data->pMessage : "(no message)");
   return VK_FALSE;  // never make the call fail: the count is how the tests see it
 }
 
@@ -44,8 +45,8 @@ void validation_exit_check() {
   if (!the_instance) return;
   uint64_t n = the_instance->validation_messages();
   if (n == 0) return;
-  std::fprintf(stderr, "rig vulkan: %llu validation message(s) during this process: failing it\n",
-               static_cast<unsigned long long>(n));
+  say(RIG_LOG_ERROR, "rig vulkan: %llu validation message(s) during this process: failing it",
+      static_cast<unsigned long long>(n));
   std::fflush(stderr);
   std::fflush(stdout);
   _exit(3);
@@ -127,8 +128,8 @@ rig_status Instance::make() {
       sync_validation = has_instance_extension(lib_, kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
       if (sync_validation) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
     } else {
-      std::fprintf(stderr, "rig vulkan: RIG_VULKAN_VALIDATION is set but %s (with %s) is not installed\n",
-                   kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      say(RIG_LOG_WARNING, "rig vulkan: RIG_VULKAN_VALIDATION is set but %s (with %s) is not installed",
+          kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
   }
 

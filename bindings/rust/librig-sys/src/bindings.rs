@@ -39,6 +39,26 @@ extern "C" {
 extern "C" {
     pub fn rig_status_name(status: rig_status) -> *const ::std::os::raw::c_char;
 }
+pub const rig_log_level_RIG_LOG_DEBUG: rig_log_level = 0;
+pub const rig_log_level_RIG_LOG_INFO: rig_log_level = 1;
+pub const rig_log_level_RIG_LOG_WARNING: rig_log_level = 2;
+pub const rig_log_level_RIG_LOG_ERROR: rig_log_level = 3;
+pub const rig_log_level_RIG_LOG_LEVEL_MAX_ENUM: rig_log_level = 2147483647;
+pub type rig_log_level = ::std::os::raw::c_uint;
+pub type rig_log_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        user: *mut ::std::os::raw::c_void,
+        level: rig_log_level,
+        message: *const ::std::os::raw::c_char,
+    ),
+>;
+extern "C" {
+    pub fn rig_set_log(
+        fn_: rig_log_fn,
+        user: *mut ::std::os::raw::c_void,
+        min_level: rig_log_level,
+    ) -> rig_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct rig_device_h {
