@@ -2,6 +2,7 @@
  * through VK_EXT_external_memory_host:
  *  - host memory of any alignment is imported (its enclosing pages) and work on the device reads and
  *    writes the caller's own bytes, read-only borrows of writable pages too;
+ *  - a launch binds a borrow where it lies in its import, on the storage alignment or off it;
  *  - neighbours on one page are each borrowed, copied through the device and back, and released in any
  *    order;
  *  - a shared or read-only file mapping is refused with its reason (the kernel hazard), and so are
@@ -22,6 +23,10 @@
 #include <rig_mapped.h>
 
 #include "vk_common.h"
+
+static const uint32_t affine_spv[] =
+#include "affine.spv.inc"
+    ;
 
 /* Borrows `bytes` (n of them) on a, writable or not; RIG_OK or the refusal (the wrap is the caller's). */
 static rig_status borrow(rig_device a, void *bytes, size_t n, rig_access access, rig_buffer *wrap, rig_buffer *out) {
@@ -91,6 +96,38 @@ static void a_borrow_imports_host_memory_and_work_uses_the_callers_bytes(void **
   OK(rig_buffer_release(on_a));
   OK(rig_buffer_release(w));
   OK(rig_device_release(a)); /* the import is released once its work is reached */
+  free(mem);
+}
+
+/* A launch binds a borrow where it lies in its import (the import starts at the enclosing page): x*3+1 over
+ * words at an offset on the storage alignment and at one off it (staged through scratch), both on the
+ * caller's bytes. */
+static void a_launch_reads_and_writes_a_borrow_where_it_lies_in_its_import(void **state) {
+  (void)state;
+  rig_device a;
+  if (!open_importing(&a)) return;
+  rig_module affine = vk_module(a, affine_spv, sizeof affine_spv);
+  enum { N = 1000 };
+  uint32_t *mem = malloc((N + 8) * sizeof(uint32_t));
+  assert_non_null(mem);
+  const size_t shifts[] = {0, 1, 3}; /* words from a 16-byte aligned malloc start */
+  for (size_t k = 0; k < sizeof shifts / sizeof shifts[0]; ++k) {
+    uint32_t *x = mem + shifts[k];
+    for (uint32_t i = 0; i < N; ++i) x[i] = i;
+    rig_buffer w, on_a;
+    OK(borrow(a, x, N * sizeof(uint32_t), RIG_ACCESS_READ_WRITE, &w, &on_a));
+    struct { uint32_t a, b, n; } sc = {3, 1, N};
+    rig_access rw = RIG_ACCESS_READ_WRITE;
+    vk_launch(a, affine, "main", &on_a, &rw, 1, &sc, sizeof sc, (N + 63) / 64, 64, NULL, 0);
+    uint32_t got[N];
+    OK(rig_buffer_read_into(w, 0, got, sizeof got)); /* follows the launch (rule 5) */
+    for (uint32_t i = 0; i < N; ++i) assert_int_equal(got[i], i * 3 + 1);
+    for (uint32_t i = 0; i < N; ++i) assert_int_equal(x[i], i * 3 + 1);
+    OK(rig_buffer_release(on_a));
+    OK(rig_buffer_release(w));
+  }
+  OK(rig_module_release(affine));
+  OK(rig_device_release(a));
   free(mem);
 }
 
@@ -284,6 +321,7 @@ int main(void) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_borrow_imports_host_memory_and_work_uses_the_callers_bytes),
+      cmocka_unit_test(a_launch_reads_and_writes_a_borrow_where_it_lies_in_its_import),
       cmocka_unit_test(neighbours_on_a_page_are_each_imported_and_released_in_any_order),
       cmocka_unit_test(file_mappings_and_read_only_pages_are_refused_with_the_reason),
       cmocka_unit_test(the_static_verdict_refuses_vulkan_and_nothing_registers),
