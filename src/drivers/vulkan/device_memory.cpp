@@ -37,8 +37,9 @@ rig_status VulkanDevice::map_host(void *host, size_t length, bool read_only, Mem
     return fail(RIG_UNMAPPABLE, "Vulkan: %s does not offer VK_EXT_external_memory_host, so it borrows no host "
                 "memory", info_.name.c_str());
   }
-  // An import cannot be made read-only: read-only borrows of writable pages are imported (rig never lets
-  // work write through them), pages the process cannot write are not.
+  // An import cannot be made read-only, but rig never lets work write through a read-only borrow: such a
+  // borrow is imported even over pages the process cannot write (where the driver takes them); a writable
+  // borrow needs writable pages.
   // An empty borrow still gets a buffer (a launch binds every slot): that of the page at `host`.
   std::string refusal = host_pages_refusal(host, length ? length : 1, read_only);
   if (!refusal.empty())
