@@ -333,9 +333,11 @@ RIG_API rig_status rig_buffer_view(rig_buffer RIG_NONNULL buffer, size_t offset,
  * registers the enclosing pages once for every wrap on them, registering only pages not registered yet,
  * and splits a copy where two registrations meet (RIG_UNMAPPABLE where the pages overlap a range of
  * rig_host_register, or where a writable wrap reaches pages registered read-only for a read-only mapping).
- * Vulkan borrows host memory only with
- * RIG_VULKAN_HOST_IMPORT=1: elsewhere use the portable upload and download, rig_buffer_write_from and
- * rig_buffer_read_into, on a buffer of the device. The mapping (one per device and allocation) is made at
+ * Vulkan borrows host memory of any alignment where the device offers VK_EXT_external_memory_host,
+ * each borrow importing its enclosing pages (docs/ordering-model.md), unless RIG_VULKAN_HOST_IMPORT=0; it
+ * refuses shared and read-only file mappings (the kernel hazard, docs/mapped.md). Where a borrow is
+ * refused, use the portable upload and download, rig_buffer_write_from and rig_buffer_read_into, on a
+ * buffer of the device. The mapping (one per device and allocation) is made at
  * the first borrow and released only after work through it is reached. May call the driver to register
  * memory; holds the allocation's lock and the range table's lock meanwhile, waiting for no device. */
 RIG_API rig_status rig_buffer_borrow(rig_device RIG_NONNULL device, rig_buffer RIG_NONNULL buffer,

@@ -2,7 +2,8 @@
  * VK_KHR_external_semaphore_fd (lavapipe) opaque fds of timeline semaphores within one process, so that CI
  * runs rig's real import and export path (test_semaphore_fd.c) before a GPU does. It forwards every entry
  * point to the real loader (RIG_VKSHIM_REAL, default libvulkan.so.1), except:
- *  - the extension is listed for every physical device, and timeline semaphores are said to export and
+ *  - the extension is listed for every physical device (and VK_EXT_external_memory_host is not, where
+ *    RIG_TEST_HIDE_HOST_IMPORT=1: a device without host import), and timeline semaphores are said to export and
  *    import as opaque fds (sync files stay the driver's answer: no);
  *  - vkCreateDevice does not pass the extension on, vkCreateSemaphore drops VkExportSemaphoreCreateInfo;
  *  - vkGetSemaphoreFdKHR gives a memfd holding the semaphore and this process's id; vkImportSemaphoreFdKHR
@@ -17,6 +18,8 @@
 #include <vulkan/vulkan.h>
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,25 +52,36 @@ static VkSemaphore aliased(VkSemaphore s) {
 static VKAPI_ATTR VkResult VKAPI_CALL shim_enum(VkPhysicalDevice p, const char *layer, uint32_t *n,
                                                 VkExtensionProperties *out) {
   if (layer) return real_enum(p, layer, n, out);
+  /* The driver's list, less VK_EXT_external_memory_host where RIG_TEST_HIDE_HOST_IMPORT=1, plus ours. */
   uint32_t real_n = 0;
   VkResult r = real_enum(p, NULL, &real_n, NULL);
   if (r != VK_SUCCESS) return r;
+  VkExtensionProperties *all = calloc(real_n + 1, sizeof *all);
+  if (!all) return VK_ERROR_OUT_OF_HOST_MEMORY;
+  r = real_enum(p, NULL, &real_n, all);
+  if (r != VK_SUCCESS) {
+    free(all);
+    return r;
+  }
+  const char *hide = getenv("RIG_TEST_HIDE_HOST_IMPORT");
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < real_n; ++i)
+    if (!(hide && strcmp(hide, "1") == 0 && strcmp(all[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) == 0))
+      all[kept++] = all[i];
+  memset(&all[kept], 0, sizeof all[kept]);
+  strcpy(all[kept].extensionName, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+  all[kept].specVersion = 1;
+  ++kept;
   if (!out) {
-    *n = real_n + 1;
+    *n = kept;
+    free(all);
     return VK_SUCCESS;
   }
-  if (*n < real_n + 1) {
-    real_enum(p, NULL, n, out);
-    return VK_INCOMPLETE;
-  }
-  uint32_t got = real_n;
-  r = real_enum(p, NULL, &got, out);
-  if (r != VK_SUCCESS) return r;
-  memset(&out[got], 0, sizeof out[got]);
-  strcpy(out[got].extensionName, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-  out[got].specVersion = 1;
-  *n = got + 1;
-  return VK_SUCCESS;
+  uint32_t given = *n < kept ? *n : kept;
+  memcpy(out, all, given * sizeof *all);
+  free(all);
+  *n = given;
+  return given < kept ? VK_INCOMPLETE : VK_SUCCESS;
 }
 
 static VKAPI_ATTR void VKAPI_CALL shim_props(VkPhysicalDevice p, const VkPhysicalDeviceExternalSemaphoreInfo *info,

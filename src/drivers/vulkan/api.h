@@ -90,7 +90,7 @@ namespace rig::vulkan {
   X(vkCmdPushConstants)                 \
   X(vkCmdDispatch)
 
-// VK_EXT_external_memory_host, loaded only where the device enabled it (RIG_VULKAN_HOST_IMPORT=1).
+// VK_EXT_external_memory_host, loaded only where the device enabled it (offered, and not RIG_VULKAN_HOST_IMPORT=0).
 #define RIG_VK_HOST_IMPORT_FUNCTIONS(X) X(vkGetMemoryHostPointerPropertiesEXT)
 // VK_KHR_push_descriptor, loaded only where the device enabled it.
 #define RIG_VK_PUSH_DESCRIPTOR_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)

@@ -51,10 +51,10 @@ rig_status Context::make(Instance &instance, const PhysicalDevice &physical, std
   f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   f12.timelineSemaphore = VK_TRUE;
 
-  // Host import only on explicit opt-in: registering host memory is known to harm some machines (see the
-  // mapped-registration spec), so rig never asks for it by default.
+  // Host import wherever offered, unless turned off: borrows check at the borrow that the memory is not a
+  // file mapping, the harm the mapped-registration spec names (host_pages.h).
   std::vector<const char *> extensions;
-  ctx->host_import_ = instance.host_import_opted_in() && physical.has_host_import;
+  ctx->host_import_ = instance.host_import_wanted() && physical.has_host_import;
   if (ctx->host_import_) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   // Push descriptors: a launch writes its slots straight into the command buffer, with no descriptor set
   // to allocate and update per launch (the cost a hand-written program avoids by binding sets made once).

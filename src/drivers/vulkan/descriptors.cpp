@@ -67,13 +67,13 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
   bool any_staged = false;
   for (uint32_t i = 0; i < n; ++i) {
     const Binding &b = work.slots[part.slots[i]];
-    if (b.length == 0 || b.offset % align == 0) continue;
+    if (b.length == 0 || (buffer_offset(*b.memory) + b.offset) % align == 0) continue;
     Memory scratch;
     if (make_buffer(*ctx_, b.length, BufferKind::device, &scratch) != RIG_OK)
       return spoil(batch, VK_ERROR_OUT_OF_DEVICE_MEMORY, "no memory for a scratch copy of an unaligned launch slot");
     batch.scratch.push_back(scratch);
     staged[i] = buffer_of(scratch);
-    VkBufferCopy in{b.offset, 0, b.length};
+    VkBufferCopy in{buffer_offset(*b.memory) + b.offset, 0, b.length};
     fn.vkCmdCopyBuffer(batch.commands, buffer_of(*b.memory), staged[i], 1, &in);
     any_staged = true;
   }
@@ -88,7 +88,7 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
         infos[i].offset = 0;
         infos[i].range = b.length;
       } else if (b.length > 0) {
-        infos[i].offset = b.offset;
+        infos[i].offset = buffer_offset(*b.memory) + b.offset;
         infos[i].range = b.length;
       } else {
         infos[i].offset = 0;  // an empty slot: a range cannot be empty (module.h says the shader must not touch it)
@@ -128,7 +128,7 @@ rig_status VulkanDevice::record_launch(Batch &batch, const Part &part, const Wor
     for (uint32_t i = 0; i < n; ++i) {
       const Binding &b = work.slots[part.slots[i]];
       if (!staged[i] || !(b.access & RIG_ACCESS_WRITE)) continue;
-      VkBufferCopy back{0, b.offset, b.length};
+      VkBufferCopy back{0, buffer_offset(*b.memory) + b.offset, b.length};
       fn.vkCmdCopyBuffer(batch.commands, staged[i], buffer_of(*b.memory), 1, &back);
     }
   }

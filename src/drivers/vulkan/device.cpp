@@ -110,7 +110,7 @@ VulkanDevice::~VulkanDevice() {
   ring_.clear();
   if (pool_) fn.vkDestroyCommandPool(ctx_->device(), pool_, nullptr);  // frees the batches' command buffers
   destroy_buffer(*ctx_, patterns_);
-  for (const Memory &m : imports_) destroy_buffer(*ctx_, m);
+  for (const auto &[handle, m] : imports_) destroy_buffer(*ctx_, m);
 }
 
 // ---- loss ----------------------------------------------------------------------------------------------

@@ -25,9 +25,12 @@
 // borrows work); RIG_MEMORY_MAPPED is device-local and host-visible where the device has such memory
 // (ReBAR, integrated, lavapipe), else PINNED.
 //
-// Borrows: map_peer works between rig devices on the same VkDevice (the same VkBuffer). map_host answers
-// RIG_UNMAPPABLE unless RIG_VULKAN_HOST_IMPORT=1 and the device offers VK_EXT_external_memory_host; then
-// page-aligned writable host memory is imported (read-only memory never: an import cannot say read-only).
+// Borrows: map_peer works between rig devices on the same VkDevice (the same VkBuffer). map_host imports
+// host memory of any alignment where the device offers VK_EXT_external_memory_host (unless
+// RIG_VULKAN_HOST_IMPORT=0): each borrow imports its enclosing pages as a buffer of its own (memory.h), so
+// neighbours on a page each have one, and copies and launches use one buffer a borrow (no seams). Refused
+// with the reason: file mappings (the kernel hazard: host_pages.h) and pages the process cannot write
+// borrowed writable (an import cannot say read-only).
 //
 // Fills: vkCmdFillBuffer fills the 4-byte-aligned middle; unaligned head and tail bytes (at most 3 each)
 // are copied from a small pattern buffer (256 values x 4 bytes), so fills take any offset and length.
@@ -41,6 +44,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/driver.h"
@@ -250,7 +254,7 @@ class VulkanDevice final : public DriverDevice, public MemoryFds, public Semapho
   mutable std::atomic<uint64_t> signaled_{0};  // last value read from the semaphore (a floor)
 
   std::mutex imports_mutex_;
-  std::vector<Memory> imports_;  // host memory imported through map_host, freed by unmap
+  std::unordered_map<uintptr_t, Memory> imports_;  // host memory imported by map_host, by VkBuffer; unmap frees
 
   std::mutex sync_exports_mutex_;
   std::vector<SyncExport> sync_exports_;  // submitted, destroyed once their fences are signaled

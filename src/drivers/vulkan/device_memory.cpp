@@ -3,8 +3,10 @@
 #include "drivers/vulkan/device.h"
 
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
+#include "drivers/vulkan/host_pages.h"
 #include "drivers/vulkan/instance.h"
 #include "drivers/vulkan/memory.h"
 
@@ -29,20 +31,24 @@ void VulkanDevice::free(const Memory &memory) noexcept { destroy_buffer(*ctx_, m
 
 rig_status VulkanDevice::map_host(void *host, size_t length, bool read_only, Memory *out) {
   if (!ctx_->host_import()) {
-    if (!env_flag("RIG_VULKAN_HOST_IMPORT"))
-      return fail(RIG_UNMAPPABLE,
-                  "Vulkan: %s borrows no host memory (importing host memory is opt-in: RIG_VULKAN_HOST_IMPORT=1)",
-                  info_.name.c_str());
-    return fail(RIG_UNMAPPABLE, "Vulkan: %s does not offer VK_EXT_external_memory_host (or it was not enabled "
-                "when the first Vulkan device was opened)", info_.name.c_str());
+    if (host_import_turned_off())
+      return fail(RIG_UNMAPPABLE, "Vulkan: %s borrows no host memory: importing it is turned off "
+                  "(RIG_VULKAN_HOST_IMPORT=0)", info_.name.c_str());
+    return fail(RIG_UNMAPPABLE, "Vulkan: %s does not offer VK_EXT_external_memory_host, so it borrows no host "
+                "memory", info_.name.c_str());
   }
-  if (read_only)
-    return fail(RIG_UNMAPPABLE, "Vulkan: read-only host memory is never imported: an import cannot be made "
-                "read-only, so a device write would fault");
+  // An import cannot be made read-only, but rig never lets work write through a read-only borrow: such a
+  // borrow is imported even over pages the process cannot write (where the driver takes them); a writable
+  // borrow needs writable pages.
+  // An empty borrow still gets a buffer (a launch binds every slot): that of the page at `host`.
+  std::string refusal = host_pages_refusal(host, length ? length : 1, read_only);
+  if (!refusal.empty())
+    return fail(RIG_UNMAPPABLE, "Vulkan: %s does not import host memory at %p of %zu bytes: %s",
+                info_.name.c_str(), host, length, refusal.c_str());
   Memory m;
   if (rig_status s = import_host(*ctx_, host, length, &m); s != RIG_OK) return s;
   std::lock_guard<std::mutex> lock(imports_mutex_);
-  imports_.push_back(m);
+  imports_.emplace(m.handle, m);
   *out = m;
   return RIG_OK;
 }
@@ -58,13 +64,10 @@ rig_status VulkanDevice::map_peer(DriverDevice &owner, const Memory &memory, Mem
 
 void VulkanDevice::unmap(const Memory &mapping) noexcept {
   std::lock_guard<std::mutex> lock(imports_mutex_);
-  for (auto it = imports_.begin(); it != imports_.end(); ++it)
-    if (it->handle == mapping.handle) {
-      destroy_buffer(*ctx_, *it);
-      imports_.erase(it);
-      return;
-    }
-  // A peer mapping: the owner's buffer, nothing of ours to release.
+  auto it = imports_.find(mapping.handle);
+  if (it == imports_.end()) return;  // a peer mapping or an empty borrow: nothing of ours to release
+  destroy_buffer(*ctx_, it->second);
+  imports_.erase(it);
 }
 
 rig_status VulkanDevice::copy_to_host(const Memory &memory, size_t offset, void *dst, size_t length) {

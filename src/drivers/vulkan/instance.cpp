@@ -17,6 +17,11 @@ bool env_flag(const char *name) {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+bool host_import_turned_off() {
+  const char *v = std::getenv("RIG_VULKAN_HOST_IMPORT");
+  return v && std::strcmp(v, "0") == 0;
+}
+
 namespace {
 
 constexpr const char *kValidationLayer = "VK_LAYER_KHRONOS_validation";
@@ -112,7 +117,7 @@ rig_status Instance::make() {
     return fail(RIG_NOT_FOUND, "Vulkan: the loader offers Vulkan %u.%u; rig needs 1.2 (timeline semaphores)",
                 VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
 
-  host_import_ = env_flag("RIG_VULKAN_HOST_IMPORT");
+  host_import_ = !host_import_turned_off();
   const bool want_validation = env_flag("RIG_VULKAN_VALIDATION");
   bool sync_validation = false;
   std::vector<const char *> layers, extensions;

@@ -12,8 +12,8 @@
 //                               run this way fails on a validation message)
 //   RIG_VULKAN_NO_PUSH_DESCRIPTORS=1  bind launch slots through descriptor pools even where the device
 //                               offers VK_KHR_push_descriptor (so the tests run both paths)
-//   RIG_VULKAN_HOST_IMPORT=1    enable VK_EXT_external_memory_host so that borrows of host memory work
-//                               (off by default: see device.h, map_host)
+//   RIG_VULKAN_HOST_IMPORT=0    leave VK_EXT_external_memory_host off, so that no borrow of host memory
+//                               is imported (on by default where the device offers it: device.h, map_host)
 #pragma once
 
 #include <rig.h>
@@ -59,7 +59,7 @@ class Instance {
   const Library &lib() const { return lib_; }
   VkInstance handle() const { return instance_; }
   std::span<const PhysicalDevice> devices() const { return devices_; }
-  bool host_import_opted_in() const { return host_import_; }
+  bool host_import_wanted() const { return host_import_; }
 
   // Validation (RIG_VULKAN_VALIDATION=1): whether the layer is active, and the messages counted so far.
   bool validation_active() const { return validation_active_; }
@@ -89,5 +89,7 @@ class Instance {
 
 // True where the environment variable is set to something other than "" or "0".
 bool env_flag(const char *name);
+// RIG_VULKAN_HOST_IMPORT=0: host memory is never imported.
+bool host_import_turned_off();
 
 }  // namespace rig::vulkan

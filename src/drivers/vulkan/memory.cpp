@@ -1,8 +1,10 @@
 #include "drivers/vulkan/memory.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/error.h"
+#include "core/range_table.h"
 
 namespace rig::vulkan {
 
@@ -174,14 +176,10 @@ void destroy_buffer(Context &ctx, const Memory &memory) noexcept {
   ctx.fn().vkFreeMemory(ctx.device(), reinterpret_cast<VkDeviceMemory>(memory.extra), nullptr);
 }
 
-rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
-  const VkDeviceSize align = ctx.physical().host_import_alignment;
-  const uintptr_t at = reinterpret_cast<uintptr_t>(host);
-  if (align == 0 || at % align != 0 || length == 0 || length % align != 0)
-    return fail(RIG_UNMAPPABLE,
-                "Vulkan: host memory at %p of %zu bytes is not aligned to the device's import alignment %llu "
-                "(VK_EXT_external_memory_host)",
-                host, length, static_cast<unsigned long long>(align));
+namespace {
+
+// Imports [host, host+length), both multiples of the device's import alignment, as one buffer over it.
+rig_status import_aligned(Context &ctx, void *host, size_t length, Memory *out) {
   const DeviceFunctions &fn = ctx.fn();
   ctx.instance().count_host_import();
   constexpr auto handle_type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
@@ -218,6 +216,30 @@ rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
   m.host = host;
   m.handle = reinterpret_cast<uintptr_t>(buffer);
   m.extra = reinterpret_cast<uintptr_t>(memory);
+  m.length = length;
+  *out = m;
+  return RIG_OK;
+}
+
+}  // namespace
+
+rig_status import_host(Context &ctx, void *host, size_t length, Memory *out) {
+  // The import covers the enclosing units of the device's import alignment (at least a page): each borrow
+  // its own import, so a buffer covers every byte of it whatever its neighbours on those pages.
+  const size_t page = range_table::page_size();
+  const VkDeviceSize align = std::max<VkDeviceSize>(ctx.physical().host_import_alignment, page);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(host);
+  const size_t covered = length ? length : 1;  // an empty borrow: the unit holding `host`
+  if ((align & (align - 1)) != 0 || at > UINTPTR_MAX - covered - align)
+    return fail(RIG_UNMAPPABLE, "Vulkan: host memory at %p of %zu bytes cannot be imported with the device's "
+                "import alignment %llu (VK_EXT_external_memory_host)", host, length,
+                static_cast<unsigned long long>(ctx.physical().host_import_alignment));
+  const uintptr_t base = at & ~static_cast<uintptr_t>(align - 1);
+  const size_t span = static_cast<size_t>(((at + covered + align - 1) & ~static_cast<uintptr_t>(align - 1)) - base);
+  Memory m;
+  if (rig_status s = import_aligned(ctx, reinterpret_cast<void *>(base), span, &m); s != RIG_OK) return s;
+  m.host = host;
+  m.address = at - base;
   m.length = length;
   *out = m;
   return RIG_OK;

@@ -1,6 +1,7 @@
 // Buffers: one VkBuffer over one dedicated VkDeviceMemory each. Memory.handle is the VkBuffer,
 // Memory.extra the VkDeviceMemory, Memory.host the mapped bytes for host-visible kinds (null for device
-// memory), Memory.address 0 (launches bind buffers by descriptor, not by address).
+// memory). Launches bind buffers by descriptor, not by address: Memory.address is where the memory starts
+// in its buffer (0, but for imported host memory, whose buffer starts at the enclosing page).
 #pragma once
 
 #include <rig.h>
@@ -22,8 +23,11 @@ enum class BufferKind {
 rig_status make_buffer(Context &ctx, size_t length, BufferKind kind, Memory *out);
 void destroy_buffer(Context &ctx, const Memory &memory) noexcept;
 
-// Imports host memory through VK_EXT_external_memory_host (the context must have it enabled): `host` and
-// `length` multiples of the device's import alignment. RIG_UNMAPPABLE with the reason otherwise.
+// Imports the host memory enclosing [host, host+length) (the byte at host where length is 0) through VK_EXT_external_memory_host
+// (the context must have it enabled), rounded out to the device's import alignment and at least a page:
+// a buffer of the borrow's own, which neighbours on those pages import again for themselves (the spec lets
+// one payload be imported many times). `address` is where `host` lies in the buffer (buffer_offset).
+// RIG_UNMAPPABLE with the reason where the device refuses.
 rig_status import_host(Context &ctx, void *host, size_t length, Memory *out);
 
 // Device memory as an opaque fd (VK_KHR_external_memory_fd, enabled: ctx.memory_fd()): a new descriptor
@@ -34,5 +38,7 @@ rig_status export_fd(Context &ctx, const Memory &memory, int *fd);
 rig_status import_fd(Context &ctx, int fd, size_t length, Memory *out);
 
 VkBuffer buffer_of(const Memory &memory);
+// Where the memory's first byte lies in buffer_of(memory): 0, but for imported host memory (import_host).
+inline VkDeviceSize buffer_offset(const Memory &memory) { return memory.address; }
 
 }  // namespace rig::vulkan

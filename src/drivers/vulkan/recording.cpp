@@ -54,7 +54,8 @@ rig_status VulkanDevice::record_copy(Batch &batch, const Part &part, const Work 
   size_t length = part.length == RIG_WHOLE ? s.length - part.src_offset : part.length;
   if (length == 0) return RIG_OK;
   VkBuffer sb = buffer_of(*s.memory), db = buffer_of(*d.memory);
-  VkDeviceSize so = s.offset + part.src_offset, dof = d.offset + part.dst_offset;
+  VkDeviceSize so = buffer_offset(*s.memory) + s.offset + part.src_offset;
+  VkDeviceSize dof = buffer_offset(*d.memory) + d.offset + part.dst_offset;
   const DeviceFunctions &fn = ctx_->fn();
   if (sb == db && so < dof + length && dof < so + length) {
     if (so == dof) return RIG_OK;
@@ -80,7 +81,7 @@ rig_status VulkanDevice::record_fill(Batch &batch, const Part &part, const Work 
   size_t length = part.length == RIG_WHOLE ? d.length - part.dst_offset : part.length;
   if (length == 0) return RIG_OK;
   VkBuffer db = buffer_of(*d.memory);
-  VkDeviceSize at = d.offset + part.dst_offset;
+  VkDeviceSize at = buffer_offset(*d.memory) + d.offset + part.dst_offset;
   const DeviceFunctions &fn = ctx_->fn();
   // vkCmdFillBuffer needs a 4-byte aligned offset and size: fill the aligned middle with it and copy the
   // unaligned head and tail (at most 3 bytes each) from the pattern of `byte`.

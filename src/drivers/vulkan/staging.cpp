@@ -101,7 +101,7 @@ rig_status Staging::download(VulkanDevice &device, const Memory &memory, size_t 
   auto *out = static_cast<char *>(dst);
   for (size_t done = 0; done < length;) {
     size_t n = std::min(kChunk, length - done);
-    if (rig_status s = run(device, buffer_of(memory), offset + done, buffer_of(buffer_), 0, n); s != RIG_OK) return s;
+    if (rig_status s = run(device, buffer_of(memory), buffer_offset(memory) + offset + done, buffer_of(buffer_), 0, n); s != RIG_OK) return s;
     std::memcpy(out + done, buffer_.host, n);
     done += n;
   }
@@ -116,7 +116,7 @@ rig_status Staging::upload(VulkanDevice &device, const Memory &memory, size_t of
     size_t n = std::min(kChunk, length - done);
     // Host writes made before vkQueueSubmit are visible to the submitted work (coherent memory).
     std::memcpy(buffer_.host, in + done, n);
-    if (rig_status s = run(device, buffer_of(buffer_), 0, buffer_of(memory), offset + done, n); s != RIG_OK) return s;
+    if (rig_status s = run(device, buffer_of(buffer_), 0, buffer_of(memory), buffer_offset(memory) + offset + done, n); s != RIG_OK) return s;
     done += n;
   }
   return RIG_OK;
