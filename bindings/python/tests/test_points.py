@@ -1,6 +1,7 @@
 # Points typed (issue 33, item 6): every call that returns a point returns a rig.Point, which a device's
 # own wait (a timeline value) refuses with a TypeError, while wait_point and waits take it (or its int).
 import ast
+import ctypes
 import os
 
 import pytest
@@ -96,3 +97,25 @@ def test_the_stubs_type_points_apart_from_timeline_values():
     assert ast.unparse(method("Buffer", "stamp_stream").returns) == "Point"
     assert ast.unparse(method("Device", "wait").args.args[1].annotation) == "int"
     assert ast.unparse(top["wait_point"].args.args[0].annotation) == "_PointLike"
+
+
+@pytest.fixture
+def native_stream(cuda_device):
+    """A CUDA stream of cuda:0 made through the driver rig runs on (the fake libcuda under meson)."""
+    cuda = ctypes.CDLL(os.environ.get("RIG_CUDA_LIBRARY") or "libcuda.so.1")
+    ctx, stream = ctypes.c_void_p(), ctypes.c_void_p()
+    assert cuda.cuInit(0) == 0 and cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+    assert cuda.cuCtxSetCurrent(ctx) == 0 and cuda.cuStreamCreate(ctypes.byref(stream), 0) == 0
+    yield stream.value
+    cuda.cuStreamDestroy_v2(stream)
+
+
+def test_a_streams_point_is_a_point_of_its_gpu(cuda_device, native_stream):
+    buf = rig.Buffer.create(cuda_device, 16)
+    p = buf.stamp_stream(native_stream)
+    assert type(p) is rig.Point and p.device_index == cuda_device.info()["index"]
+    assert repr(p) == "Point(%s, %d)" % (cuda_device.name, p.value)
+    assert buf.last_write() == p  # READ_WRITE: recorded as the last write
+    rig.wait_point(p, timeout=10.0)
+    with pytest.raises(TypeError, match="a point: use rig.wait_point"):
+        cuda_device.wait(p)
