@@ -28,6 +28,7 @@ from ._enums import Access, DeviceKind, Fact, Memory, ModuleFormat, Refusal, Sta
 from ._devices import Device, device_list, host, interrupt_waits, memory_device, open_device, wait_point
 from ._buffers import WHOLE, Buffer, Module
 from ._dlpack import ArrayView
+from ._point import Point
 from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
 from ._log import log_to_logging, log_to_stderr
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Tensor, WeightsFile, load, start_load
@@ -60,6 +61,7 @@ __all__ = [
     "READ", "WRITE", "READ_WRITE", "WHOLE",
     # devices
     "Device", "host", "memory_device", "open_device", "device_list", "wait_point", "interrupt_waits",
+    "Point",
     # buffers and work
     "Buffer", "ArrayView", "Module", "Submission", "Run", "copy", "fill", "host_kernel", "launch", "submit",
     # mapped registration

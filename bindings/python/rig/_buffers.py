@@ -4,6 +4,7 @@ from . import _dlpack, _rig
 from ._devices import _borrowed_device
 from ._enums import Memory, ModuleFormat
 from ._owned import Owned
+from ._point import point_of
 
 WHOLE = _rig.RIG_WHOLE_LENGTH  # "to the end of the buffer" for a part's length
 
@@ -72,6 +73,11 @@ class Buffer(Owned, _rig.BufferBase):
         if self._keep is not None and not self._released:
             return self._keep
         return _borrowed_device(_rig.rig_buffer_device(self._raw))
+
+    def last_write(self):
+        """The Point of the last write recorded on this buffer's allocation (Point(none): none yet), on
+        whichever device wrote it; waits for nothing."""
+        return point_of(_rig.rig_py_last_write(self._raw))
 
     def read(self, fn):
         """fn(memoryview) after the last write (rule 5); the view is valid only during fn."""

@@ -1,10 +1,12 @@
 """Devices: the host, memory devices, GPUs; their timelines and waits."""
 
+import operator
 import threading
 
 from . import _rig
 from ._enums import DeviceKind
 from ._owned import Owned, timeout_ns
+from ._point import point_of, refuse_point
 
 
 class Device(Owned):
@@ -56,12 +58,15 @@ class Device(Owned):
 
     def wait(self, value, timeout=None):
         """Waits until the device reaches timeline value ``value``. ``timeout`` in seconds (float; None
-        waits forever, 0 only looks); raises Timeout (also a TimeoutError) when it passes."""
+        waits forever, 0 only looks); raises Timeout (also a TimeoutError) when it passes. A Point is
+        refused with TypeError: it names a device of its own, so wait_point(p) is its wait."""
+        refuse_point(value, "Device.wait")
         _rig.rig_device_wait(self._raw, value, timeout_ns(timeout))
 
     def point(self, value):
-        """The point (an int) of timeline value ``value`` of this device."""
-        return _rig.rig_device_point(self._raw, value)
+        """The Point of timeline value ``value`` of this device (a Point as ``value``: TypeError)."""
+        refuse_point(value, "Device.point")
+        return point_of(_rig.rig_device_point(self._raw, value), self)
 
     def lost_reason(self):
         """Why the device is lost, or None while it is not."""
@@ -120,8 +125,9 @@ def device_list():
 
 
 def wait_point(point, timeout=None):
-    """Waits until ``point`` is reached; timeout in seconds (None: forever). Raises Timeout."""
-    _rig.rig_wait_point(point, timeout_ns(timeout))
+    """Waits until ``point`` (a Point, or its int) is reached; timeout in seconds (None: forever). Raises
+    Timeout."""
+    _rig.rig_wait_point(operator.index(point), timeout_ns(timeout))
 
 
 def interrupt_waits(on):

@@ -14,6 +14,7 @@ call ``buf.stamp_stream(stream)`` so that it follows the consumer's work on its 
 from . import _rig
 from ._enums import Access
 from ._errors import Unsupported
+from ._point import point_of
 
 DLPACK_CPU, DLPACK_CUDA, DLPACK_ROCM = 1, 2, 10
 
@@ -87,8 +88,9 @@ def cuda_array_interface(buf, dtype="uint8"):
 def stamp_stream(buf, stream, access=Access.READ_WRITE):
     """Makes rig's later work on buf's allocation follow what is enqueued so far on ``stream`` (a native
     CUDA/HIP stream of buf's GPU, as an int): a point taken from the stream (rig_stream_point), recorded as
-    a use, and as the last write where ``access`` writes. Returns the point."""
-    point = _rig.rig_py_stream_point(buf.device._raw, 0 if stream in (None, 1) else int(stream))
+    a use, and as the last write where ``access`` writes. Returns the Point."""
+    device = buf.device
+    point = point_of(_rig.rig_py_stream_point(device._raw, 0 if stream in (None, 1) else int(stream)), device)
     _rig.rig_py_buffer_stamp(buf._raw, point, int(access))
     return point
 

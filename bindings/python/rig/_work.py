@@ -4,6 +4,7 @@ from . import _rig
 from ._buffers import WHOLE
 from ._enums import Access
 from ._owned import Owned
+from ._point import point_of
 
 
 class copy(object):
@@ -83,6 +84,7 @@ class Submission(Owned):
     _release_fn = staticmethod(_rig.rig_submission_release)
 
     def __init__(self, device, parts, access):
+        self._device = device  # the device its runs' points are on
         keep = [device]  # its device lives while the submission (and its runs) may be submitted
         parts = list(parts)
         access = [Access(a) for a in access]
@@ -126,15 +128,15 @@ class Run(Owned):
         _rig.rig_run_set_scalars(self._raw, data)
 
     def submit(self, waits=()):
-        """Submits the run after the points in ``waits``; returns its point (an int)."""
-        return _rig.rig_submit(self._raw, [int(w) for w in waits])
+        """Submits the run after the points in ``waits`` (Points, or their ints); returns its Point."""
+        return point_of(_rig.rig_submit(self._raw, [int(w) for w in waits]), self._keep._device)
 
     def __repr__(self):
         return "<rig.Run of %r%s>" % (self._keep, " closed" if self._released else "")
 
 
 def submit(device, parts, slots, waits=()):
-    """Makes, takes and submits in one call: slots is a list of (buffer, access). Returns the point."""
+    """Makes, takes and submits in one call: slots is a list of (buffer, access). Returns the Point."""
     slots = list(slots)
     with Submission(device, parts, [a for _, a in slots]) as sub:
         with sub.take() as run:

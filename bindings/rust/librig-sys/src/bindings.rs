@@ -1371,12 +1371,13 @@ pub struct rig_load_tensor {
     pub shape: [u64; 8usize],
     pub offset: u64,
     pub length: u64,
+    pub shard: usize,
 }
 #[test]
 fn bindgen_test_layout_rig_load_tensor() {
     assert_eq!(
         ::std::mem::size_of::<rig_load_tensor>(),
-        120usize,
+        128usize,
         concat!("Size of: ", stringify!(rig_load_tensor))
     );
     assert_eq!(
@@ -1537,6 +1538,23 @@ fn bindgen_test_layout_rig_load_tensor() {
         );
     }
     test_field_length();
+    fn test_field_shard() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_tensor>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).shard) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_tensor),
+                "::",
+                stringify!(shard)
+            )
+        );
+    }
+    test_field_shard();
 }
 extern "C" {
     pub fn rig_load_open(
@@ -1643,6 +1661,28 @@ extern "C" {
 }
 extern "C" {
     pub fn rig_load_file_format(file: rig_load_file, format: *mut rig_load_format) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_shard_count(file: rig_load_file, count: *mut usize) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_shard_get(
+        file: rig_load_file,
+        index: usize,
+        path: *mut *const ::std::os::raw::c_char,
+        bytes: *mut u64,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_metadata_count(file: rig_load_file, count: *mut usize) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_metadata_get(
+        file: rig_load_file,
+        index: usize,
+        key: *mut *const ::std::os::raw::c_char,
+        value: *mut *const ::std::os::raw::c_char,
+    ) -> rig_status;
 }
 extern "C" {
     pub fn rig_load_file_keep_registered(file: rig_load_file, device: rig_device) -> rig_status;
