@@ -3,6 +3,8 @@
 # on every layout (bench/load/layouts.py) through the old and the new librig interleaved, and bench/cuda's chain
 # A/B (scripts/gpu/cuda_ab.sh). Usage (repository root, on the GPU machine):
 #   scripts/gpu/session.sh NEW_BUILD OLD_BUILD     (each a carried release build: librig.so.0, tools/rig, bench/)
+# PARTS (default "tests bench"): tests = the CUDA tests and issue 36's GPU checks; bench = layouts and chain A/B.
+# Each part fits one device command (10 minutes) alone.
 # Writes $OUT/session.txt (every summary line) and $OUT/logs.tgz.
 set -u
 new=$(cd "${1:?usage: session.sh NEW_BUILD OLD_BUILD}" && pwd)
@@ -15,6 +17,8 @@ ldconfig 2>/dev/null
 chmod -R u+x "$new" "$old" 2>/dev/null
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc
+  parts=${PARTS:-tests bench}
+  if [[ $parts == *tests* ]]; then
   echo "=== cuda tests (RIG_REQUIRE=cuda)"
   CUDA_SH_BUDGET_S=${CUDA_BUDGET:-200} timeout 260 stdbuf -oL bash scripts/gpu/cuda.sh "$new" 2>&1 | tail -70
   echo "=== issue 36 on the GPU: the README program on every pair present, 10,000 neighbouring heap pairs"
@@ -25,10 +29,13 @@ chmod -R u+x "$new" "$old" 2>/dev/null
     LD_LIBRARY_PATH=$new:$new/tests/cuda RIG_TEST_KINDS=cuda RIG_TEST_PAIRS=200 RIG_REQUIRE=cuda timeout 120 \
       compute-sanitizer --tool memcheck --error-exitcode 9 "$new/tests/core/test_neighbours" 2>&1 | tail -6
   fi
+  fi
+  if [[ $parts == *bench* ]]; then
   echo "=== layouts (old, new interleaved)"
   ROUNDS=${LAYOUT_ROUNDS:-2} LAYOUT_GIB=${LAYOUT_GIB:-4} timeout 240 stdbuf -oL python3 bench/load/layouts.py \
     "$new/tools/rig" /tmp/layouts "$old" "$new" 2>&1
   echo "=== cuda chain A/B (old, new)"
   ROUNDS=${AB_ROUNDS:-2} ROUNDS_CHAIN=${AB_CHAIN:-51} timeout 150 stdbuf -oL bash scripts/gpu/cuda_ab.sh "$new" "$old" 2>&1
+  fi
 } 2>&1 | tee "$final/session.txt"
 tar czf "$final/logs.tgz" -C "$OUT" . 2>/dev/null
