@@ -40,9 +40,9 @@ static int chain_open(Chain *c, int record_ahead) {
   uint8_t bytes[4096];
   memset(bytes, 0x5a, sizeof bytes);
   OK(rig_buffer_write_from(c->x, 0, bytes, sizeof bytes));
-  rig_vulkan_testing_record_ahead(record_ahead);
+  vulkan_testing_record_ahead(record_ahead);
   c->forth = rt_copy_run(c->a, c->x, c->y), c->back = rt_copy_run(c->b, c->yb, c->xb);
-  rig_vulkan_testing_record_ahead(1);
+  vulkan_testing_record_ahead(1);
   return 1;
 }
 
@@ -94,7 +94,7 @@ static void a_submit_asks_the_semaphore_nothing_and_a_recorded_run_records_nothi
   chain_close(&c);
 }
 
-/* The same chain with runs made while recording ahead is off (rig_vulkan_testing_record_ahead): each batch
+/* The same chain with runs made while recording ahead is off (vulkan_testing_record_ahead): each batch
  * begins its own command buffer and records the copy at hand-over, so the counter above counts. */
 static void runs_recorded_at_hand_over_begin_a_command_buffer_a_batch(void **state) {
   (void)state;

@@ -168,7 +168,7 @@ static void held_work_is_committed_by_itself_after_k_values(void **state) {
   (void)state;
   rig_device a;
   if (!vk_open(&a)) return;
-  const uint64_t k = rig_vulkan_testing_commit_every();
+  const uint64_t k = vulkan_testing_commit_every();
   assert_true(k >= 2);
   rig_buffer x = vk_buffer(a, 256, RIG_MEMORY_DEVICE);
   for (uint64_t i = 1; i < k; ++i) rt_fill(a, x, (uint8_t)i);

@@ -80,9 +80,9 @@ static void a_borrow_imports_host_memory_and_work_uses_the_callers_bytes(void **
   /* At an odd offset: the import covers the enclosing pages, the borrow its own bytes. */
   uint8_t *at = mem + 13;
   rig_buffer w, on_a;
-  uint64_t before = rig_vulkan_testing_imports();
+  uint64_t before = vulkan_testing_imports();
   OK(borrow(a, at, n, RIG_ACCESS_READ_WRITE, &w, &on_a));
-  assert_int_equal(rig_vulkan_testing_imports(), before + 1);
+  assert_int_equal(vulkan_testing_imports(), before + 1);
   rig_buffer view;
   OK(rig_buffer_view(on_a, 100, 1000, &view));
   rt_fill(a, view, 0xab);
@@ -177,7 +177,7 @@ static void file_mappings_and_read_only_pages_are_refused_with_the_reason(void *
   (void)state;
   rig_device a;
   if (!open_importing(&a)) return;
-  const uint64_t before = rig_vulkan_testing_imports();
+  const uint64_t before = vulkan_testing_imports();
   const long page = sysconf(_SC_PAGESIZE);
 
   char path[] = "/tmp/rig-vk-import-XXXXXX";
@@ -191,7 +191,7 @@ static void file_mappings_and_read_only_pages_are_refused_with_the_reason(void *
   assert_true(shared != MAP_FAILED && privately != MAP_FAILED && own != MAP_FAILED);
   refused(a, shared + 5, 100, RIG_ACCESS_READ_WRITE, "file mapping", "kernel hazard");
   refused(a, privately, 2 * (size_t)page, RIG_ACCESS_READ, "file mapping", "kernel hazard");
-  assert_int_equal(rig_vulkan_testing_imports(), before); /* refused before an import */
+  assert_int_equal(vulkan_testing_imports(), before); /* refused before an import */
   /* A private writable mapping of a file (a program's globals) is the process's own copy: imported, the
    * device writing the process's pages and never the file's. */
   rig_buffer w, out;
@@ -206,7 +206,7 @@ static void file_mappings_and_read_only_pages_are_refused_with_the_reason(void *
   for (size_t i = 0; i < sizeof back; ++i) assert_int_equal(back[i], 0); /* the file is untouched */
   OK(rig_buffer_release(out));
   OK(rig_buffer_release(w));
-  const uint64_t after_own = rig_vulkan_testing_imports();
+  const uint64_t after_own = vulkan_testing_imports();
 
   /* Anonymous pages the process cannot write: a read-only borrow is imported, a writable one refused. */
   char *ro = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -214,7 +214,7 @@ static void file_mappings_and_read_only_pages_are_refused_with_the_reason(void *
   memset(ro, 0x5a, 2 * (size_t)page);
   assert_int_equal(mprotect(ro, 2 * (size_t)page, PROT_READ), 0);
   refused(a, ro + 1, 64, RIG_ACCESS_READ_WRITE, "read-only", NULL);
-  assert_int_equal(rig_vulkan_testing_imports(), after_own); /* refused before an import */
+  assert_int_equal(vulkan_testing_imports(), after_own); /* refused before an import */
   rig_status s = borrow(a, ro + 1, 64, RIG_ACCESS_READ, &w, &out);
   if (s == RIG_OK) { /* where the driver imports read-only pages: the device reads the caller's bytes */
     rig_buffer d = rt_create(a, 64);
@@ -232,9 +232,9 @@ static void file_mappings_and_read_only_pages_are_refused_with_the_reason(void *
   }
   /* Unmapped pages: refused by name, nothing imported. */
   assert_int_equal(munmap(ro + page, (size_t)page), 0);
-  uint64_t held = rig_vulkan_testing_imports();
+  uint64_t held = vulkan_testing_imports();
   refused(a, ro + page - 8, 16, RIG_ACCESS_READ, "not mapped", NULL);
-  assert_int_equal(rig_vulkan_testing_imports(), held);
+  assert_int_equal(vulkan_testing_imports(), held);
 
   munmap(ro, (size_t)page);
   munmap(shared, 4 * (size_t)page);
@@ -248,7 +248,7 @@ static void the_static_verdict_refuses_vulkan_and_nothing_registers(void **state
   (void)state;
   rig_device a;
   if (!vk_open(&a)) return;
-  const uint64_t before = rig_vulkan_testing_imports();
+  const uint64_t before = vulkan_testing_imports();
 
   rig_verdict v = NULL;
   OK(rig_static_verdict(a, &v));
@@ -281,7 +281,7 @@ static void the_static_verdict_refuses_vulkan_and_nothing_registers(void **state
   OK(rig_host_is_registered(map, n, &registered));
   assert_int_equal(registered, 0);
 
-  assert_int_equal(rig_vulkan_testing_imports(), before); /* not one import attempted */
+  assert_int_equal(vulkan_testing_imports(), before); /* not one import attempted */
   free(map);
   free(ref);
   OK(rig_device_release(a));
@@ -291,7 +291,7 @@ static void turned_off_every_borrow_of_host_memory_is_refused_with_the_way_aroun
   (void)state;
   rig_device a, m;
   if (!vk_open(&a)) return;
-  const uint64_t before = rig_vulkan_testing_imports();
+  const uint64_t before = vulkan_testing_imports();
   void *mem = NULL;
   assert_int_equal(posix_memalign(&mem, 65536, 65536), 0);
   rig_buffer out;
@@ -303,7 +303,7 @@ static void turned_off_every_borrow_of_host_memory_is_refused_with_the_way_aroun
   rig_buffer x = rt_create(m, 4096);
   STATUS(RIG_UNMAPPABLE, rig_buffer_borrow(a, x, &out));
   assert_non_null(strstr(rig_last_error(), "RIG_VULKAN_HOST_IMPORT=0"));
-  assert_int_equal(rig_vulkan_testing_imports(), before); /* nothing was imported */
+  assert_int_equal(vulkan_testing_imports(), before); /* nothing was imported */
   OK(rig_buffer_release(x));
   OK(rig_device_release(m));
   free(mem);
@@ -316,10 +316,10 @@ static void without_the_extension_a_borrow_names_what_to_do_instead(void **state
   (void)state;
   rig_device a;
   if (!vk_open(&a)) return;
-  const uint64_t before = rig_vulkan_testing_imports();
+  const uint64_t before = vulkan_testing_imports();
   char text[] = "hello, world";
   refused(a, text, 12, RIG_ACCESS_READ, "does not offer VK_EXT_external_memory_host", "rig_buffer_write_from");
-  assert_int_equal(rig_vulkan_testing_imports(), before);
+  assert_int_equal(vulkan_testing_imports(), before);
   /* The portable way works: write the bytes into a buffer of the device and read them back. */
   rig_buffer d = rt_create(a, 12);
   OK(rig_buffer_write_from(d, 0, text, 12));

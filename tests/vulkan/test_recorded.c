@@ -69,7 +69,7 @@ static void a_recorded_run_runs_once_for_each_submit_in_and_across_batches(void 
   Affine f;
   if (!affine_open(&f, words)) return;
   rig_run run = affine_run(&f, (affine_scalars){3, 1, N});
-  const uint64_t times = 3 * rig_vulkan_testing_commit_every() + 2;
+  const uint64_t times = 3 * vulkan_testing_commit_every() + 2;
   rig_point p = 0;
   for (uint64_t t = 0; t < times; ++t) OK(rig_submit(run, NULL, 0, &p));
   OK(rig_wait_point(p, kForever));
@@ -92,11 +92,11 @@ static void replays_and_work_recorded_at_hand_over_keep_the_order_of_their_submi
              z = vk_buffer(a, kBytes, RIG_MEMORY_DEVICE);
   for (int round = 0; round < 2; ++round) {
     /* round 0: fills recorded ahead, copies at hand-over; round 1: the other way round */
-    rig_vulkan_testing_record_ahead(round == 0);
+    vulkan_testing_record_ahead(round == 0);
     rig_run one = rt_fill_run(a, x, 1), two = rt_fill_run(a, x, 2);
-    rig_vulkan_testing_record_ahead(round == 1);
+    vulkan_testing_record_ahead(round == 1);
     rig_run to_y = rt_copy_run(a, x, y), to_z = rt_copy_run(a, x, z);
-    rig_vulkan_testing_record_ahead(1);
+    vulkan_testing_record_ahead(1);
     for (int pass = 0; pass < 3; ++pass) {
       rig_point p = 0;
       OK(rig_submit(one, NULL, 0, NULL));
@@ -133,7 +133,7 @@ static void a_run_rebound_or_released_while_its_commands_are_pending_runs_them_a
              z = vk_buffer(a, kBytes, RIG_MEMORY_DEVICE);
   rt_fill(a, x, 0x3c);
   rig_run run = rt_copy_run(a, x, y);
-  const uint64_t times = 2 * rig_vulkan_testing_commit_every() + 3;
+  const uint64_t times = 2 * vulkan_testing_commit_every() + 3;
   for (uint64_t t = 0; t < times; ++t) OK(rig_submit(run, NULL, 0, NULL));
   OK(rig_run_set_buffer(run, 1, z));  /* batches submitted and one held still run the old record */
   rig_point p = 0;

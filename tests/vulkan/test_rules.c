@@ -29,7 +29,7 @@ static void rule1_a_devices_values_run_in_order_across_batches(void **state) {
   rig_device a;
   if (!vk_open(&a)) return;
   rig_buffer x = vk_buffer(a, L, RIG_MEMORY_DEVICE), y = vk_buffer(a, L, RIG_MEMORY_DEVICE);
-  const uint64_t k = rig_vulkan_testing_commit_every();
+  const uint64_t k = vulkan_testing_commit_every();
   for (unsigned i = 1; i <= 3 * k + 1; ++i) {
     rt_fill(a, x, (uint8_t)i); /* x = i */
     rt_copy(a, x, y);          /* y = i: reads the fill just before it */

@@ -5,14 +5,14 @@
 
 #include "vk_common.h"
 
-int64_t rig_vulkan_testing_provoke_validation(void);
+int64_t vulkan_testing_provoke_validation(void);
 
 static void a_deliberate_validation_error_is_counted(void **state) {
   (void)state;
   rig_device a;
   if (!vk_open(&a)) return;
   uint64_t messages = 0;
-  int active = rig_vulkan_testing_validation(&messages);
+  int active = vulkan_testing_validation(&messages);
   if (active != 1) {
     if (getenv("RIG_VULKAN_VALIDATION") && rt_required("vulkan-validation"))
       fail_msg("RIG_REQUIRE names vulkan-validation but the layer is not active");
@@ -21,10 +21,10 @@ static void a_deliberate_validation_error_is_counted(void **state) {
     skip();
     return;
   }
-  int64_t added = rig_vulkan_testing_provoke_validation();
+  int64_t added = vulkan_testing_provoke_validation();
   assert_true(added >= 1);
   uint64_t after = 0;
-  rig_vulkan_testing_validation(&after);
+  vulkan_testing_validation(&after);
   assert_int_equal(after, messages); /* forgiven: the group teardown and the exit check see only real ones */
   OK(rig_device_release(a));
 }

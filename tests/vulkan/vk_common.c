@@ -76,7 +76,7 @@ uint64_t vk_poll_signaled(rig_device d, uint64_t value, unsigned ms) {
 int vk_validation_teardown(void **state) {
   (void)state;
   uint64_t messages = 0;
-  int active = rig_vulkan_testing_validation(&messages);
+  int active = vulkan_testing_validation(&messages);
   if (active == 1 && messages > 0) {
     fprintf(stderr, "FAIL: the Vulkan validation layer reported %llu message(s) (printed above)\n",
             (unsigned long long)messages);

@@ -16,10 +16,10 @@ extern "C" {
 
 /* Hidden observation hooks of the driver (src/drivers/vulkan/testing.cpp), reachable because the tests
  * link the internal archive. */
-int rig_vulkan_testing_validation(uint64_t *messages);
-uint64_t rig_vulkan_testing_commit_every(void);
-uint64_t rig_vulkan_testing_imports(void);
-void rig_vulkan_testing_record_ahead(int on);
+int vulkan_testing_validation(uint64_t *messages);
+uint64_t vulkan_testing_commit_every(void);
+uint64_t vulkan_testing_imports(void);
+void vulkan_testing_record_ahead(int on);
 
 /* Where vulkan:0 did not open (rig's message says why): fails the test when RIG_REQUIRE names vulkan, else
  * skips it with the reason. */

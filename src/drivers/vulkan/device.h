@@ -56,7 +56,7 @@ namespace rig::vulkan {
 
 namespace testing {
 // Whether record() records runs ahead (true, the default): rig's Vulkan tests turn it off to make runs
-// that are recorded at each hand-over, and so mix both kinds in one batch (rig_vulkan_testing_record_ahead).
+// that are recorded at each hand-over, and so mix both kinds in one batch (vulkan_testing_record_ahead).
 extern std::atomic<bool> record_ahead;
 }  // namespace testing
 

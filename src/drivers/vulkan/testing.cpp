@@ -12,7 +12,7 @@ extern "C" {
 
 // 1 where the validation layer is active (RIG_VULKAN_VALIDATION=1 and the layer installed), 0 where it is
 // not, -1 where Vulkan could not be loaded. *messages: validation warnings and errors counted so far.
-[[gnu::visibility("hidden")]] int rig_vulkan_testing_validation(uint64_t *messages) {
+[[gnu::visibility("hidden")]] int vulkan_testing_validation(uint64_t *messages) {
   rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
   if (!instance) {
     *messages = 0;
@@ -23,16 +23,16 @@ extern "C" {
 }
 
 // The driver's commit bound k: it commits by itself once this many values are held.
-[[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_commit_every(void) { return rig::vulkan::kCommitEvery; }
+[[gnu::visibility("hidden")]] uint64_t vulkan_testing_commit_every(void) { return rig::vulkan::kCommitEvery; }
 
 // Whether runs whose buffers are set from now on are recorded ahead into command buffers of their own (1,
 // the default) or recorded into the open batch at each hand-over (0). Runs already set keep what they have.
-[[gnu::visibility("hidden")]] void rig_vulkan_testing_record_ahead(int on) {
+[[gnu::visibility("hidden")]] void vulkan_testing_record_ahead(int on) {
   rig::vulkan::testing::record_ahead.store(on != 0, std::memory_order_relaxed);
 }
 
 // Host-memory imports attempted through VK_EXT_external_memory_host so far (0 where Vulkan did not load).
-[[gnu::visibility("hidden")]] uint64_t rig_vulkan_testing_imports(void) {
+[[gnu::visibility("hidden")]] uint64_t vulkan_testing_imports(void) {
   rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
   return instance ? instance->host_imports() : 0;
 }
@@ -41,7 +41,7 @@ extern "C" {
 // VkDevice of its own) and returns how many messages it added to the count; the count is then put back,
 // so that the process's exit check sees only the real ones. -1 where Vulkan or a device is missing. This
 // is how the tests prove that the messenger counts at all.
-[[gnu::visibility("hidden")]] int64_t rig_vulkan_testing_provoke_validation(void) {
+[[gnu::visibility("hidden")]] int64_t vulkan_testing_provoke_validation(void) {
   rig::vulkan::Instance *instance = rig::vulkan::Instance::get();
   if (!instance || instance->devices().empty()) return -1;
   std::shared_ptr<rig::vulkan::Context> ctx;
