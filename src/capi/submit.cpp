@@ -95,7 +95,7 @@ rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length) {
 }
 
 [[gnu::hot]] rig_status rig_submit(rig_run run, const rig_point *waits, size_t wait_count, rig_point *point) {
-  return entry("submit", [&] {
+  return entry_explained("submit", [&] {
     rig_status why;
     PinnedAlone<Run> r(word_of(run), Kind::run, "submit", &why);
     if (!r) return why;
