@@ -24,27 +24,9 @@ namespace rig::capi {
   return fail(s, "%s: %s", what, status_meaning(s));
 }
 
-// Runs the body of a C function: no C++ exception ever crosses the ABI, no failure leaves without a message.
-template <class F>
-rig_status entry(const char *what, F &&body) noexcept {
-  clear_error();
-  try {
-    rig_status s = body();
-    if (s != RIG_OK && !error_set) [[unlikely]]
-      return unexplained(what, s);
-    return s;
-  } catch (const std::bad_alloc &) {
-    return fail(RIG_OUT_OF_MEMORY, "%s: out of host memory", what);
-  } catch (const std::exception &e) {
-    return fail(RIG_DRIVER, "%s: %s", what, e.what());
-  } catch (...) {
-    return fail(RIG_DRIVER, "%s: unexpected failure", what);
-  }
-}
-
-// entry() for rig_submit, the one hot entry: every failure below it sets its own message (the pin's refusal,
-// the run's readiness, a lost device, each rule's wait), so it skips entry()'s check for an unexplained
-// failure, which on a chained copy is two instructions of about 1170 (callgrind, bench/README.md's bench/core).
+// Runs the body of a C function: no C++ exception ever crosses the ABI. For rig_submit, the one hot entry,
+// whose every failure below sets its own message (the pin's refusal, the run's readiness, a lost device,
+// each rule's wait); every other entry goes through entry() below.
 template <class F>
 [[gnu::always_inline]] inline rig_status entry_explained(const char *what, F &&body) noexcept {
   clear_error();
@@ -57,6 +39,18 @@ template <class F>
   } catch (...) {
     return fail(RIG_DRIVER, "%s: unexpected failure", what);
   }
+}
+
+// entry_explained, and no failure leaves without a message. rig_submit skips this check: on a chained copy it
+// is two instructions of about 1170 (callgrind, bench/README.md's bench/core).
+template <class F>
+rig_status entry(const char *what, F &&body) noexcept {
+  return entry_explained(what, [&] {
+    rig_status s = body();
+    if (s != RIG_OK && !error_set) [[unlikely]]
+      return unexplained(what, s);
+    return s;
+  });
 }
 
 inline Pinned<Device> pin_device(rig_device d, const char *what) { return {word_of(d), Kind::device, what}; }
