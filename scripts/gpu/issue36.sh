@@ -13,9 +13,9 @@ export LD_LIBRARY_PATH=$B
 unset RIG_CUDA_LIBRARY
 "$B/tools/rig" devices
 step() { echo "=== $*"; timeout 180 "$@" 2>&1 | tail -25; echo "=== rc=${PIPESTATUS[0]}"; }
-step env RIG_REQUIRE=cuda,vulkan "$B/tests/core/test_pairs" README.md
-step env RIG_REQUIRE=cuda RIG_TEST_KINDS=cuda RIG_TEST_PAIRS=10000 "$B/tests/core/test_neighbours"
+step env RIG_REQUIRE=vulkan "$B/tests/core/test_pairs" README.md
+[ -n "${ONLY_VULKAN:-}" ] || step env RIG_REQUIRE=cuda RIG_TEST_KINDS=cuda RIG_TEST_PAIRS=10000 "$B/tests/core/test_neighbours"
 step env RIG_REQUIRE=vulkan RIG_TEST_KINDS=vulkan RIG_TEST_PAIRS=10000 "$B/tests/core/test_neighbours"
 step env RIG_REQUIRE=vulkan RIG_TEST_KINDS=memory+vulkan "$B/tests/core/test_seed"
 step env RIG_REQUIRE=vulkan RIG_VULKAN_VALIDATION=0 "$B/tests/vulkan/test_vulkan_import"
-step env RIG_REQUIRE=cuda "$B/bench/cuda/bench_cuda_split_copy" 2048 51 cuda:0
+[ -n "${ONLY_VULKAN:-}" ] || step env RIG_REQUIRE=cuda "$B/bench/cuda/bench_cuda_split_copy" 2048 51 cuda:0
