@@ -228,7 +228,8 @@ func TestAVulkanPointLeavesAndReturnsAsASyncFile(t *testing.T) {
 		if !errors.Is(err, &rig.Error{Status: rig.Unsupported}) {
 			t.Fatalf("a sync file where vulkan:0 says it has none: %v", err)
 		}
-		skipOrFail(t, "vulkan", "vulkan:0 has no sync files: "+err.Error())
+		// RIG_REQUIRE asks for the backend, not each optional extension of it (lavapipe has no sync files).
+		t.Skip("SKIP: vulkan:0 has no sync files: " + err.Error())
 	}
 	f := must(p.ExportSyncFile())
 	q := must(v.ImportSyncFile(f))

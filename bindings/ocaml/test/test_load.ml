@@ -147,7 +147,8 @@ let vulkan_sync_fd () =
       let p = submit v [ Submission.copy ~src:0 ~dst:1 () ] [ (x, Read); (y, Write) ] in
       if not (Interop.supported v Interop.Sync_fd) then begin
         expect_error (fun () -> Interop.export_sync_fd p) Status.Unsupported "vulkan:0's sync file, where it says it has none";
-        skip_or_fail "vulkan" "vulkan:0 has no sync files"
+        (* RIG_REQUIRE asks for the backend, not each optional extension of it (lavapipe has none). *)
+        (incr skips; print_endline "SKIP vulkan:0 has no sync files")
       end
       else begin
         let fd = Interop.export_sync_fd p in
