@@ -13,7 +13,7 @@ std::atomic<bool> interrupt_waits{false};
 [[gnu::tls_model("initial-exec")]] constinit thread_local bool error_set = false;
 
 namespace {
-// One message per thread: rig_last_error() is thread-local by contract.
+// One message per thread: rig.h promises rig_last_error a thread-local message.
 thread_local char message[512];
 }  // namespace
 
