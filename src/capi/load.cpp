@@ -54,7 +54,7 @@ rig_status placement_devices(const rig_load_placement &p, std::vector<rig::Devic
   if (p.device_count == 0 || p.device_count > 64 || !p.devices)
     return fail(RIG_INVALID_ARGUMENT, "the placement names %zu devices (1..64)", p.device_count);
   for (size_t i = 0; i < p.device_count; ++i) {
-    auto d = pin_device(p.devices[i], "rig_load_start: placement device");
+    auto d = pin_device(p.devices[i], "load_start: placement device");
     if (!d) return fail(RIG_INVALID_HANDLE, "placement device %zu: %s", i, rig::last_error());
     out->push_back(d.get());
   }
@@ -70,8 +70,8 @@ rig_status give_file(std::shared_ptr<File> file, rig_load_file *out) {
 extern "C" {
 
 RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_load_file *out) {
-  return entry("rig_load_open", [&] {
-    if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_open: out is null");
+  return entry("load_open", [&] {
+    if (!out) return fail(RIG_INVALID_ARGUMENT, "load_open: out is null");
     std::shared_ptr<File> f;
     if (rig_status s = open_checkpoint(path, format, &f)) return s;
     return give_file(std::move(f), out);
@@ -79,8 +79,8 @@ RIG_API rig_status rig_load_open(const char *path, rig_load_format format, rig_l
 }
 
 RIG_API rig_status rig_load_open_raw(const char *path, const rig_load_range *ranges, size_t count, rig_load_file *out) {
-  return entry("rig_load_open_raw", [&] {
-    if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_open_raw: out is null");
+  return entry("load_open_raw", [&] {
+    if (!out) return fail(RIG_INVALID_ARGUMENT, "load_open_raw: out is null");
     std::shared_ptr<File> f;
     if (rig_status s = open_raw(path, ranges, count, &f)) return s;
     return give_file(std::move(f), out);
@@ -88,26 +88,26 @@ RIG_API rig_status rig_load_open_raw(const char *path, const rig_load_range *ran
 }
 
 RIG_API rig_status rig_load_tensor_count(rig_load_file file, size_t *count) {
-  return entry("rig_load_tensor_count", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_count");
+  return entry("load_tensor_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_tensor_count");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_count: count is null");
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "load_tensor_count: count is null");
     *count = h->tensors.size();
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_load_tensor *info) {
-  return entry("rig_load_tensor_get", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_tensor_get");
+  return entry("load_tensor_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_tensor_get");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!info) return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info is null");
+    if (!info) return fail(RIG_INVALID_ARGUMENT, "load_tensor_get: info is null");
     // A caller built before `shard` was appended passes the smaller size: it gets the fields it has.
     if (info->size < offsetof(rig_load_tensor, shard))
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: info->size is %zu, below %zu: set it to the struct's sizeof",
+      return fail(RIG_INVALID_ARGUMENT, "load_tensor_get: info->size is %zu, below %zu: set it to the struct's sizeof",
                   info->size, offsetof(rig_load_tensor, shard));
     if (index >= h->tensors.size())
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_tensor_get: index %zu, the file has %zu tensors", index, h->tensors.size());
+      return fail(RIG_INVALID_ARGUMENT, "load_tensor_get: index %zu, the file has %zu tensors", index, h->tensors.size());
     const TensorEntry &t = h->tensors[index];
     rig_load_tensor r{};
     r.size = sizeof r;
@@ -120,50 +120,50 @@ RIG_API rig_status rig_load_tensor_get(rig_load_file file, size_t index, rig_loa
     r.offset = t.offset - h->shards[t.shard]->base;  // in its own file, not the load's stream
     r.length = t.length;
     r.shard = t.shard;
-    return write_sized(r, "rig_load_tensor_get", "info", info);
+    return write_sized(r, "load_tensor_get", "info", info);
   });
 }
 
 RIG_API rig_status rig_load_find(rig_load_file file, const char *name, size_t *index) {
-  return entry("rig_load_find", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_find");
+  return entry("load_find", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_find");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!name || !index) return fail(RIG_INVALID_ARGUMENT, "rig_load_find: name or index is null");
+    if (!name || !index) return fail(RIG_INVALID_ARGUMENT, "load_find: name or index is null");
     for (size_t i = 0; i < h->tensors.size(); ++i)
       if (h->tensors[i].name == name) {
         *index = i;
         return RIG_OK;
       }
-    return fail(RIG_NOT_FOUND, "rig_load_find: no tensor called '%s'", name);
+    return fail(RIG_NOT_FOUND, "load_find: no tensor called '%s'", name);
   });
 }
 
 RIG_API rig_status rig_load_file_format(rig_load_file file, rig_load_format *format) {
-  return entry("rig_load_file_format", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_file_format");
+  return entry("load_file_format", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_file_format");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!format) return fail(RIG_INVALID_ARGUMENT, "rig_load_file_format: format is null");
+    if (!format) return fail(RIG_INVALID_ARGUMENT, "load_file_format: format is null");
     *format = h->format;
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_shard_count(rig_load_file file, size_t *count) {
-  return entry("rig_load_shard_count", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_count");
+  return entry("load_shard_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_shard_count");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_count: count is null");
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "load_shard_count: count is null");
     *count = h->shards.size();
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_shard_get(rig_load_file file, size_t index, const char **path, uint64_t *bytes) {
-  return entry("rig_load_shard_get", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_shard_get");
+  return entry("load_shard_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_shard_get");
     if (!h) return RIG_INVALID_HANDLE;
     if (index >= h->shards.size())
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_shard_get: index %zu, the checkpoint has %zu files", index, h->shards.size());
+      return fail(RIG_INVALID_ARGUMENT, "load_shard_get: index %zu, the checkpoint has %zu files", index, h->shards.size());
     if (path) *path = h->shards[index]->path.c_str();
     if (bytes) *bytes = h->shards[index]->size;
     return RIG_OK;
@@ -171,21 +171,21 @@ RIG_API rig_status rig_load_shard_get(rig_load_file file, size_t index, const ch
 }
 
 RIG_API rig_status rig_load_metadata_count(rig_load_file file, size_t *count) {
-  return entry("rig_load_metadata_count", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_count");
+  return entry("load_metadata_count", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_metadata_count");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!count) return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_count: count is null");
+    if (!count) return fail(RIG_INVALID_ARGUMENT, "load_metadata_count: count is null");
     *count = h->metadata.size();
     return RIG_OK;
   });
 }
 
 RIG_API rig_status rig_load_metadata_get(rig_load_file file, size_t index, const char **key, const char **value) {
-  return entry("rig_load_metadata_get", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_metadata_get");
+  return entry("load_metadata_get", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_metadata_get");
     if (!h) return RIG_INVALID_HANDLE;
     if (index >= h->metadata.size())
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_metadata_get: index %zu, the file has %zu entries", index, h->metadata.size());
+      return fail(RIG_INVALID_ARGUMENT, "load_metadata_get: index %zu, the file has %zu entries", index, h->metadata.size());
     if (key) *key = h->metadata[index].first.c_str();
     if (value) *value = h->metadata[index].second.c_str();
     return RIG_OK;
@@ -193,33 +193,33 @@ RIG_API rig_status rig_load_metadata_get(rig_load_file file, size_t index, const
 }
 
 RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device device) {
-  return entry("rig_load_file_keep_registered", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_file_keep_registered");
+  return entry("load_file_keep_registered", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_file_keep_registered");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!device) return fail(RIG_INVALID_HANDLE, "rig_load_file_keep_registered: device is null");
-    auto d = pin_device(device, "rig_load_file_keep_registered");
+    if (!device) return fail(RIG_INVALID_HANDLE, "load_file_keep_registered: device is null");
+    auto d = pin_device(device, "load_file_keep_registered");
     if (!d) return RIG_INVALID_HANDLE;
     Allowed a;
     if (rig_status s = allowed_on(*d, *h, true, &a)) return s;
     if (!a.registered)
-      return fail(RIG_UNSUPPORTED, "rig_load_file_keep_registered: the device's verdict is not Usable: %s",
+      return fail(RIG_UNSUPPORTED, "load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
     return h->keep_on(*d, rig::host_device());
   });
 }
 
 RIG_API rig_status rig_load_file_release(rig_load_file file) {
-  return entry("rig_load_file_release", [&] {
-    return rig::capi::remove(word_of(file), Kind::load_file, "rig_load_file_release");
+  return entry("load_file_release", [&] {
+    return rig::capi::remove(word_of(file), Kind::load_file, "load_file_release");
   });
 }
 
 RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t chunk_bytes, rig_load_pool *out) {
-  return entry("rig_load_pool_create", [&] {
-    if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: out is null");
+  return entry("load_pool_create", [&] {
+    if (!out) return fail(RIG_INVALID_ARGUMENT, "load_pool_create: out is null");
     size_t chunk = chunk_bytes ? (chunk_bytes + 65535) / 65536 * 65536 : RIG_LOAD_DEFAULT_CHUNK_BYTES;
-    if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "rig_load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
-    auto d = pin_device(device, "rig_load_pool_create");
+    if (bytes < chunk) return fail(RIG_INVALID_ARGUMENT, "load_pool_create: %zu bytes hold no chunk of %zu", bytes, chunk);
+    auto d = pin_device(device, "load_pool_create");
     if (!d) return RIG_INVALID_HANDLE;
     std::unique_ptr<StagingPool> pool;
     if (rig_status s = StagingPool::make(*d, rig::host_device(), chunk, bytes / chunk, false, &pool)) return s;
@@ -229,36 +229,36 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
 }
 
 RIG_API rig_status rig_load_pool_release(rig_load_pool pool) {
-  return entry("rig_load_pool_release", [&] {
+  return entry("load_pool_release", [&] {
     {
-      Pinned<StagingPool> p(word_of(pool), Kind::load_pool, "rig_load_pool_release");
+      Pinned<StagingPool> p(word_of(pool), Kind::load_pool, "load_pool_release");
       if (!p) return RIG_INVALID_HANDLE;
-      if (p->claimed()) return fail(RIG_BUSY, "rig_load_pool_release: a load uses the pool");
+      if (p->claimed()) return fail(RIG_BUSY, "load_pool_release: a load uses the pool");
     }
     // a load that claims it meanwhile holds its own reference: the pool goes when that load ends
-    return rig::capi::remove(word_of(pool), Kind::load_pool, "rig_load_pool_release");
+    return rig::capi::remove(word_of(pool), Kind::load_pool, "load_pool_release");
   });
 }
 
 RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, size_t tensor_count,
                                   const rig_load_placement *placement, const rig_load_options *options, rig_load *out) {
-  return entry("rig_load_start", [&] {
-    PinnedFile h(word_of(file), Kind::load_file, "rig_load_start");
+  return entry("load_start", [&] {
+    PinnedFile h(word_of(file), Kind::load_file, "load_start");
     if (!h) return RIG_INVALID_HANDLE;
-    if (!placement || !out) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: placement or out is null");
+    if (!placement || !out) return fail(RIG_INVALID_ARGUMENT, "load_start: placement or out is null");
     rig_load_placement p;
     rig_load_options o{};  // null options: every field its default
-    if (rig_status s = read_sized(*placement, sizeof(rig_load_placement), "rig_load_start", "placement", &p)) return s;
+    if (rig_status s = read_sized(*placement, sizeof(rig_load_placement), "load_start", "placement", &p)) return s;
     // the first version ended at pool_count; a caller built before arena_bytes gets its default
     if (options)
-      if (rig_status s = read_sized(*options, offsetof(rig_load_options, arena_bytes), "rig_load_start", "options", &o))
+      if (rig_status s = read_sized(*options, offsetof(rig_load_options, arena_bytes), "load_start", "options", &o))
         return s;
-    if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "rig_load_start: pool_count without pools");
+    if (o.pool_count && !o.pools) return fail(RIG_INVALID_ARGUMENT, "load_start: pool_count without pools");
     std::vector<rig::Device *> devices;
     if (rig_status s = placement_devices(p, &devices)) return s;
     std::vector<std::shared_ptr<StagingPool>> pools;
     for (size_t i = 0; i < o.pool_count; ++i) {
-      Pinned<StagingPool> pool(word_of(o.pools[i]), Kind::load_pool, "rig_load_start: options.pools");
+      Pinned<StagingPool> pool(word_of(o.pools[i]), Kind::load_pool, "load_start: options.pools");
       if (!pool) return RIG_INVALID_HANDLE;
       pools.push_back(pool.share());
     }
@@ -271,10 +271,10 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
 }
 
 RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, rig_buffer *out) {
-  return entry("rig_load_buffer", [&] {
-    Pinned<Load> l(word_of(load), Kind::load, "rig_load_buffer");
+  return entry("load_buffer", [&] {
+    Pinned<Load> l(word_of(load), Kind::load, "load_buffer");
     if (!l) return RIG_INVALID_HANDLE;
-    if (!out) return fail(RIG_INVALID_ARGUMENT, "rig_load_buffer: out is null");
+    if (!out) return fail(RIG_INVALID_ARGUMENT, "load_buffer: out is null");
     std::shared_ptr<rig::Buffer> b;
     if (rig_status s = l->buffer(index, device, &b)) return s;
     return give(Kind::buffer, std::move(b), out);
@@ -282,37 +282,37 @@ RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, r
 }
 
 RIG_API rig_status rig_load_wait(rig_load load) {
-  return entry("rig_load_wait", [&] {
-    Pinned<Load> l(word_of(load), Kind::load, "rig_load_wait");
+  return entry("load_wait", [&] {
+    Pinned<Load> l(word_of(load), Kind::load, "load_wait");
     if (!l) return RIG_INVALID_HANDLE;
     return l->wait();
   });
 }
 
 RIG_API rig_status rig_load_get_stats(rig_load load, rig_load_stats *stats) {
-  return entry("rig_load_get_stats", [&] {
-    Pinned<Load> l(word_of(load), Kind::load, "rig_load_get_stats");
+  return entry("load_get_stats", [&] {
+    Pinned<Load> l(word_of(load), Kind::load, "load_get_stats");
     if (!l) return RIG_INVALID_HANDLE;
     // A caller compiled before the phases were appended passes the shorter size: it gets what it knows.
-    if (!stats) return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats is null");
+    if (!stats) return fail(RIG_INVALID_ARGUMENT, "load_get_stats: stats is null");
     if (stats->size < offsetof(rig_load_stats, read_seconds))
-      return fail(RIG_INVALID_ARGUMENT, "rig_load_get_stats: stats->size is %zu, below %zu: set it to the struct's sizeof",
+      return fail(RIG_INVALID_ARGUMENT, "load_get_stats: stats->size is %zu, below %zu: set it to the struct's sizeof",
                   stats->size, offsetof(rig_load_stats, read_seconds));
     rig_load_stats ours{};
     if (rig_status s = l->stats(&ours)) return s;
-    return write_sized(ours, "rig_load_get_stats", "stats", stats);
+    return write_sized(ours, "load_get_stats", "stats", stats);
   });
 }
 
 RIG_API rig_status rig_load_release(rig_load load) {
-  return entry("rig_load_release", [&] {
+  return entry("load_release", [&] {
     {
       // cancelled first, so that calls waiting on it (rig_load_wait, rig_load_buffer) return and unpin
-      Pinned<Load> l(word_of(load), Kind::load, "rig_load_release");
+      Pinned<Load> l(word_of(load), Kind::load, "load_release");
       if (!l) return RIG_INVALID_HANDLE;
       l->cancel();
     }
-    return rig::capi::remove(word_of(load), Kind::load, "rig_load_release");
+    return rig::capi::remove(word_of(load), Kind::load, "load_release");
   });
 }
 
