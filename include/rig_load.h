@@ -127,7 +127,8 @@ RIG_API rig_status rig_load_find(rig_load_file RIG_NONNULL file, const char *RIG
 RIG_API rig_status rig_load_file_format(rig_load_file RIG_NONNULL file, rig_load_format *RIG_NONNULL format);
 
 /* The number of files the checkpoint reads (1 for a single file; a sharded checkpoint's shards in name
- * order, a split GGUF set's in split order). Pure read; waits for nothing. */
+ * order, a split GGUF set's in split order). Pure read; waits for nothing. RIG_INVALID_HANDLE for a released
+ * or forged file, RIG_INVALID_ARGUMENT for a null count. */
 RIG_API rig_status rig_load_shard_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
 /* Shard `index`'s path (valid while the file handle lives) and byte size as opened. RIG_INVALID_ARGUMENT
  * for an index past the count. Either output may be null. Pure read; waits for nothing. */
@@ -136,7 +137,8 @@ RIG_API rig_status rig_load_shard_get(rig_load_file RIG_NONNULL file, size_t ind
 
 /* The number of the file's metadata entries: safetensors' __metadata__ strings (by key); a sharded
  * checkpoint's index "metadata" (non-string values as JSON), then its first shard's keys not already
- * there; GGUF's key/values in file order (a split set's first file's). Pure read; waits for nothing. */
+ * there; GGUF's key/values in file order (a split set's first file's). Pure read; waits for nothing.
+ * RIG_INVALID_HANDLE for a released or forged file, RIG_INVALID_ARGUMENT for a null count. */
 RIG_API rig_status rig_load_metadata_count(rig_load_file RIG_NONNULL file, size_t *RIG_NONNULL count);
 /* Entry `index`'s key and value as UTF-8 text, NUL-terminated, valid while the file handle lives: GGUF
  * numbers in decimal, booleans as true/false, strings as they are (a GGUF string may hold any bytes), an

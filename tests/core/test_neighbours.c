@@ -46,23 +46,9 @@ static int borrows_host_memory_or_skip(rig_device d) {
   return 0;
 }
 
-/* The registration counters of the driver double rig loaded (the same file, RTLD_NOLOAD), or NULL. */
-typedef long long (*query_fn)(const char *);
-static query_fn double_query(void) {
-  static const char *where[][2] = {{"RIG_CUDA_LIBRARY", "fakecuda_query"},
-                                   {"RIG_HIP_LIBRARY", "fakehip_query"},
-                                   {"HIPSHIM_CUDA_LIBRARY", "fakecuda_query"}};
-  for (size_t i = 0; i < sizeof where / sizeof where[0]; ++i) {
-    const char *path = getenv(where[i][0]);
-    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    query_fn f = lib ? (query_fn)dlsym(lib, where[i][1]) : NULL;
-    if (f) return f;
-  }
-  return NULL;
-}
 
 static long long registered_now(void) {
-  query_fn q = double_query();
+  rt_query_fn q = rt_double_query();
   return q ? q("registers") - q("unregisters") : -1;
 }
 

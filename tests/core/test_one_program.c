@@ -29,28 +29,13 @@ static int registers_host_memory(rig_device d) {
   return strcmp(f, "CUDA") == 0 || strcmp(f, "HIP") == 0;
 }
 
-/* The registration counters of the driver double rig loaded, or NULL on a real driver or none: the same
- * file rig dlopened (RTLD_NOLOAD: never a second instance). The HIP shim forwards to a fake libcuda. */
-typedef long long (*query_fn)(const char *);
-static query_fn double_query(void) {
-  static const char *where[][2] = {{"RIG_CUDA_LIBRARY", "fakecuda_query"},
-                                   {"RIG_HIP_LIBRARY", "fakehip_query"},
-                                   {"HIPSHIM_CUDA_LIBRARY", "fakecuda_query"}};
-  for (size_t i = 0; i < sizeof where / sizeof where[0]; ++i) {
-    const char *path = getenv(where[i][0]);
-    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    query_fn f = lib ? (query_fn)dlsym(lib, where[i][1]) : NULL;
-    if (f) return f;
-  }
-  return NULL;
-}
 
 typedef struct counts {
   long long registers, unregisters;
 } counts;
 
 static counts now(void) {
-  query_fn q = double_query();
+  rt_query_fn q = rt_double_query();
   counts c = {-1, -1};
   if (q) c = (counts){q("registers"), q("unregisters")};
   return c;

@@ -1,5 +1,6 @@
 #include "rigtest.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,17 @@ int rt_is_test_driver(rig_device d) {
   rig_device_info info = {sizeof info};
   OK(rig_device_get_info(d, &info));
   return strcmp(info.framework, "test") == 0;
+}
+
+rt_query_fn rt_double_query(void) {
+  static const char *where[][2] = {{"RIG_CUDA_LIBRARY", "fakecuda_query"},
+                                   {"RIG_HIP_LIBRARY", "fakehip_query"},
+                                   {"HIPSHIM_CUDA_LIBRARY", "fakecuda_query"}};
+  for (size_t i = 0; i < sizeof where / sizeof where[0]; ++i) {
+    const char *path = getenv(where[i][0]);
+    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    rt_query_fn f = lib ? (rt_query_fn)dlsym(lib, where[i][1]) : NULL;
+    if (f) return f;
+  }
+  return NULL;
 }

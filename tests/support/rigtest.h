@@ -62,6 +62,12 @@ int rt_open_kind(size_t i, const char *name, rig_device *out);
 int rt_is_test_driver(rig_device d);
 /* Skips the running test with a visible reason, counted for rt_finish. */
 void rt_skip(const char *why);
+
+/* The counters of the driver double rig loaded (fakecuda_query / fakehip_query), or NULL on a real driver
+ * or none: the same file rig dlopened (RTLD_NOLOAD: never a second instance); the HIP shim forwards to a
+ * fake libcuda. */
+typedef long long (*rt_query_fn)(const char *);
+rt_query_fn rt_double_query(void);
 /* A test program's exit status: cmocka's failures, else 77 (meson's SKIP) if any test skipped, so a skipped
  * case is never counted as a pass. */
 int rt_finish(int failures);
