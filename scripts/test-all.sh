@@ -53,7 +53,7 @@ if meson test -C "$out/plain" --suite fuzz --print-errorlogs; then
   echo "=== fuzz: passed"; else echo "=== fuzz: FAILED"; status=1; fi
 echo "=== valgrind: the core suites under memcheck (shorter model run)"
 if RIG_MODEL_PROGRAMS=300 meson test -C "$out/plain" --suite core --print-errorlogs --timeout-multiplier 20 \
-    --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q'; then
+    --wrap="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q --suppressions=$PWD/tests/valgrind.supp"; then
   echo "=== valgrind: passed"; else echo "=== valgrind: FAILED"; status=1; fi
 echo "=== mutation: each rule's code compiled out must fail its rule test"
 if MUTATION_DIR="$out/mutation" tests/core/mutation.sh; then
