@@ -12,7 +12,9 @@ norms), moe (hundreds of small expert matrices), and the llama file split in 4 s
 a sharded checkpoint (its index.json).
 
 Usage (on the GPU machine): python3 bench/load/layouts.py RIG_BIN OUTDIR LIBDIR [LIBDIR...]
-  LAYOUT_GIB (default 4), ROUNDS (default 3), LAYOUTS (default "uniform llama moe sharded").
+  LAYOUT_GIB (default 4), ROUNDS (default 3), LAYOUTS (default "uniform llama moe sharded"), PHASES=1 (each
+  load's phases). The files stay in
+  OUTDIR (bench/load/python_rows.py takes them).
 """
 import json
 import os
@@ -26,6 +28,7 @@ from safetensors.torch import load_file, save_file
 GIB = float(os.environ.get("LAYOUT_GIB", "4"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 LAYOUTS = os.environ.get("LAYOUTS", "uniform llama moe sharded").split()
+PHASES = os.environ.get("PHASES") == "1"  # print each load's phases (rig_load_stats) under its row
 
 
 def llama_tensors(total_bytes):
@@ -124,7 +127,15 @@ def rig_loads(rig, lib, path, extra):
                          capture_output=True, text=True, timeout=300)
     if out.returncode:
         return None, out.stderr.strip().splitlines()[-1:] or ["rc %d" % out.returncode]
-    return [l["gb_per_s"] for l in json.loads(out.stdout)["loads"]], None
+    loads = json.loads(out.stdout)["loads"]
+    if PHASES:
+        for i, l in enumerate(loads):
+            ph = l["phases"]
+            print(f"    load {i}: {l['gb_per_s']:.1f} GB/s {l['seconds'] * 1e3:.1f} ms path {l['path']} "
+                  f"first tensor {l['first_tensor_seconds'] * 1e3:.1f} ms staging {l['staging_bytes'] >> 20} MiB "
+                  f"read {ph['read_seconds']:.3f} s wait {ph['staging_wait_seconds']:.3f} s "
+                  f"alloc {ph['alloc_seconds'] * 1e3:.1f} ms submit {ph['submit_seconds'] * 1e3:.1f} ms", flush=True)
+    return [l["gb_per_s"] for l in loads], None
 
 
 def safetensors_gbps(path, nbytes):
