@@ -106,10 +106,18 @@ rig_status Load::place_selection(const size_t *selected, size_t count, const rig
   return RIG_OK;
 }
 
+// Readers on 3/4 of the cores: the copier, the driver's threads and the readers' own wakeups need cores of
+// their own, or the copier's next chunk waits for a reader the scheduler parked (bench/README.md,
+// bench/load).
+uint32_t Load::readers() const {
+  return options_.threads ? options_.threads
+                          : std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, uint32_t(RIG_LOAD_DEFAULT_THREADS_MAX));
+}
+
 // Staged: reads bypass the page cache where the path policy says (open_direct), chunks fit the caller's
 // pools' chunks, and every device that reads has its staging (stage).
 rig_status Load::plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi) {
-  direct_fds_ = open_direct(*file_, options_.io, lo, hi, &route_.why);
+  direct_fds_ = open_direct(*file_, options_.io, lo, hi, readers(), &route_.why);
   if (!direct_fds_.empty()) align_ = direct_align;
   uint64_t chunk = round_up(options_.chunk_bytes ? options_.chunk_bytes : RIG_LOAD_DEFAULT_CHUNK_BYTES, 64 * KiB);
   uint64_t slack = align_ > 1 ? align_ : 0;
@@ -322,12 +330,7 @@ void Load::run_paths() {
     trace_.mark(Trace::ALL_SUBMITTED);
     return;
   }
-  // Readers on 3/4 of the cores: the copier, the driver's threads and the readers' own wakeups need cores of
-  // their own, or the copier's next chunk waits for a reader the scheduler parked (bench/README.md,
-  // bench/load).
-  uint32_t n = options_.threads ? options_.threads
-                                : std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, uint32_t(RIG_LOAD_DEFAULT_THREADS_MAX));
-  n = uint32_t(std::min<size_t>(n, chunks_.size()));
+  uint32_t n = uint32_t(std::min<size_t>(readers(), chunks_.size()));
   guarded([&] {
     filled_.reset(new std::atomic<uint32_t>[chunks_.size()]());
     filled_host_.assign(chunks_.size(), nullptr);

@@ -63,6 +63,7 @@ class Load {
   // chunks and staging (staged) or windows (registered, direct); one copier per device.
   rig_status take_devices(std::vector<Device *> devices);
   rig_status place_selection(const size_t *selected, size_t count, const rig_load_placement &placement);
+  uint32_t readers() const;  // the staged path's reader threads, as options ask
   rig_status plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi);
   void plan_windows(const std::vector<PlanTensor> &plan);
   rig_status make_copiers();

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "load/direct_read.h"
 #include "load/guarded_mapping.h"
+#include "load/read_mode.h"
 #include "mapped/device_ops.h"
 #include "mapped/device_probe.h"
 
@@ -71,32 +72,6 @@ rig_status probe(Device &device, const File &checkpoint, bool *usable, bool *cac
   *cacheable = v.cacheable();
   *verdict = v.to_string();
   return RIG_OK;
-}
-
-// The fraction of [offset, offset+length) of the file resident in the page cache, from mincore over up to
-// 128 samples of 8 pages spread evenly over the range. Why sampled: mincore of every page of a large file
-// costs a good part of a warm load's time, to choose between two ways of reading where a rough fraction is
-// plenty. Why so few: each mincore is a system call whatever its length, paid inside every load; 128
-// samples put a fraction of one half within 0.09 (two standard deviations), and a file that close to half
-// resident loads about as fast either way (bench/README.md, bench/load).
-double resident_fraction(int fd, uint64_t size, uint64_t offset, uint64_t length) {
-  if (length == 0 || size == 0) return 1.0;
-  void *map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) return 1.0;
-  constexpr uint64_t samples = 128, run = 8;
-  uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t first = offset / page, last = (offset + length + page - 1) / page, pages = last - first;
-  uint64_t step = pages <= samples * run ? run : pages / samples;
-  unsigned char vec[run];
-  size_t in = 0, seen = 0;
-  for (uint64_t p = first; p < last; p += step) {
-    uint64_t n = std::min(run, last - p);
-    if (mincore(static_cast<char *>(map) + p * page, n * page, vec) != 0) break;
-    for (uint64_t k = 0; k < n; ++k) in += vec[k] & 1;
-    seen += n;
-  }
-  munmap(map, size);
-  return seen ? double(in) / double(seen) : 1.0;
 }
 
 // The path from the devices' verdicts, as asked (the caller checked `asked` is one of rig_load_path's).
@@ -162,8 +137,19 @@ double resident_in(const File &file, uint64_t lo, uint64_t hi) {
   return covered > 0 ? resident / covered : 1.0;
 }
 
-std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why) {
-  bool direct = io == RIG_LOAD_IO_DIRECT || (io == RIG_LOAD_IO_AUTO && hi > lo && resident_in(file, lo, hi) < 0.5);
+std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, unsigned readers,
+                             std::string *why) {
+  bool direct = io == RIG_LOAD_IO_DIRECT;
+  if (io == RIG_LOAD_IO_AUTO && hi > lo && resident_in(file, lo, hi) < 0.5) {
+    // Cold: the way this file system reads faster, timed on the first shard the load reads (read_mode.h).
+    const Shard *first = file.shards[0].get();
+    for (const auto &shard : file.shards)
+      if (shard->base + shard->size > lo) {
+        first = shard.get();
+        break;
+      }
+    direct = learned_direct(*first, lo, hi, readers, why);
+  }
   std::vector<int> fds;
   if (!direct) return fds;
   for (const auto &shard : file.shards) {
@@ -175,7 +161,7 @@ std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint
     }
     fds.push_back(fd);
   }
-  *why += io == RIG_LOAD_IO_DIRECT ? "; O_DIRECT reads (asked for)" : "; O_DIRECT reads (under half the file is in the page cache)";
+  if (io == RIG_LOAD_IO_DIRECT) *why += "; O_DIRECT reads (asked for)";
   DirectRead ring(fds[0]);  // each reader thread makes its own; this one says whether they can
   *why += ring.uring() ? " through io_uring" : " with pread (" + ring.why_not() + ")";
   return fds;

@@ -44,9 +44,11 @@ rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_loa
 
 // The O_DIRECT descriptors (one per shard) a staged load reads stream bytes [lo, hi) through, or none for
 // buffered reads: where `io` asks for it, or, for RIG_LOAD_IO_AUTO, where under half of the range is in the
-// page cache. Appends the choice to `why`. Never fails: a file system that refuses O_DIRECT is read
-// buffered, and says so.
-std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, std::string *why);
+// page cache and O_DIRECT reads this file system at least as fast as buffered pread (read_mode.h: timed
+// with `readers` parallel reads once per file system). Appends the choice to `why`. Never fails: a file
+// system that refuses O_DIRECT is read buffered, and says so. Waits for the timing reads where it makes them.
+std::vector<int> open_direct(const File &file, rig_load_io io, uint64_t lo, uint64_t hi, unsigned readers,
+                             std::string *why);
 
 // Forgets every cached verdict (tests).
 void forget_probes();
