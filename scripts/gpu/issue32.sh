@@ -3,7 +3,8 @@
 # on every layout with each load's phases (bench/load/layouts.py, PHASES=1), a traced first load, and Python's
 # rows (bench/load/python_rows.py: rig.load_file against `rig load`, whole `python -c` processes against
 # safetensors). The image's python3 is not the one the build's extension was made for, so the SWIG wrapper
-# the build generated (rig_wrap.c) is compiled here against that python3 and the carried librig.
+# the build generated (rig_wrap.c) is compiled here against that python3 and the carried librig (the build
+# carries dlpack/dlpack.h under BUILD/include: the image has no libdlpack-dev).
 # Usage (repository root, on the GPU machine): scripts/gpu/issue32.sh BUILD   Writes $OUT/issue32.txt.
 set -u
 B=$(cd "${1:?usage: issue32.sh BUILD}" && pwd)
@@ -15,7 +16,7 @@ P=/tmp/pyrig
   mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
   inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig \
+  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig \
     -Wl,-rpath,$B && echo "python extension built for $(python3 --version)"
   export PYTHONPATH=$P
   python3 -c 'import rig; print("rig", rig.__version__, rig.device_list())'
