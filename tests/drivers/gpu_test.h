@@ -71,7 +71,8 @@ size_t gt_gpu_count(void);
 int gt_fake(void);
 /* Sets a switch of the fake (fails the test when not on the fake). */
 void gt_set(const char *name, long long value);
-/* Reads a counter of the fake (-1 when not on the fake). */
+/* Reads a counter of the fake, or over a real driver the counting interposer's "calls:FIELD" counters
+ * (tests/doubles/count_cuda); -1 where neither is loaded. */
 long long gt_query(const char *name);
 /* A function of the loaded library itself (the fake's hipHostRegister, ...), or null. */
 void *gt_symbol(const char *name);
