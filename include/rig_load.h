@@ -178,12 +178,51 @@ typedef enum rig_load_rule {
   RIG_LOAD_RULE_MAX_ENUM = 0x7fffffff
 } rig_load_rule;
 
+/* Tensor-parallel slices: a device may hold a slice of a tensor, [start, end) along one dimension (rows:
+ * dim 0; columns: the last), as a rank of a tensor-parallel group does. The slice's buffer holds its elements
+ * densely in row-major order: its shape is the tensor's with shape[dim] = end - start. It is read from the
+ * file once, never the bytes outside it: a slice along dim 0 (or one whose outer dimensions are all 1) is
+ * one range of the file; a slice along a later dim is one range per index of the dims before it, gathered
+ * into a staging chunk and copied once (such a load takes the staged path: docs/load.md). Each slice has
+ * stamps of its own, as a tensor does. A GGUF block-quantized tensor (RIG_DTYPE_GGML) is sliced along its
+ * last dim (its rows' elements) only at whole blocks. */
+
+/* The rule form: every selected tensor whose name matches `pattern` is split along `dim` into
+ * device_count parts, part k on placement device k. Parts are equal where the dim divides; where it does
+ * not, the first (shape[dim] % device_count) parts are one longer, as numpy.array_split and
+ * torch.tensor_split cut (part k starts at k * q + min(k, r) for q, r = shape[dim] / device_count and
+ * % device_count). A dim shorter than the device count, a dim past the tensor's rank, or a quantized part
+ * that does not fall on whole blocks is refused with RIG_INVALID_ARGUMENT naming the tensor. */
+typedef struct rig_load_split {
+  const char *pattern; /* a glob over the whole name, as fnmatch(3) with no flags: '*' and '?' match any
+                          characters ('.' included), [...] a set; borrowed for the call */
+  uint32_t dim;
+} rig_load_split;
+
+/* The per-tensor form: tensor `tensor` (the file's index of a selected tensor, as rig_load_buffer takes)
+ * gets [start, end) along `dim` on placement device `device`. A tensor named by any slice is placed by its
+ * slices alone (on the devices they name), neither by a split nor by the rule. Slices of one tensor may
+ * overlap (each is read for its own device) and may use different dims; two for one tensor and device are
+ * refused. Also what rig_load_slice_get answers. */
+typedef struct rig_load_slice {
+  size_t tensor;
+  size_t device;      /* a placement position, below device_count */
+  uint32_t dim;       /* below the tensor's rank */
+  uint64_t start, end; /* start < end <= shape[dim] */
+} rig_load_slice;
+
 typedef struct rig_load_placement {
-  size_t size;               /* sizeof(rig_load_placement) */
+  size_t size;               /* sizeof(rig_load_placement); a caller built before `splits` passes the
+                                smaller size and slices nothing */
   const rig_device *devices; /* 1..64 distinct devices; the handles are borrowed for the call */
   size_t device_count;
-  rig_load_rule rule;
-  const uint64_t *masks;     /* RULE_MASKS: one non-zero mask per selected tensor; nullable otherwise */
+  rig_load_rule rule;        /* places the tensors no slice and no split names */
+  const uint64_t *masks;     /* RULE_MASKS: one mask per selected tensor (its position in the selection),
+                                non-zero for every tensor the rule places; nullable otherwise */
+  const rig_load_split *splits; /* nullable: split_count rules, the first whose pattern matches applies */
+  size_t split_count;
+  const rig_load_slice *slices; /* nullable: slice_count per-tensor slices, before any split */
+  size_t slice_count;
 } rig_load_placement;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -274,7 +313,8 @@ RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *
                                   const rig_load_options *RIG_NULLABLE options, rig_load *RIG_NONNULL out);
 
 /* A new buffer handle of selected tensor `index` (an index into the file) on placement device `device`
- * (its position in placement->devices), of exactly the tensor's length. Waits on the host (no lock held)
+ * (its position in placement->devices), of exactly the tensor's length, or of its slice's where the
+ * placement slices it (rig_load_slice_get says which part). Waits on the host (no lock held)
  * until every copy into it is submitted, and verified where asked; its stamps then carry them, so work
  * on it follows them and only them. Once the load failed or was cancelled it answers that status for
  * every tensor: nothing half-loaded is handed out (buffers given before stay valid and complete).
@@ -288,6 +328,14 @@ RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *
  * answers RIG_UNSUPPORTED): copy it into a buffer of rig_buffer_create to share it. */
 RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size_t device,
                                    rig_buffer *RIG_NONNULL out);
+
+/* Which part of tensor `index` (the file's index) placement device `device` holds, in out: its tensor and
+ * device, and the slice as rig_load_slice says; a tensor loaded whole answers dim 0 and [0, shape[0]) (a
+ * scalar [0, 1)), so the part's shape is always the tensor's with shape[dim] = end - start and its length
+ * rig_load_buffer's. RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on, as
+ * rig_load_buffer. Pure read of the load's plan, fixed at rig_load_start; waits for nothing. */
+RIG_API rig_status rig_load_slice_get(rig_load RIG_NONNULL load, size_t index, size_t device,
+                                      rig_load_slice *RIG_NONNULL out);
 
 /* Waits (on the host, no lock held) until the load ends and answers its status: RIG_OK once every copy
  * is submitted (and verified where asked; the devices may still be copying: the stamps order that).

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #define MAX_DEVICES 16
+#define MAX_SPLITS 16
 
 static double now_s(void) {
   struct timespec t;
@@ -61,6 +62,9 @@ static void usage(FILE *out) {
         "  --path auto|staged|registered|direct   default auto (rig(1) says how each works)\n"
         "  --io auto|buffered|direct  how the staged path reads the file (default: by page-cache residency)\n"
         "  --rule each|layer         several devices: every tensor on each, or layers split among them\n"
+        "  --split PATTERN:DIM       split every tensor whose name matches the glob PATTERN along DIM over\n"
+        "                            the devices (tensor-parallel: device k gets part k; the first parts one\n"
+        "                            longer where DIM does not divide); repeat it, the first match applies\n"
         "  --verify                  read every copied range back and compare its XXH3 with the file's\n"
         "  --threads N               reader threads of the staged path (default min(12, 3/4 of the cores))\n"
         "  --chunk SIZE, --staging SIZE, --window SIZE   staged chunk (4M), pinned staging budget (64M),\n"
@@ -100,11 +104,32 @@ struct args {
   int json, repeat, keep;
   rig_load_options o;
   rig_load_rule rule;
+  rig_load_split splits[MAX_SPLITS];
+  size_t split_count;
 };
+
+/* --split PATTERN:DIM (the last colon: a pattern may hold one). 0, or -1 with a usage error said. */
+static int split(const char *v, struct args *a) {
+  const char *colon = strrchr(v, ':');
+  uint64_t dim = 0;
+  if (!colon || colon == v || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+      rig_tool_parse_size(colon + 1, &dim) != 0 || dim >= RIG_LOAD_MAX_DIMS) {
+    fprintf(stderr, "rig load: --split %s: not PATTERN:DIM (a glob, a colon, a dim below %d)\n", v, RIG_LOAD_MAX_DIMS);
+    return -1;
+  }
+  if (a->split_count == MAX_SPLITS) {
+    fprintf(stderr, "rig load: --split: at most %d\n", MAX_SPLITS);
+    return -1;
+  }
+  char *pattern = strndup(v, (size_t)(colon - v)); /* lives until the process exits */
+  if (!pattern) return fprintf(stderr, "rig load: out of memory\n"), -1;
+  a->splits[a->split_count++] = (rig_load_split){pattern, (uint32_t)dim};
+  return 0;
+}
 
 /* Returns -1 to go on, or the exit status to return now (--help, a usage error). */
 static int parse(int argc, char **argv, struct args *a) {
-  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, ARENA, REPEAT, KEEP };
+  enum { PATH = 256, IO, RULE, VERIFY, THREADS, CHUNK, STAGING, WINDOW, ARENA, REPEAT, KEEP, SPLIT };
   static const struct option options[] = {
       {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},         {"path", required_argument, NULL, PATH},
@@ -112,7 +137,7 @@ static int parse(int argc, char **argv, struct args *a) {
       {"verify", no_argument, NULL, VERIFY},     {"threads", required_argument, NULL, THREADS},
       {"chunk", required_argument, NULL, CHUNK}, {"staging", required_argument, NULL, STAGING},
       {"window", required_argument, NULL, WINDOW}, {"arena", required_argument, NULL, ARENA},
-      {"repeat", required_argument, NULL, REPEAT},
+      {"repeat", required_argument, NULL, REPEAT}, {"split", required_argument, NULL, SPLIT},
       {"keep-registered", no_argument, NULL, KEEP}, {NULL, 0, NULL, 0}};
   static const char *const paths[] = {"auto", "staged", "registered", "direct"};
   static const char *const ios[] = {"auto", "buffered", "direct"};
@@ -139,6 +164,9 @@ static int parse(int argc, char **argv, struct args *a) {
       case RULE:
         if ((k = pick("rule", optarg, rules, 2)) < 0) return RIG_EXIT_USAGE;
         a->rule = k ? RIG_LOAD_RULE_BY_LAYER : RIG_LOAD_RULE_EACH;
+        break;
+      case SPLIT:
+        if (split(optarg, a)) return RIG_EXIT_USAGE;
         break;
       case THREADS:
         if (number("threads", optarg, 0, 1024, &n)) return RIG_EXIT_USAGE;
@@ -206,9 +234,25 @@ static rig_status finish_devices(const rig_device *devices, size_t n) {
   return RIG_OK;
 }
 
-/* One load's report: as an object appended to `loads` (--json), or printed as words when loads is NULL. */
+/* The bytes each device holds after `load`: its tensors' and slices' buffers' lengths. */
+static void device_bytes(rig_load load, size_t tensors, size_t devices, uint64_t *bytes) {
+  for (size_t d = 0; d < devices; ++d) {
+    bytes[d] = 0;
+    for (size_t t = 0; t < tensors; ++t) {
+      rig_buffer b;
+      size_t length = 0;
+      if (rig_load_buffer(load, t, d, &b) != RIG_OK) continue; /* not placed on d */
+      if (rig_buffer_length(b, &length) == RIG_OK) bytes[d] += length;
+      rig_buffer_release(b);
+    }
+  }
+}
+
+/* One load's report: as an object appended to `loads` (--json), or printed as words when loads is NULL.
+ * `on` holds each device's bytes, `names` its name. */
 static void print_load(const struct args *a, const rig_load_stats *st, double seconds, long long rss_growth,
-                       rig_tool_json *loads, size_t tensors, size_t devices) {
+                       rig_tool_json *loads, size_t tensors, size_t devices, const uint64_t *on,
+                       const char *const *names) {
   double gbs = seconds > 0 ? (double)st->bytes_total / seconds / 1e9 : 0;
   if (a->json) {
     rig_tool_json *o = rig_tool_json_object(), *phases = rig_tool_json_object();
@@ -224,6 +268,9 @@ static void print_load(const struct args *a, const rig_load_stats *st, double se
     rig_tool_json_add_u64(o, "staging_bytes", st->staging_bytes);
     rig_tool_json_add_i64(o, "rss_growth_bytes", rss_growth);
     rig_tool_json_add_bool(o, "verified", a->o.verify);
+    rig_tool_json *per = rig_tool_json_array();
+    for (size_t d = 0; d < devices; ++d) rig_tool_json_add_u64(per, NULL, on[d]);
+    rig_tool_json_add(o, "device_bytes", per);
     rig_tool_json_add_double(phases, "read_seconds", st->read_seconds);
     rig_tool_json_add_double(phases, "staging_wait_seconds", st->staging_wait_seconds);
     rig_tool_json_add_double(phases, "alloc_seconds", st->alloc_seconds);
@@ -238,6 +285,8 @@ static void print_load(const struct args *a, const rig_load_stats *st, double se
   printf("speed       %.2f GB/s (%.3f s end to end; %.3f GB read from the file%s)\n", gbs, seconds,
          (double)st->bytes_read / 1e9, st->direct_io ? " with O_DIRECT" : "");
   printf("first       tensor handed out after %.4f s\n", st->first_tensor_seconds);
+  for (size_t d = 0; devices > 1 && d < devices; ++d)
+    printf("%-12s%s %.3f GB (%llu bytes)\n", d ? "" : "devices", names[d], (double)on[d] / 1e9, (unsigned long long)on[d]);
   printf("host memory %.1f MiB pinned staging, resident set grew %.1f MiB\n", (double)st->staging_bytes / 1048576.0,
          (double)rss_growth / 1048576.0);
   printf("threads     %.3f s reading, %.3f s waiting for staging, %.3f s making buffers, %.3f s submitting "
@@ -332,6 +381,8 @@ int rig_load_command(int argc, char **argv) {
     p.devices = devices;
     p.device_count = n;
     p.rule = a.rule;
+    p.splits = a.splits;
+    p.split_count = a.split_count;
     rig_load load = NULL;
     s = rig_load_start(file, NULL, 0, &p, &a.o, &load);
     if (s == RIG_OK) s = rig_load_wait(load);
@@ -345,7 +396,9 @@ int rig_load_command(int argc, char **argv) {
       memset(&st, 0, sizeof st);
       st.size = sizeof st;
       rig_load_get_stats(load, &st);
-      print_load(&a, &st, t1 - t0, rss_bytes() - rss0, loads, tensors, n);
+      uint64_t on[MAX_DEVICES];
+      device_bytes(load, tensors, n, on);
+      print_load(&a, &st, t1 - t0, rss_bytes() - rss0, loads, tensors, n, on, opened);
     }
     if (load) rig_load_release(load);
   }

@@ -1,8 +1,8 @@
 /* python_load.i: the loader (rig_load.h) in the Python layer; included by rig.i after rig.h, Python only.
  *
  * The raw calls that take or give plain values are wrapped as they are (handles in and out, statuses
- * raised). The calls built on structs (open_raw's ranges, a tensor's description, start's placement and
- * options, the stats) go through the rig_py_load_* helpers below, which take and give Python tuples,
+ * raised). The calls built on structs (open_raw's ranges, a tensor's description, start's placement with
+ * its splits and slices and its options, a part's slice, the stats) go through the rig_py_load_* helpers below, which take and give Python tuples,
  * lists and dicts. A load's progress callback and its cancel flag live in a rig_py_load_ctx, owned by a
  * capsule the Python Load keeps until rig_load_release has returned (the load's threads are gone then). */
 
@@ -19,6 +19,9 @@
 %ignore rig_load_placement;
 %ignore rig_load_options;
 %ignore rig_load_stats;
+%ignore rig_load_split;
+%ignore rig_load_slice;
+%ignore rig_load_slice_get;
 
 RIG_PY_OUT_HANDLE(rig_load_file)
 RIG_PY_OUT_HANDLE(rig_load)
@@ -88,6 +91,7 @@ static int rig_py_handle(PyObject *o, swig_type_info *type, void **out) {
 %nothread rig_py_load_open_raw;
 %nothread rig_py_load_tensor;
 %nothread rig_py_load_start;
+%nothread rig_py_load_slice;
 %nothread rig_py_load_wait;
 %nothread rig_py_load_stats;
 %nothread rig_py_load_cancel;
@@ -169,15 +173,18 @@ static PyObject *rig_py_load_ctx_new(PyObject *progress) {
 static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObject *devices, int rule,
                                    PyObject *masks, int path, int io, size_t staging_bytes,
                                    size_t chunk_bytes, size_t window_bytes, unsigned threads, int verify,
-                                   size_t arena_bytes, PyObject *pools, PyObject *ctx_capsule) {
+                                   size_t arena_bytes, PyObject *pools, PyObject *splits, PyObject *slices,
+                                   PyObject *ctx_capsule) {
   rig_py_load_ctx *ctx = (rig_py_load_ctx *)PyCapsule_GetPointer(ctx_capsule, "rig.load");
   if (!ctx) return NULL;
-  PyObject *result = NULL, *tseq = NULL, *dseq = NULL, *mseq = NULL, *pseq = NULL;
+  PyObject *result = NULL, *tseq = NULL, *dseq = NULL, *mseq = NULL, *pseq = NULL, *sseq = NULL, *cseq = NULL;
   size_t *index = NULL;
   rig_device *dev = NULL;
   uint64_t *mask = NULL;
   rig_load_pool *pool = NULL;
-  Py_ssize_t nt = 0, nd = 0, nm = 0, np = 0;
+  rig_load_split *split = NULL;
+  rig_load_slice *slice = NULL;
+  Py_ssize_t nt = 0, nd = 0, nm = 0, np = 0, ns = 0, nc = 0;
   if (tensors != Py_None) {
     if (!(tseq = PySequence_Fast(tensors, "tensors must be a sequence of indices"))) goto done;
     nt = PySequence_Fast_GET_SIZE(tseq);
@@ -208,6 +215,26 @@ static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObje
       if (rig_py_handle(PySequence_Fast_GET_ITEM(pseq, i), SWIGTYPE_p_rig_load_pool_h, (void **)&pool[i]) != 0)
         goto done;
   }
+  if (splits != Py_None) { /* (pattern, dim) pairs; the patterns are borrowed from the sequence's strs */
+    if (!(sseq = PySequence_Fast(splits, "splits must be a sequence of (pattern, dim)"))) goto done;
+    ns = PySequence_Fast_GET_SIZE(sseq);
+    if (!(split = (rig_load_split *)calloc(ns ? (size_t)ns : 1, sizeof *split))) goto nomem;
+    for (Py_ssize_t i = 0; i < ns; ++i)
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sseq, i), "sI", &split[i].pattern, &split[i].dim)) goto done;
+  }
+  if (slices != Py_None) { /* (tensor, device, dim, start, end) */
+    if (!(cseq = PySequence_Fast(slices, "slices must be a sequence of (tensor, device, dim, start, end)"))) goto done;
+    nc = PySequence_Fast_GET_SIZE(cseq);
+    if (!(slice = (rig_load_slice *)calloc(nc ? (size_t)nc : 1, sizeof *slice))) goto nomem;
+    for (Py_ssize_t i = 0; i < nc; ++i) {
+      unsigned long long start, end;
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(cseq, i), "nnIKK", (Py_ssize_t *)&slice[i].tensor,
+                            (Py_ssize_t *)&slice[i].device, &slice[i].dim, &start, &end))
+        goto done;
+      slice[i].start = start;
+      slice[i].end = end;
+    }
+  }
   {
     rig_load_placement placement;
     memset(&placement, 0, sizeof placement);
@@ -216,6 +243,10 @@ static PyObject *rig_py_load_start(rig_load_file file, PyObject *tensors, PyObje
     placement.device_count = (size_t)nd;
     placement.rule = (rig_load_rule)rule;
     placement.masks = mask;
+    placement.splits = split;
+    placement.split_count = (size_t)ns;
+    placement.slices = slice;
+    placement.slice_count = (size_t)nc;
     rig_load_options options;
     memset(&options, 0, sizeof options);
     options.size = sizeof options;
@@ -248,11 +279,26 @@ done:
   free(dev);
   free(mask);
   free(pool);
+  free(split);
+  free(slice);
+  Py_XDECREF(sseq);
+  Py_XDECREF(cseq);
   Py_XDECREF(tseq);
   Py_XDECREF(dseq);
   Py_XDECREF(mseq);
   Py_XDECREF(pseq);
   return result;
+}
+
+/* rig_load_slice_get as (dim, start, end). */
+static PyObject *rig_py_load_slice(rig_load load, size_t index, size_t device) {
+  rig_load_slice s;
+  rig_status status = rig_load_slice_get(load, index, device, &s);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  return Py_BuildValue("(IKK)", s.dim, (unsigned long long)s.start, (unsigned long long)s.end);
 }
 
 /* rig_load_wait; the progress callable's exception, if it raised one, is raised in place of the

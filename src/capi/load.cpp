@@ -248,7 +248,9 @@ RIG_API rig_status rig_load_start(rig_load_file file, const size_t *tensors, siz
     if (!placement || !out) return fail(RIG_INVALID_ARGUMENT, "load_start: placement or out is null");
     rig_load_placement p;
     rig_load_options o{};  // null options: every field its default
-    if (rig_status s = read_sized(*placement, sizeof(rig_load_placement), "load_start", "placement", &p)) return s;
+    // the first version ended at masks; a caller built before the slices slices nothing
+    if (rig_status s = read_sized(*placement, offsetof(rig_load_placement, splits), "load_start", "placement", &p))
+      return s;
     // the first version ended at pool_count; a caller built before arena_bytes gets its default
     if (options)
       if (rig_status s = read_sized(*options, offsetof(rig_load_options, arena_bytes), "load_start", "options", &o))
@@ -278,6 +280,15 @@ RIG_API rig_status rig_load_buffer(rig_load load, size_t index, size_t device, r
     std::shared_ptr<rig::Buffer> b;
     if (rig_status s = l->buffer(index, device, &b)) return s;
     return give(Kind::buffer, std::move(b), out);
+  });
+}
+
+RIG_API rig_status rig_load_slice_get(rig_load load, size_t index, size_t device, rig_load_slice *out) {
+  return entry("load_slice_get", [&] {
+    Pinned<Load> l(word_of(load), Kind::load, "load_slice_get");
+    if (!l) return RIG_INVALID_HANDLE;
+    if (!out) return fail(RIG_INVALID_ARGUMENT, "load_slice_get: out is null");
+    return l->slice(index, device, out);
   });
 }
 

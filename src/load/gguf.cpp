@@ -157,6 +157,12 @@ uint64_t count_of(const std::string &text) {
 
 }  // namespace
 
+uint64_t ggml_block_elements(uint32_t type) {
+  for (const auto &g : ggml_types)
+    if (g.id == type) return g.block;
+  return 1;
+}
+
 ParseResult parse_gguf(const uint8_t *bytes, size_t avail, uint64_t file_size) {
   Reader rd{bytes, std::min<uint64_t>(avail, std::min(file_size, gguf_header_limit)), file_size};
   auto stop = [&](const std::string &what) {

@@ -46,15 +46,18 @@ rig_status Load::start(Device &host, std::shared_ptr<File> file, const size_t *s
   if (o.io < RIG_LOAD_IO_AUTO || o.io > RIG_LOAD_IO_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown io %d", int(o.io));
   if (rig_status s = l->place_selection(selected, count, placement)) return s;
   if (rig_status s = file->unchanged()) return s;
-  if (rig_status s = choose_path(l->devices_, *file, o.path, &l->route_)) return s;
-
   // Chunks (staged) or windows (registered, direct).
   std::vector<PlanTensor> plan;
   uint64_t lo = UINT64_MAX, hi = 0;
+  bool gathered = false;
   for (const auto &t : l->tensors_) {
-    plan.push_back(PlanTensor{t->offset, t->length, t->devices[0], file->tensors[t->index].shard});
-    if (t->length) lo = std::min(lo, t->offset), hi = std::max(hi, t->offset + t->length);
+    const Extent &x = t->extent;
+    plan.push_back(PlanTensor{x, t->devices[0], file->tensors[t->index].shard});
+    if (t->length) lo = std::min(lo, x.offset), hi = std::max(hi, x.offset + (x.count - 1) * x.stride + x.run);
+    gathered |= x.count > 1;
   }
+  if (rig_status s = gathered ? gather_route(o.path, &l->route_) : choose_path(l->devices_, *file, o.path, &l->route_))
+    return s;
   l->trace_.mark(Trace::PLANNED);
   if (l->route_.path != RIG_LOAD_PATH_STAGED) l->plan_windows(plan);
   else if (rig_status s = l->plan_staged(plan, lo, hi)) return s;
@@ -97,9 +100,9 @@ rig_status Load::place_selection(const size_t *selected, size_t count, const rig
   }
   by_file_index_.assign(file_->tensors.size(), 0);
   for (size_t i = 0; i < placed.size(); ++i) {
-    by_file_index_[placed[i].index] = i + 1;
+    if (!by_file_index_[placed[i].index]) by_file_index_[placed[i].index] = i + 1;  // a tensor's parts follow
     bytes_total_ += placed[i].length;
-    auto t = std::make_unique<LoadTensor>(std::move(placed[i]));
+    auto t = std::make_unique<LoadTensor>(std::move(placed[i]), i);
     t->buffers.assign(devices_.size(), nullptr);
     tensors_.push_back(std::move(t));
   }
@@ -207,7 +210,7 @@ rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   Timed timed(phase_ns_[ALLOC]);
   // A part of its arena; a buffer of its own, of the arena's kind, where the arena could not be made.
   Device &device = *devices_[position];
-  rig_status s = arenas_[position]->make(device, by_file_index_[t.index] - 1, &t.buffers[position]);
+  rig_status s = arenas_[position]->make(device, t.position, &t.buffers[position]);
   if (s == RIG_UNSUPPORTED) s = buffer_create(device, t.length, arenas_[position]->memory(), &t.buffers[position]);
   if (s) return fail(s, "tensor '%s' (%llu bytes) on placement device %zu: %s", file_->tensors[t.index].name.c_str(),
                      (unsigned long long)t.length, position, last_error());
@@ -346,12 +349,31 @@ void Load::run_paths() {
   give_back_unsubmitted();
 }
 
-rig_status Load::buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out) {
+rig_status Load::part_of(size_t index, size_t device, LoadTensor **out) {
   if (index >= by_file_index_.size() || !by_file_index_[index])
     return fail(RIG_INVALID_ARGUMENT, "tensor %zu is not in this load", index);
-  LoadTensor &t = *tensors_[by_file_index_[index] - 1];
-  if (device >= devices_.size() || std::find(t.devices.begin(), t.devices.end(), device) == t.devices.end())
-    return fail(RIG_INVALID_ARGUMENT, "tensor %zu is not placed on placement device %zu", index, device);
+  for (size_t p = by_file_index_[index] - 1; p < tensors_.size() && tensors_[p]->index == index; ++p) {
+    const auto &on = tensors_[p]->devices;
+    if (std::find(on.begin(), on.end(), device) != on.end()) {
+      *out = tensors_[p].get();
+      return RIG_OK;
+    }
+  }
+  return fail(RIG_INVALID_ARGUMENT, "tensor %zu is not placed on placement device %zu", index, device);
+}
+
+rig_status Load::slice(size_t index, size_t device, rig_load_slice *out) {
+  LoadTensor *t;
+  if (rig_status s = part_of(index, device, &t)) return s;
+  *out = t->slice;
+  out->device = device;  // a whole tensor's part is on every device of its
+  return RIG_OK;
+}
+
+rig_status Load::buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out) {
+  LoadTensor *part;
+  if (rig_status s = part_of(index, device, &part)) return s;
+  LoadTensor &t = *part;
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return status_ != RIG_OK || t.ready; });
   if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());

@@ -27,8 +27,10 @@
 
 namespace rig::load {
 
+// A part of a selected tensor (the whole, or one device's slice) as the load moves it.
 struct LoadTensor : Placed {
-  explicit LoadTensor(Placed placed) : Placed(std::move(placed)), remaining(length) {}
+  LoadTensor(Placed placed, size_t position) : Placed(std::move(placed)), position(position), remaining(length) {}
+  size_t position;  // in the load's parts (its arenas' index)
   std::vector<std::shared_ptr<Buffer>> buffers;  // per placement position (null where not placed)
   std::atomic<uint64_t> remaining;  // bytes not yet submitted to the primary device
   std::mutex make_mutex;         // guards making the primary buffer
@@ -47,9 +49,13 @@ class Load {
                           std::vector<Device *> devices, const rig_load_placement &placement,
                           const rig_load_options &options, std::vector<std::shared_ptr<StagingPool>> pools,
                           std::unique_ptr<Load> *out);
-  // A view of the whole tensor of file index `index` on placement position `device`, once its copies are
-  // submitted: waits for that (or the load's failure), holding the load's lock only while it waits on it.
+  // A view of the part (the whole tensor, or its slice) of file index `index` on placement position
+  // `device`, once its copies are submitted: waits for that (or the load's failure), holding the load's
+  // lock only while it waits on it.
   rig_status buffer(size_t index, size_t device, std::shared_ptr<Buffer> *out);
+  // Which part of tensor `index` placement position `device` holds (rig_load_slice_get). Pure read of the
+  // plan, fixed at start; waits for nothing.
+  rig_status slice(size_t index, size_t device, rig_load_slice *out);
   // Waits for the load's end; its status and message.
   rig_status wait();
   // Fills *out whole (out->size ours; the C face serves the caller's size) once the load ended; RIG_BUSY
@@ -95,6 +101,8 @@ class Load {
   rig_status copy(size_t device, const Buffer &src, uint64_t src_offset, const Buffer &dst, uint64_t dst_offset,
                   uint64_t length);
   rig_status make_buffer(LoadTensor &t, size_t position);
+  // The part of file index `index` placed on `device`; RIG_INVALID_ARGUMENT where there is none.
+  rig_status part_of(size_t index, size_t device, LoadTensor **out);
   rig_status finish_tensor(LoadTensor &t);
   rig_status verify(LoadTensor &t, size_t position, uint64_t offset, uint64_t length, const unsigned char *reference);
   // Reads a staging chunk: pread through the page cache, or `reader` on its shard's O_DIRECT descriptor.
@@ -109,7 +117,7 @@ class Load {
   std::vector<Device *> devices_;
   std::vector<std::unique_ptr<Copier>> copiers_;  // per device; used by the run thread only
   std::vector<std::unique_ptr<LoadTensor>> tensors_;
-  std::vector<size_t> by_file_index_;    // file index -> selection position + 1 (0: not selected)
+  std::vector<size_t> by_file_index_;    // file index -> its first part's position + 1 (0: not selected)
   std::vector<Chunk> chunks_;
   Route route_;  // the path, whether it reads the kept registration, and why (load/path.h)
   std::vector<int> direct_fds_;  // per shard, O_DIRECT descriptors; empty for buffered reads

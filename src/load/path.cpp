@@ -124,6 +124,15 @@ rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_loa
   return RIG_OK;
 }
 
+rig_status gather_route(rig_load_path asked, Route *out) {
+  if (asked < RIG_LOAD_PATH_AUTO || asked > RIG_LOAD_PATH_DIRECT) return fail(RIG_INVALID_ARGUMENT, "unknown path %d", int(asked));
+  out->path = RIG_LOAD_PATH_STAGED;
+  out->kept = false;
+  out->why = std::string("staged: slices along a later dim are gathered in staging") +
+             (asked == RIG_LOAD_PATH_AUTO || asked == RIG_LOAD_PATH_STAGED ? "" : " (the path asked for copies whole ranges only)");
+  return RIG_OK;
+}
+
 // The fraction of stream bytes [lo, hi) resident, over every shard it covers, weighted by their bytes (the
 // gaps between shards' bases hold no file's bytes and count for nothing).
 double resident_in(const File &file, uint64_t lo, uint64_t hi) {

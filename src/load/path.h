@@ -42,6 +42,11 @@ struct Route {
 // one. Waits for a probe as allowed_on does.
 rig_status choose_path(const std::vector<Device *> &devices, File &file, rig_load_path asked, Route *out);
 
+// The route of a load that gathers slices along a later dim: the staged path, whatever `asked` (a window's
+// copy of each run would be one small copy per row; staging gathers them into one). RIG_INVALID_ARGUMENT for
+// an unknown path. Waits for nothing.
+rig_status gather_route(rig_load_path asked, Route *out);
+
 // The O_DIRECT descriptors (one per shard) a staged load reads stream bytes [lo, hi) through, or none for
 // buffered reads: where `io` asks for it, or, for RIG_LOAD_IO_AUTO, where under half of the range is in the
 // page cache and O_DIRECT reads this file system at least as fast as buffered pread (read_mode.h: timed

@@ -13,9 +13,16 @@
 
 namespace rig::load {
 
-// A read error or a file that ends early is the file's: the words name it.
+// A read error or a file that ends early is the file's: the words name it. A gathered chunk's runs are read
+// through the page cache one by one (a run is not aligned for O_DIRECT), packed in order.
 rig_status Load::read_chunk(const Chunk &c, void *dst, DirectRead *reader) {
   uint64_t want = c.end - c.start;
+  if (!c.gather.empty()) {
+    for (const Segment &g : c.gather)
+      if (rig_status s = file_->read(g.at, static_cast<unsigned char *>(dst) + g.chunk_offset, g.length)) return s;
+    bytes_read_ += c.packed;
+    return RIG_OK;
+  }
   if (direct_fds_.empty()) {
     if (rig_status s = file_->read(c.start, dst, want)) return s;  // its words name the shard
     bytes_read_ += want;
@@ -137,7 +144,7 @@ void Load::copy_worker() {
       fail_with(s);
       break;
     }
-    progress(c.end - c.start);
+    progress(c.bytes());
   }
 }
 

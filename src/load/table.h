@@ -64,4 +64,8 @@ ParseResult parse_safetensors(const uint8_t *bytes, size_t avail, uint64_t file_
 constexpr uint64_t gguf_header_limit = uint64_t(256) << 20;
 ParseResult parse_gguf(const uint8_t *bytes, size_t avail, uint64_t file_size);
 
+// Elements per block of ggml type `type` (32 for Q4_0, 256 for Q4_K, 1 for F16 and the other plain types; 1
+// for a type rig does not know, which no opened table holds). Pure.
+uint64_t ggml_block_elements(uint32_t type);
+
 }  // namespace rig::load

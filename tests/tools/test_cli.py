@@ -313,6 +313,22 @@ if obj is not None:
           f"memory devices read the mapping: path direct, why names the verdict ({run1.get('why')})")
     check(bytes.fromhex(obj["file_hex"]) == weights.encode(), "load --json: file_hex gives the exact name")
 
+# --split: layer 1's BF16 [512, 1024] by columns, layer 0's F32 [256, 256] by rows; the norm whole on both
+rc, out, err = run("load", "--json", "--device=memory:A,memory:B", "--split", "*.1.w:1", "--split", "model.layers.?.w:0",
+                   weights)
+obj = valid(out, "load", "rig load --json --split onto memory:A,memory:B") if rc == 0 else None
+check(rc == 0 and err == "", f"rig load --split onto two memory devices: status 0 ({err.strip()})")
+if obj is not None and obj["loads"]:
+    run1 = obj["loads"][0]
+    half = (256 * 256 * 4 + 512 * 1024 * 2) // 2
+    check(run1.get("device_bytes") == [half + 14, half + 14] and run1.get("bytes") == total
+          and run1.get("bytes_read") == total and run1.get("bytes_copied") == total + 14 and run1.get("path") == "staged",
+          f"--split: each device holds half of each split tensor and the norm, every byte read once, staged ({run1})")
+rc, out, err = run("load", "--device=memory:A,memory:B", "--split", "model.norm", weights)
+check(rc == 2 and "PATTERN:DIM" in err, f"--split without a dim is a usage error ({rc}, {err.strip()})")
+rc, out, err = run("load", "--device=memory:A,memory:B", "--split", "model.norm:1", weights)
+check(rc == 1 and "model.norm" in err and "past its rank" in err, f"--split past the rank names the tensor ({err.strip()})")
+
 rc, out, err = run("load", "--json", "--device=memory:A,memory:A", weights)
 obj = valid(out, "load", "rig load --json onto memory:A twice")
 check(rc == 1 and obj is not None and "named twice" in (obj["error"] or "") and obj["loads"] == [],

@@ -188,11 +188,11 @@ class Load(Owned):
     _release_fn = staticmethod(_rig.rig_load_release)
 
     def __init__(self, file, devices, tensors, rule, masks, path, io, staging_bytes, chunk_bytes,
-                 window_bytes, threads, verify, arena_bytes, pools, progress):
+                 window_bytes, threads, verify, arena_bytes, pools, progress, splits=None, slices=None):
         ctx = _rig.rig_py_load_ctx_new(progress)
         raw = _rig.rig_py_load_start(file._raw, tensors, devices, int(rule), masks, int(path), int(io),
                                      staging_bytes, chunk_bytes, window_bytes, threads, 1 if verify else 0,
-                                     arena_bytes, pools, ctx)
+                                     arena_bytes, pools, splits, slices, ctx)
         # the context (progress callable, cancel flag) outlives the handle: close() releases the handle
         # first, which waits for the load's threads; the capsule goes with this object afterwards
         Owned.__init__(self, raw, keep=ctx)
@@ -204,13 +204,35 @@ class Load(Owned):
         """A new Buffer of ``tensor`` (name, Tensor or index) on placement device ``device`` (its position
         in the devices given, or the Device itself), once its copies are submitted; raises the load's
         error once it failed or was cancelled (nothing half-loaded is handed out)."""
+        device = self._position(device)
+        raw = _rig.rig_load_buffer(self._raw, self.file.index(tensor), device)  # rig checks the index
+        return Buffer(raw, device=self.devices[device])
+
+    def slice(self, tensor, device=0):
+        """(dim, start, end): the part of ``tensor`` placement device ``device`` holds (rig_load_slice_get;
+        a tensor loaded whole answers (0, 0, shape[0])). ValueError where it is not placed there."""
+        return _rig.rig_py_load_slice(self._raw, self.file.index(tensor), self._position(device))
+
+    def part(self, tensor, device=0):
+        """The Tensor of what ``device`` holds of ``tensor``: its shape with shape[dim] = end - start and
+        its length, those of the buffer() of the same arguments."""
+        t = self.file.tensors[self.file.index(tensor)]
+        dim, start, end = self.slice(t, device)
+        if not t.shape:
+            return t
+        shape = list(t.shape)
+        length = t.length * (end - start) // shape[dim] if shape[dim] else 0
+        shape[dim] = end - start
+        return t._replace(shape=tuple(shape), length=length)
+
+    def _position(self, device):
+        """A placement position from a position or one of this load's Devices."""
         if isinstance(device, Device):
             matches = [i for i, d in enumerate(self.devices) if d is device]
             if not matches:
                 raise ValueError("%r is not one of this load's devices" % (device,))
-            device = matches[0]
-        raw = _rig.rig_load_buffer(self._raw, self.file.index(tensor), device)  # rig checks the index
-        return Buffer(raw, device=self.devices[device])
+            return matches[0]
+        return device
 
     def wait(self):
         """Waits until every copy is submitted (not until the devices finished copying)."""
@@ -230,7 +252,7 @@ class Load(Owned):
 
 def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=Path.AUTO, io=IO.AUTO,
                staging_bytes=0, chunk_bytes=0, window_bytes=0, threads=0, verify=False, arena_bytes=0,
-               pools=None, progress=None):
+               pools=None, progress=None, split=None, slices=None):
     """Starts loading ``tensors`` (names, Tensors or indices; None: all) of ``file`` (a WeightsFile)
     onto ``devices`` (a Device, a device's name, or a list of them) and returns the running Load at
     once. ``rule`` places tensors on several devices ("each", "by_layer", "masks" with one bit mask per
@@ -238,11 +260,40 @@ def start_load(file, devices, tensors=None, *, rule=Rule.EACH, masks=None, path=
     (64 MiB of staging, 4 MiB chunks, 256 MiB windows, min(12, 3/4 of the cores) reader threads, 1 GiB
     arenas: each device's tensors share device allocations of at most ``arena_bytes``, whose memory
     returns once every tensor in one is released; 1 gives each tensor its own).
-    ``progress(bytes_done, bytes_total)`` is called from the load's threads."""
+    ``progress(bytes_done, bytes_total)`` is called from the load's threads.
+    Tensor-parallel slices (docs/load.md): ``split`` splits every tensor whose name matches a glob along a
+    dim over the devices, device k getting part k (the first parts one longer where the dim does not
+    divide): a dict {pattern: dim} or a list of (pattern, dim), the first match applying; ``slices`` gives
+    tensor and device their own part: a list of (tensor, device, dim, start, end), tensor a name, Tensor or
+    index, device a position. Load.slice and Load.part say what each device holds."""
     devices = _devices(devices)
     indices = None if tensors is None else [file.index(t) for t in tensors]
     return Load(file, devices, indices, _enum(Rule, rule), masks, _enum(Path, path), _enum(IO, io),
-                staging_bytes, chunk_bytes, window_bytes, threads, verify, arena_bytes, pools, progress)
+                staging_bytes, chunk_bytes, window_bytes, threads, verify, arena_bytes, pools, progress,
+                _splits(split), _slices(file, slices))
+
+
+def _splits(split):
+    """start_load's ``split`` as a list of (pattern, dim), or None."""
+    if split is None:
+        return None
+    pairs = list(split.items()) if isinstance(split, dict) else list(split)
+    for p in pairs:
+        if not (isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], int)):
+            raise TypeError("split: a dict {pattern: dim} or a list of (pattern, dim), not %r" % (split,))
+    return pairs
+
+
+def _slices(file, slices):
+    """start_load's ``slices`` with each tensor as its index, or None."""
+    if slices is None:
+        return None
+    out = []
+    for s in slices:
+        if not (isinstance(s, tuple) and len(s) == 5):
+            raise TypeError("slices: a list of (tensor, device, dim, start, end), not %r" % (s,))
+        out.append((file.index(s[0]),) + tuple(s[1:]))
+    return out
 
 
 class Loaded(dict):

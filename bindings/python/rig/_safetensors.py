@@ -6,6 +6,9 @@ safetensors users write them; tensors are typed without a copy (rig._typed).
     weights = rig.load_file("model.safetensors", device="cuda:0")   # {name: torch.Tensor}
     with rig.safe_open("model.safetensors", framework="pt", device="cuda:0") as f:
         shard = f.get_slice("lm_head.weight")[rank * rows:(rank + 1) * rows]
+    # tensor-parallel over two GPUs: {name: [rank 0's part, rank 1's part]}
+    parts = rig.load_file("model.safetensors", device=["cuda:0", "cuda:1"],
+                          split={"*down_proj.weight": 1, "*proj.weight": 0})
 """
 
 import json
@@ -15,7 +18,7 @@ import threading
 
 from . import _typed
 from ._devices import named_device
-from ._load import Format, Loaded, Pool, WeightsFile, _path, load
+from ._load import Format, Loaded, Pool, WeightsFile, _path, load, start_load
 
 SAFETENSORS_HEADER_MAX = 100 << 20  # the format's limit on the header, as rig_load_open enforces it
 STAGING_BYTES = 64 << 20  # safe_open's pool: rig's default staging for one load (rig_load.h)
@@ -30,7 +33,7 @@ def _device(device, framework):
     return device
 
 
-def load_file(filename, device=None, framework="pt", **options):
+def load_file(filename, device=None, framework="pt", split=None, **options):
     """Every tensor of ``filename`` on ``device`` in one load, as {name: tensor} (a rig.Loaded dict, whose
     .stats are the load's): torch.Tensors (framework "pt"), numpy arrays ("np") or rig.Buffers ("rig"),
     each of the file's dtype and shape over the loaded bytes (no copy). ``device``: a name ("cuda:0",
@@ -38,8 +41,14 @@ def load_file(filename, device=None, framework="pt", **options):
     process and kept open, so no tensor outlives its device; None is "cuda:0", or "cpu" for numpy.
     ``options`` as rig.load's. Waits until every copy is submitted; a GPU consumer's stream then waits for
     them (DLPack's stream protocol). FileNotFoundError, ValueError for a bad file, TypeError naming a
-    tensor whose type the framework lacks (checked before anything loads)."""
+    tensor whose type the framework lacks (checked before anything loads).
+    Tensor-parallel: with ``split`` ({pattern: dim} or [(pattern, dim)], as rig.start_load's) and
+    ``device`` a list of devices, every tensor a pattern matches is split along its dim over them, each
+    part read from the file once, and the result maps each name to a list with one tensor per device (of
+    the part's shape; a tensor no pattern matches whole on each, or where ``rule`` puts it)."""
     framework = _typed.framework(framework)
+    if split is not None:
+        return _load_split(filename, device, framework, split, options)
     with WeightsFile(filename) as weights:
         device = _device(device, framework)
         for t in weights:
@@ -50,11 +59,35 @@ def load_file(filename, device=None, framework="pt", **options):
         return result
 
 
+def _load_split(filename, devices, framework, split, options):
+    """load_file with ``split`` over ``devices`` (a list): {name: [typed part per device holding one]}."""
+    if devices is None or isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError("load_file(split=...): device must be a list of devices to split over, not %r" % (devices,))
+    devices = [_device(d, framework) for d in devices]
+    with WeightsFile(filename) as weights:
+        for t in weights:
+            _typed.check_type(t, framework)
+        with start_load(weights, devices, split=split, **options) as running:
+            running.wait()
+            result = Loaded()
+            for t in running.tensors:
+                parts = []
+                for d in range(len(devices)):
+                    try:
+                        buf = running.buffer(t, d)
+                    except ValueError:  # InvalidArgument: not placed on that device (a rule's choice)
+                        continue
+                    parts.append(_typed.typed(buf, running.part(t, d), framework))
+                result[t.name] = parts
+            result.stats = running.stats
+            return result
+
+
 class safe_open(object):
     """An open weights file, read tensor by tensor as safetensors.safe_open does: a context manager whose
     get_tensor(name) loads that tensor onto ``device`` and gives it typed for ``framework`` ("pt", "np",
-    "rig"; as load_file), and get_slice(name)[...] reads only the rows of the first dimension the index
-    selects. The file stays open until close() or the end of the ``with`` block."""
+    "rig"; as load_file), and get_slice(name)[...] reads only the range of the first dimension the index
+    narrows (rows, or columns after full slices: a slice of the tensor placed by rig_load.h). The file stays open until close() or the end of the ``with`` block."""
 
     def __init__(self, filename, framework="pt", device=None):
         self._framework = _typed.framework(framework)
@@ -75,14 +108,16 @@ class safe_open(object):
         if self._pool is not None:
             self._pool.close()
 
-    def _load(self, file, tensors=None):
-        """rig.load of ``tensors`` of ``file`` onto the device, staged through one pool for every load of
-        this file: making pinned staging costs more than a small tensor's copy, and get_tensor loads one
-        tensor at a time. Memory devices read the file's mapping themselves and need none."""
+    def _load(self, file, tensors=None, slices=None):
+        """rig.load of ``tensors`` of ``file`` (``slices`` as start_load's) onto the device, staged through
+        one pool for every load of this file: making pinned staging costs more than a small tensor's copy,
+        and get_tensor loads one tensor at a time. Memory devices read the file's mapping themselves and
+        need none."""
         with self._loading:
             if self._pool is None and self._device.info()["framework"] not in _typed.HOST_FRAMEWORKS:
                 self._pool = Pool(self._device, STAGING_BYTES)
-            return load(file, self._device, tensors, pools=[self._pool] if self._pool is not None else None)
+            return load(file, self._device, tensors, pools=[self._pool] if self._pool is not None else None,
+                        slices=slices)
 
     def __enter__(self):
         return self
@@ -116,7 +151,8 @@ class safe_open(object):
 
     def get_slice(self, name):
         """Tensor ``name`` to be indexed as numpy indexes: ``[a:b]``, ``[i]``, ``[:, c:d]``, ``[..., ::2]``;
-        only the rows of the first dimension the index selects are read (KeyError if none)."""
+        only the span of the first dimension the index narrows is read (rows for ``[a:b]``, columns for
+        ``[:, c:d]``; KeyError if none)."""
         return Slice(self, self._tensor(name))
 
     def _tensor(self, name):
@@ -125,14 +161,13 @@ class safe_open(object):
         except KeyError:
             raise KeyError("no tensor %r in %s" % (name, self._path)) from None
 
-    def _rows(self, tensor, lo, hi):
-        """Rows [lo, hi) of ``tensor``'s first dimension loaded alone: the file's byte range of those rows
-        opened as a raw range (rig_load_open_raw), so nothing outside them is read."""
-        row = tensor.length // tensor.shape[0]
-        part = tensor._replace(shape=(hi - lo,) + tuple(tensor.shape[1:]), offset=tensor.offset + lo * row,
-                               length=(hi - lo) * row)
-        with WeightsFile(self._path, ranges=[(tensor.name, part.offset, part.length)]) as rows:
-            buf = self._load(rows)[tensor.name]
+    def _part(self, tensor, dim, lo, hi):
+        """[lo, hi) along ``dim`` of ``tensor`` loaded alone, as a slice of the placement (rig_load_slice):
+        nothing outside it is read, from one file or a checkpoint's shard."""
+        shape = list(tensor.shape)
+        part = tensor._replace(shape=tuple(shape[:dim] + [hi - lo] + shape[dim + 1:]),
+                               length=tensor.length * (hi - lo) // shape[dim])
+        buf = self._load(self._file, [tensor.index], slices=[(tensor.index, 0, dim, lo, hi)])[tensor.name]
         return _typed.typed(buf, part, self._framework)
 
     def __repr__(self):
@@ -165,32 +200,41 @@ class Slice(object):
         opened, tensor = self._opened, self._tensor
         _typed.check_type(tensor, opened._framework)
         key = index if isinstance(index, tuple) else (index,)
-        # a checkpoint of several files: Tensor.offset names no file, so the whole tensor is loaded and
-        # sliced until the C placement gives slices
-        rows = _first_rows(key, tensor) if opened._one_file else None
-        if rows is None:  # the index keeps every row (or the tensor has none): the whole tensor
+        span = _narrowed(key, tensor)
+        if span is None:  # the index keeps every element (or the tensor has none): the whole tensor
             whole, rest = opened.get_tensor(tensor.name), key
         else:
-            lo, hi, first = rows
-            if first == slice(0, hi - lo, 1):  # every row read is kept
-                first = slice(None)
-            whole, rest = opened._rows(tensor, lo, hi), (first,) + key[1:]
+            dim, lo, hi, entry = span
+            if entry == slice(0, hi - lo, 1):  # every index read is kept
+                entry = slice(None)
+            whole, rest = opened._part(tensor, dim, lo, hi), key[:dim] + (entry,) + key[dim + 1:]
         if opened._framework == "rig":
             if all(k == slice(None) or k is Ellipsis for k in rest):
                 return whole
-            raise TypeError("framework='rig' slices rows of the first dimension ([a:b]) only, not %r: use "
-                            "framework='pt' or 'np' for the rest" % (index,))
+            raise TypeError("framework='rig' slices one dimension by a step-1 range ([a:b], [:, a:b]) only, "
+                            "not %r: use framework='pt' or 'np' for the rest" % (index,))
         return whole[rest]
 
 
-def _first_rows(key, tensor):
-    """(lo, hi, first) where the index's first entry is an int or a slice selecting rows of the first
-    dimension: rows [lo, hi) hold all it selects, ``first`` is that entry shifted onto them. None where
-    the index reads every row (Ellipsis, None first, no rows or empty rows)."""
+def _narrowed(key, tensor):
+    """(dim, lo, hi, entry) for the index's first entry that is not a full slice, where it is an int or a
+    slice of dimension ``dim``: [lo, hi) along it holds all it selects, ``entry`` is that entry shifted
+    onto them. None where the index reads every element (only full slices, an Ellipsis or None before the
+    first narrowing entry, an empty tensor)."""
     shape = tensor.shape
-    if not shape or not key or shape[0] == 0 or tensor.length == 0:
+    if not shape or tensor.length == 0:
         return None
-    n, first = shape[0], key[0]
+    dim = 0
+    while dim < len(key) and dim < len(shape) and isinstance(key[dim], slice) and key[dim] == slice(None):
+        dim += 1
+    if dim >= len(key) or dim >= len(shape) or shape[dim] == 0:
+        return None
+    span = _span(key[dim], shape[dim], tensor.name, dim)
+    return None if span is None else (dim,) + span
+
+
+def _span(first, n, name, dim):
+    """(lo, hi, entry) for one index entry over a dimension of ``n``: an int or a slice; None otherwise."""
     if isinstance(first, slice):
         r = range(*first.indices(n))
         if len(r) == 0:
@@ -205,7 +249,7 @@ def _first_rows(key, tensor):
     except TypeError:
         return None  # an array or a list of indices: the framework's own indexing on the whole tensor
     if not -n <= i < n:
-        raise IndexError("index %d is out of bounds for dimension 0 of %r with size %d" % (i, tensor.name, n))
+        raise IndexError("index %d is out of bounds for dimension %d of %r with size %d" % (i, dim, name, n))
     i %= n
     return i, i + 1, 0
 

@@ -188,27 +188,30 @@ def test_get_slice_equals_numpys_slice_and_reads_only_its_rows(tmp_path, numpy, 
     v = numpy.arange(9, dtype=numpy.int16)
     write_safetensors(path, [("m", "F32", m.shape, m.tobytes()), ("v", "I16", v.shape, v.tobytes())])
     seen = rows_read(monkeypatch)
-    row = 6 * 4
-    cases = [  # index, rows read
-        ((slice(2, 5),), 3), (slice(2, 5), 3), (3, 1), (-1, 1), ((slice(None), slice(1, 4)), 10),
-        ((slice(4, 8), slice(None, None, 2)), 4), ((Ellipsis, slice(2, 3)), 10), (slice(1, 9, 3), 7),
-        (slice(9, 0, -4), 9), (slice(5, 2), 1), ((slice(7, None), 2), 3), (slice(-3, None), 3),
+    row, column = 6 * 4, 10 * 4
+    cases = [  # index, bytes read: the rows, or the columns where full rows come first (a placement's slice)
+        ((slice(2, 5),), 3 * row), (slice(2, 5), 3 * row), (3, row), (-1, row),
+        ((slice(None), slice(1, 4)), 3 * column), ((slice(None), 5), column), ((slice(None), slice(4, 0, -2)), 3 * column),
+        ((slice(4, 8), slice(None, None, 2)), 4 * row), ((Ellipsis, slice(2, 3)), 10 * row), (slice(1, 9, 3), 7 * row),
+        (slice(9, 0, -4), 9 * row), (slice(5, 2), row), ((slice(7, None), 2), 3 * row), (slice(-3, None), 3 * row),
     ]
     with rig.safe_open(path, framework="np", device="memory:s") as f:
         s = f.get_slice("m")
         assert (s.get_shape(), s.get_dtype(), len(s)) == ([10, 6], "F32", 10)
-        for index, rows in cases:
+        for index, read in cases:
             del seen[:]
             got, want = s[index], m[index]
             assert (got.dtype, got.shape) == (want.dtype, want.shape), index
             assert got.tolist() == want.tolist(), index
-            assert [st["bytes_total"] for st in seen] == [rows * row], index
+            assert [st["bytes_total"] for st in seen] == [read], index
+            # staged (columns, gathered) counts its reads; the direct path of rows counts its window's pages
+            assert seen[0]["path"] == "direct" or seen[0]["bytes_read"] == read, index
         assert f.get_slice("v")[2:7].tolist() == v[2:7].tolist()
         with pytest.raises(IndexError, match="out of bounds"):
             s[10]
 
 
-def test_framework_rig_slices_rows_only(tmp_path, monkeypatch):
+def test_framework_rig_slices_one_dimension_by_a_range(tmp_path, monkeypatch):
     path = str(tmp_path / "rows.safetensors")
     raw = bytes(range(40))
     write_safetensors(path, [("w", "U16", (4, 5), raw)])
@@ -216,8 +219,42 @@ def test_framework_rig_slices_rows_only(tmp_path, monkeypatch):
     with rig.safe_open(path, framework="rig", device="memory:r") as f:
         buf = f.get_slice("w")[1:3]
         assert buf.to_bytes() == raw[10:30] and seen[-1]["bytes_total"] == 20
-        with pytest.raises(TypeError, match="rows of the first dimension"):
-            f.get_slice("w")[:, 1:2]
+        columns = f.get_slice("w")[:, 1:3]  # columns 1 and 2 of each row, gathered: 4 bytes a row
+        assert columns.to_bytes() == b"".join(raw[r * 10 + 2:r * 10 + 6] for r in range(4))
+        assert seen[-1]["bytes_total"] == seen[-1]["bytes_read"] == 16
+        with pytest.raises(TypeError, match="step-1 range"):
+            f.get_slice("w")[::2]
+
+
+def test_load_file_split_gives_each_device_numpys_part_reading_each_byte_once(tmp_path, numpy):
+    path = str(tmp_path / "tp.safetensors")
+    col = numpy.arange(7 * 10, dtype=numpy.float32).reshape(7, 10)  # split by columns: 5 and 5
+    row = numpy.arange(9 * 4, dtype=numpy.int16).reshape(9, 4)  # by rows, not divisible: 5 and 4
+    norm = numpy.arange(6, dtype=numpy.float64)  # no pattern: whole on both
+    blob = write_safetensors(path, [("l.col.w", "F32", col.shape, col.tobytes()),
+                                    ("l.row.w", "I16", row.shape, row.tobytes()),
+                                    ("l.norm", "F64", norm.shape, norm.tobytes())])
+    devices = ["memory:tp0", "memory:tp1"]
+    got = rig.load_file(path, device=devices, framework="np", split={"*.col.w": 1, "l.row.?": 0})
+    data = col.nbytes + row.nbytes + norm.nbytes
+    assert got.stats["bytes_total"] == got.stats["bytes_read"] == data  # each byte of the file read once
+    assert got.stats["path"] == "staged"  # columns are gathered in staging
+    for name, a, dim in (("l.col.w", col, 1), ("l.row.w", row, 0)):
+        parts = numpy.array_split(a, 2, axis=dim)
+        assert [p.shape for p in got[name]] == [p.shape for p in parts], name
+        assert all(g.tolist() == w.tolist() for g, w in zip(got[name], parts)), name
+    assert [p.tolist() for p in got["l.norm"]] == [norm.tolist()] * 2
+    with rig.WeightsFile(path) as weights, rig.start_load(weights, devices, split=[("l.col.w", 1)],
+                                                          slices=[("l.row.w", 1, 1, 1, 3)]) as running:
+        running.wait()
+        assert running.slice("l.col.w", 1) == (1, 5, 10) and running.slice("l.norm", 0) == (0, 0, 6)
+        assert running.slice("l.row.w", 1) == (1, 1, 3) and running.part("l.row.w", 1).shape == (9, 2)
+        with pytest.raises(rig.InvalidArgument, match="not placed"):
+            running.slice("l.row.w", 0)
+    with pytest.raises(rig.InvalidArgument, match="'l.norm'.*past its rank"):
+        rig.load_file(path, device=devices, framework="np", split=[("l.norm", 1)])
+    with pytest.raises(TypeError, match="list of devices"):
+        rig.load_file(path, device="memory:tp0", framework="np", split={"*": 0})
 
 
 def write_gguf(path, tensors):
