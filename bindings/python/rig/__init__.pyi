@@ -235,8 +235,12 @@ class Tensor(Tuple[int, str, str, Tuple[int, ...], int, int, int, int]):
     ggml_type: int
     rig_dtype: int
 _TensorRef = Union[str, Tensor, int]
+class Shard(Tuple[str, int]):
+    path: str
+    bytes: int
 class WeightsFile(_Owned):
     tensors: List[Tensor]
+    shards: List[Shard]
     def __init__(self, path: Any, format: Union[Format, str, int] = ...,
                  ranges: Optional[Sequence[Tuple[str, int, int]]] = ...) -> None: ...
     @property

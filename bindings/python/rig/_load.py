@@ -66,6 +66,12 @@ class Tensor(NamedTuple):
     rig_dtype: int = 0
 
 
+class Shard(NamedTuple):
+    """One file of a checkpoint (rig_load_shard_get): its path as rig opened it and its size then."""
+    path: str
+    bytes: int
+
+
 def _enum(cls, value):
     """An enum member from a member, its int, or its name in any case ("staged", "by_layer")."""
     if isinstance(value, str):
@@ -112,8 +118,10 @@ class WeightsFile(Owned):
     _release_fn = staticmethod(_rig.rig_load_file_release)
 
     def __init__(self, path, format=Format.AUTO, ranges=None):
-        """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says). With ``ranges``
-        (a list of (name, offset, length)) any file is opened with those byte ranges as U8 tensors."""
+        """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says): one file, a sharded
+        safetensors checkpoint by its ``*.index.json`` or the directory holding it, or the first file of a
+        split GGUF set, as one tensor table. With ``ranges`` (a list of (name, offset, length)) any file is
+        opened with those byte ranges as U8 tensors."""
         path = _path(path)
         try:
             if ranges is not None:
@@ -126,6 +134,9 @@ class WeightsFile(Owned):
         count = _rig.rig_load_tensor_count(self._raw)
         self.tensors = [self._tensor(i) for i in range(count)]
         self._by_name = {t.name: t for t in self.tensors}
+        #: the files rig reads (one for a single file; a sharded checkpoint's in name order), as Shards
+        self.shards = [Shard(*_rig.rig_py_load_shard(self._raw, i))
+                       for i in range(_rig.rig_load_shard_count(self._raw))]
 
     def _tensor(self, i):
         name, dtype_name, dtype, ggml_type, shape, offset, length = _rig.rig_py_load_tensor(self._raw, i)
