@@ -400,3 +400,71 @@ func TestACudaPointerWrappedSeesTheSameBytes(t *testing.T) {
 	y.Close()
 	x.Close()
 }
+
+// writeGGUF writes a GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32
+// tensor of ne [4, 2] at offset 0, the data aligned to GGUF's default 32 bytes.
+func writeGGUF(t *testing.T, data []byte) string {
+	var b bytes.Buffer
+	le := func(v interface{}) { binary.Write(&b, binary.LittleEndian, v) }
+	str := func(s string) { le(uint64(len(s))); b.WriteString(s) }
+	b.WriteString("GGUF")
+	le(uint32(3))
+	le(uint64(1)) // tensors
+	le(uint64(3)) // key/values
+	str("general.architecture")
+	le(uint32(8))
+	str("llama")
+	str("llama.block_count")
+	le(uint32(4))
+	le(uint32(2))
+	str("a.note")
+	le(uint32(8))
+	str("after the others")
+	str("tok.w")
+	le(uint32(2))
+	le([]uint64{4, 2})
+	le(uint32(0)) // F32
+	le(uint64(0))
+	for b.Len()%32 != 0 {
+		b.WriteByte(0)
+	}
+	b.Write(data)
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A GGUF file's metadata keeps the file's key order (a slice, not a map), numbers in decimal.
+func TestAGGUFFilesMetadataKeepsItsKeyOrder(t *testing.T) {
+	data := f32s(1, 2, 3, 4, 5, 6, 7, 8)
+	path := writeGGUF(t, data)
+	f := must(rig.OpenLoadFile(path))
+	defer f.Close()
+	if format := must(f.Format()); format != rig.FormatGGUF {
+		t.Errorf("format %v", format)
+	}
+	want := rig.Metadata{{Key: "general.architecture", Value: "llama"}, {Key: "llama.block_count", Value: "2"},
+		{Key: "a.note", Value: "after the others"}}
+	if meta := must(f.Metadata()); fmt.Sprint(meta) != fmt.Sprint(want) {
+		t.Errorf("metadata %v, want %v", meta, want)
+	}
+	info := must(os.Stat(path))
+	if shards := must(f.Shards()); len(shards) != 1 || shards[0].Path != path || shards[0].Bytes != uint64(info.Size()) {
+		t.Errorf("shards %+v, want %s of %d bytes", shards, path, info.Size())
+	}
+	tensor := must(f.Tensor(0))
+	if tensor.Name != "tok.w" || tensor.Dtype != rig.F32 || fmt.Sprint(tensor.Shape) != "[2 4]" || tensor.Shard != 0 {
+		t.Errorf("tensor %+v", tensor)
+	}
+	a := must(rig.MemoryDevice("A"))
+	load := must(f.Load([]*rig.Device{a}, rig.Each))
+	defer load.Close()
+	if err := load.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(must(load.Buffer(0, 0)).Bytes()); !bytes.Equal(got, data) {
+		t.Errorf("tok.w on A: % x, want % x", got, data)
+	}
+}

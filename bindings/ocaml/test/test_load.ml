@@ -177,6 +177,50 @@ let load_two_devices () =
   Load.release_file file;
   Sys.remove path
 
+(* A GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32 tensor of ne [4, 2]
+   at offset 0, the data aligned to GGUF's default 32 bytes. *)
+let write_gguf data =
+  let b = Stdlib.Buffer.create 256 in
+  let u32 n = Stdlib.Buffer.add_string b (String.sub (le64 (Int64.of_int n)) 0 4) in
+  let u64 n = Stdlib.Buffer.add_string b (le64 (Int64.of_int n)) in
+  let str s = u64 (String.length s); Stdlib.Buffer.add_string b s in
+  Stdlib.Buffer.add_string b "GGUF";
+  u32 3;
+  u64 1 (* tensors *);
+  u64 3 (* key/values *);
+  str "general.architecture"; u32 8; str "llama";
+  str "llama.block_count"; u32 4; u32 2;
+  str "a.note"; u32 8; str "after the others";
+  str "tok.w"; u32 2; u64 4; u64 2; u32 0 (* F32 *); u64 0;
+  while Stdlib.Buffer.length b mod 32 <> 0 do Stdlib.Buffer.add_char b '\000' done;
+  Stdlib.Buffer.add_string b data;
+  let path = Filename.temp_file "rig-ocaml" ".gguf" in
+  let oc = open_out_bin path in
+  Stdlib.Buffer.output_buffer oc b;
+  close_out oc;
+  path
+
+(* A GGUF file's metadata keeps the file's key order (a list, not a table), numbers in decimal. *)
+let gguf_metadata_order () =
+  let data = f32s [ 1.0; 2.0; 3.0; 4.0; 5.0; 6.0; 7.0; 8.0 ] in
+  let path = write_gguf data in
+  let file = Load.open_file path in
+  check (Load.format file = Load.Gguf) "a GGUF file's format";
+  let meta = Load.metadata file in
+  check
+    (meta = [ ("general.architecture", "llama"); ("llama.block_count", "2"); ("a.note", "after the others") ])
+    (Printf.sprintf "GGUF metadata in file order: [%s]" (String.concat "; " (List.map (fun (k, v) -> k ^ "=" ^ v) meta)));
+  let size = (Unix.stat path).Unix.st_size in
+  check (Load.shards file = [ { Load.path; bytes = Int64.of_int size } ]) "a single file is its one shard";
+  let t = Load.tensor file 0 in
+  check (t.name = "tok.w" && t.dtype = Dtype.F32 && t.shape = [ 2L; 4L ] && t.shard = 0) "the GGUF tensor, ne reversed";
+  let load = Load.start file [ memory_device "A" ] in
+  Load.wait load;
+  check (Buffer.to_string (Load.buffer load 0 ~device:0) = data) "the GGUF tensor's bytes on A";
+  Load.release load;
+  Load.release_file file;
+  Sys.remove path
+
 let bad_files () =
   expect_error (fun () -> Load.open_file "/nonexistent/model.safetensors") Status.Not_found "a missing file";
   let path = Filename.temp_file "rig-ocaml" ".safetensors" in
@@ -267,6 +311,7 @@ let device_pointers () =
 let () =
   load_two_devices ();
   load_checkpoint ();
+  gguf_metadata_order ();
   bad_files ();
   typed_points ();
   point_fds ();

@@ -155,6 +155,63 @@ fn a_safetensors_file_loads_onto_two_memory_devices() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// Writes a GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32 tensor of
+/// ne [4, 2] at offset 0, the data aligned to GGUF's default 32 bytes.
+fn write_gguf(name: &str, data: &[u8]) -> PathBuf {
+    fn str(b: &mut Vec<u8>, s: &str) {
+        b.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    }
+    let mut b = b"GGUF".to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes()); // tensors
+    b.extend_from_slice(&3u64.to_le_bytes()); // key/values
+    str(&mut b, "general.architecture");
+    b.extend_from_slice(&8u32.to_le_bytes());
+    str(&mut b, "llama");
+    str(&mut b, "llama.block_count");
+    b.extend_from_slice(&4u32.to_le_bytes());
+    b.extend_from_slice(&2u32.to_le_bytes());
+    str(&mut b, "a.note");
+    b.extend_from_slice(&8u32.to_le_bytes());
+    str(&mut b, "after the others");
+    str(&mut b, "tok.w");
+    b.extend_from_slice(&2u32.to_le_bytes());
+    for ne in [4u64, 2] {
+        b.extend_from_slice(&ne.to_le_bytes());
+    }
+    b.extend_from_slice(&0u32.to_le_bytes()); // F32
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.resize((b.len() + 31) / 32 * 32, 0);
+    b.extend_from_slice(data);
+    let path = std::env::temp_dir().join(format!("librig-{}-{}.gguf", std::process::id(), name));
+    std::fs::write(&path, b).unwrap();
+    path
+}
+
+/// A GGUF file's metadata keeps the file's key order (a Vec, not a map), numbers in decimal.
+#[test]
+fn a_gguf_files_metadata_keeps_its_key_order() {
+    let data: Vec<u8> = (1..=8).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let path = write_gguf("order", &data);
+    let file = LoadFile::open(&path).unwrap();
+    assert_eq!(file.format().unwrap(), Format::Gguf);
+    let want = [("general.architecture", "llama"), ("llama.block_count", "2"), ("a.note", "after the others")];
+    let meta = file.metadata().unwrap();
+    assert_eq!(meta.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(), want);
+    let shards = file.shards().unwrap();
+    assert_eq!(shards, [librig::Shard { path: path.clone(), bytes: std::fs::metadata(&path).unwrap().len() }]);
+    let t = file.tensor(0).unwrap();
+    assert_eq!((t.name.as_str(), t.dtype, &t.shape[..], t.shard), ("tok.w", Dtype::F32, &[2u64, 4][..], 0));
+    let a = Device::memory("A").unwrap();
+    let load = file.load(&[&a], Rule::Each).unwrap();
+    load.wait().unwrap();
+    assert_eq!(load.buffer(0, 0).unwrap().to_vec().unwrap(), data);
+    drop(load);
+    drop(file);
+    std::fs::remove_file(&path).unwrap();
+}
+
 #[test]
 fn bad_files_answer_with_rigs_message() {
     let e = LoadFile::open("/nonexistent/librig.safetensors").unwrap_err();
