@@ -127,7 +127,7 @@ done:
   return result;
 }
 
-/* Tensor `index` as (name, dtype name, dtype, ggml type, shape tuple, offset, length). */
+/* Tensor `index` as (name, dtype name, dtype, ggml type, shape tuple, offset, length, shard). */
 static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
   rig_load_tensor t;
   memset(&t, 0, sizeof t);
@@ -141,8 +141,8 @@ static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
   if (!shape) return NULL;
   for (uint32_t d = 0; d < t.rank; ++d)
     PyTuple_SET_ITEM(shape, d, PyLong_FromUnsignedLongLong((unsigned long long)t.shape[d]));
-  return Py_BuildValue("(ssiINKK)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
-                       (unsigned long long)t.offset, (unsigned long long)t.length);
+  return Py_BuildValue("(ssiINKKn)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
+                       (unsigned long long)t.offset, (unsigned long long)t.length, (Py_ssize_t)t.shard);
 }
 
 /* Shard `index` of `file` as (path, bytes): the path decoded as os.fsdecode would (it lives as long as

@@ -54,8 +54,8 @@ class Rule(enum.IntEnum):
 
 class Tensor(NamedTuple):
     """One tensor of a weights file: dtype is the file's own name for its type ("BF16", "Q4_K"), rig_dtype
-    rig's (rig_dtype: RIG_DTYPE_BF16, RIG_DTYPE_GGML for a ggml block type); offset is absolute in the
-    file."""
+    rig's (rig_dtype: RIG_DTYPE_BF16, RIG_DTYPE_GGML for a ggml block type); offset is absolute in its
+    file, the checkpoint's shard ``shard`` (an index into WeightsFile.shards; 0 for a single file)."""
     index: int
     name: str
     dtype: str
@@ -64,6 +64,7 @@ class Tensor(NamedTuple):
     length: int
     ggml_type: int
     rig_dtype: int = 0
+    shard: int = 0
 
 
 class Shard(NamedTuple):
@@ -139,8 +140,8 @@ class WeightsFile(Owned):
                        for i in range(_rig.rig_load_shard_count(self._raw))]
 
     def _tensor(self, i):
-        name, dtype_name, dtype, ggml_type, shape, offset, length = _rig.rig_py_load_tensor(self._raw, i)
-        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype)
+        name, dtype_name, dtype, ggml_type, shape, offset, length, shard = _rig.rig_py_load_tensor(self._raw, i)
+        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype, shard)
 
     def keep_registered(self, device):
         """Registers the whole file with ``device``'s driver once and keeps it while this file is open:

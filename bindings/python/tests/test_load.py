@@ -73,8 +73,8 @@ def test_a_checkpoint_of_two_shards_lists_its_shards_and_loads_every_byte(tmp_pa
             assert [s.bytes for s in f.shards] == [os.path.getsize(tmp_path / n) for n in names]
             assert {t.name for t in f} == set(expected)
             for t in f:  # each tensor's bytes where its shard's path and its offset say
-                shard = f.shards[0 if t.name in first else 1]
-                with open(shard.path, "rb") as raw:
+                assert t.shard == (0 if t.name in first else 1), t
+                with open(f.shards[t.shard].path, "rb") as raw:
                     raw.seek(t.offset)
                     assert raw.read(t.length) == expected[t.name], t.name
             loaded = rig.load(f, device)
