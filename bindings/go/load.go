@@ -50,16 +50,72 @@ type Tensor struct {
 	DtypeName string   // the file's own name of the type ("BF16", "Q4_K")
 	GgmlType  uint32   // GGUF: the ggml type number; 0 otherwise
 	Shape     []uint64 // outermost first
-	Offset    uint64   // absolute byte offset of the tensor's bytes in the file
+	Offset    uint64   // absolute byte offset of the tensor's bytes in its file (its shard's)
 	Length    uint64
+	Shard     int // the checkpoint's file that holds it (an index into Shards); 0 for a single file
+}
+
+// Format is what a weights file is (rig_load_format); the values are pinned by rig_load.h.
+type Format int
+
+// The formats of rig_load.h (FormatAuto is only ever asked for, never answered).
+const (
+	FormatAuto        Format = 0
+	FormatSafetensors Format = 1
+	FormatGGUF        Format = 2
+	FormatRaw         Format = 3
+)
+
+var formatNames = [...]string{"auto", "safetensors", "gguf", "raw"}
+
+// String is the format's lower-case name ("safetensors").
+func (f Format) String() string {
+	if f >= 0 && int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Shard is one file of a checkpoint (rig_load_shard_get): its path as rig opened it and its size then.
+type Shard struct {
+	Path  string
+	Bytes uint64
+}
+
+// KV is one metadata entry: a key and its value as UTF-8 text (rig_load_metadata_get).
+type KV struct{ Key, Value string }
+
+// Metadata is a file's metadata entries in rig's order (GGUF's in file order, safetensors' by key, an
+// index's own before its first shard's): a slice, so the order a GGUF file gives is kept.
+type Metadata []KV
+
+// Map is the entries as a map, for a lookup by key (keys are unique in rig's list).
+func (m Metadata) Map() map[string]string {
+	out := make(map[string]string, len(m))
+	for _, kv := range m {
+		out[kv.Key] = kv.Value
+	}
+	return out
+}
+
+// Get is the value of key, and whether the metadata has it.
+func (m Metadata) Get(key string) (string, bool) {
+	for _, kv := range m {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
 }
 
 // LoadFile is an open weights file and its tensor table (rig_load_file).
 type LoadFile struct{ owned }
 
-// OpenLoadFile opens a safetensors or GGUF file (told apart by its first bytes) and reads its tensor
-// table; it waits for the reads. NotFound where the file does not exist, InvalidArgument naming what is
-// wrong with one that is not a weights file.
+// OpenLoadFile opens a checkpoint and reads its tensor table, one table over all its files: a
+// safetensors or GGUF file (told apart by its first bytes), a sharded safetensors checkpoint by its
+// *.index.json or the directory holding it, or the first file of a split GGUF set. It waits for the
+// reads. NotFound where the file or a shard does not exist, InvalidArgument naming what is wrong (a
+// tensor in two shards, an index naming a tensor its shard lacks, a file that is no weights file).
 func OpenLoadFile(path string) (*LoadFile, error) {
 	out := make([]uintptr, 1)
 	if err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_open(path, raw.RIG_LOAD_FORMAT_AUTO, out) }); err != nil {
@@ -91,13 +147,13 @@ func (f *LoadFile) Tensors() ([]Tensor, error) {
 // Tensor is tensor index's description; InvalidArgument past the count. Pure read.
 func (f *LoadFile) Tensor(index int) (Tensor, error) {
 	defer runtime.KeepAlive(f)
-	s, n := make([]unsafe.Pointer, 2), make([]int64, 13)
+	s, n := make([]unsafe.Pointer, 2), make([]int64, 14)
 	var t Tensor
 	err := call(func() raw.Enum_SS_rig_status {
 		st := raw.Rig_go_load_tensor(f.h, int64(index), s, n)
 		if st == raw.RIG_OK { // the strings live as long as the file handle: copy them now
 			t = Tensor{Name: cString(s[0]), Dtype: Dtype(n[0]), DtypeName: cString(s[1]), GgmlType: uint32(n[1]),
-				Offset: uint64(n[3]), Length: uint64(n[4])}
+				Offset: uint64(n[3]), Length: uint64(n[4]), Shard: int(n[13])}
 		}
 		return st
 	})
@@ -121,6 +177,55 @@ func (f *LoadFile) Find(name string) (int, error) {
 	i := make([]uint64, 1)
 	err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_find(f.h, name, i) })
 	return int(i[0]), err
+}
+
+// Format is what the file is (never FormatAuto: what rig found). Pure read.
+func (f *LoadFile) Format() (Format, error) {
+	defer runtime.KeepAlive(f)
+	out := make([]int32, 1)
+	err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_file_format(f.h, out) })
+	return Format(out[0]), err
+}
+
+// Shards lists the files the checkpoint reads: one for a single file, a sharded checkpoint's in name
+// order, a split GGUF set's in split order. Pure read.
+func (f *LoadFile) Shards() ([]Shard, error) {
+	defer runtime.KeepAlive(f)
+	n := make([]uint64, 1)
+	if err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_shard_count(f.h, n) }); err != nil {
+		return nil, err
+	}
+	out := make([]Shard, n[0])
+	for i := range out {
+		path, bytes := make([]unsafe.Pointer, 1), make([]uint64, 1)
+		err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_shard_get(f.h, int64(i), path, bytes) })
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Shard{Path: cString(path[0]), Bytes: bytes[0]} // the path lives as long as f: copied now
+	}
+	return out, nil
+}
+
+// Metadata is the file's metadata: safetensors' __metadata__ strings, a sharded checkpoint's index
+// "metadata" (other values as JSON) then its first shard's keys not already there, GGUF's key/values in
+// file order (numbers in decimal, short arrays as JSON). Pure read.
+func (f *LoadFile) Metadata() (Metadata, error) {
+	defer runtime.KeepAlive(f)
+	n := make([]uint64, 1)
+	if err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_metadata_count(f.h, n) }); err != nil {
+		return nil, err
+	}
+	out := make(Metadata, n[0])
+	for i := range out {
+		key, value := make([]unsafe.Pointer, 1), make([]unsafe.Pointer, 1)
+		err := call(func() raw.Enum_SS_rig_status { return raw.Rig_load_metadata_get(f.h, int64(i), key, value) })
+		if err != nil {
+			return nil, err
+		}
+		out[i] = KV{Key: cString(key[0]), Value: cString(value[0])}
+	}
+	return out, nil
 }
 
 // Rule is which tensor goes to which device (rig_load_rule).

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,11 +40,22 @@ var testTensors = []stTensor{
 	{"d.ids", "I16", rig.I16, []uint64{2}, []byte{1, 0, 0xff, 0xff}},
 }
 
-// writeSafetensors writes the file by hand: 8-byte little-endian header length, JSON header, data.
+// writeSafetensors writes testTensors as one file, model.safetensors.
 func writeSafetensors(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	writeSafetensorsAt(t, path, testTensors, nil)
+	return path
+}
+
+// writeSafetensorsAt writes tensors to path by hand: 8-byte little-endian header length, JSON header
+// (with meta as __metadata__ where it is not nil), data.
+func writeSafetensorsAt(t *testing.T, path string, tensors []stTensor, meta map[string]string) {
 	header := map[string]interface{}{}
+	if meta != nil {
+		header["__metadata__"] = meta
+	}
 	var data []byte
-	for _, x := range testTensors {
+	for _, x := range tensors {
 		header[x.name] = map[string]interface{}{"dtype": x.dtype, "shape": x.shape,
 			"data_offsets": []int{len(data), len(data) + len(x.data)}}
 		data = append(data, x.data...)
@@ -56,11 +68,102 @@ func writeSafetensors(t *testing.T) string {
 	binary.Write(&file, binary.LittleEndian, uint64(len(h)))
 	file.Write(h)
 	file.Write(data)
-	path := filepath.Join(t.TempDir(), "model.safetensors")
 	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+}
+
+// writeCheckpoint writes testTensors as a checkpoint of two shards (two tensors each) and its index, the
+// way Hugging Face's save_pretrained lays one out; it returns the directory, the index and the shards.
+func writeCheckpoint(t *testing.T) (dir, index string, shards []string) {
+	dir = t.TempDir()
+	shards = []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
+	writeSafetensorsAt(t, filepath.Join(dir, shards[0]), testTensors[:2], map[string]string{"format": "pt", "shard": "first"})
+	writeSafetensorsAt(t, filepath.Join(dir, shards[1]), testTensors[2:], map[string]string{"format": "pt"})
+	weightMap, total := map[string]string{}, 0
+	for i, x := range testTensors {
+		weightMap[x.name] = shards[i/2]
+		total += len(x.data)
+	}
+	h, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"total_size": total, "note": "two shards"},
+		"weight_map": weightMap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index = filepath.Join(dir, "model.safetensors.index.json")
+	if err := os.WriteFile(index, h, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, index, shards
+}
+
+// A sharded checkpoint opens by its index and by its directory as one table: its shards, its metadata
+// (the index's own by key, numbers as JSON, then the first shard's keys not already there) and every
+// tensor's bytes on a memory device.
+func TestACheckpointOfTwoShardsOpensByItsIndexAndItsDirectory(t *testing.T) {
+	dir, index, shardNames := writeCheckpoint(t)
+	wantMeta := rig.Metadata{{Key: "note", Value: "two shards"}, {Key: "total_size", Value: "27"},
+		{Key: "format", Value: "pt"}, {Key: "shard", Value: "first"}}
+	for _, path := range []string{index, dir} {
+		f := must(rig.OpenLoadFile(path))
+		if format := must(f.Format()); format != rig.FormatSafetensors || format.String() != "safetensors" {
+			t.Errorf("%s: format %v", path, format)
+		}
+		shards := must(f.Shards())
+		if len(shards) != len(shardNames) {
+			t.Fatalf("%s: %d shards, want %d", path, len(shards), len(shardNames))
+		}
+		for i, s := range shards {
+			info, err := os.Stat(filepath.Join(dir, shardNames[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filepath.Base(s.Path) != shardNames[i] || s.Bytes != uint64(info.Size()) {
+				t.Errorf("%s: shard %d is %+v, want %s of %d bytes", path, i, s, shardNames[i], info.Size())
+			}
+		}
+		meta := must(f.Metadata())
+		if len(meta) != len(wantMeta) {
+			t.Errorf("%s: metadata %v, want %v", path, meta, wantMeta)
+		}
+		for i := range wantMeta {
+			if i < len(meta) && meta[i] != wantMeta[i] {
+				t.Errorf("%s: metadata %d is %v, want %v", path, i, meta[i], wantMeta[i])
+			}
+		}
+		if v, ok := meta.Get("format"); !ok || v != "pt" || meta.Map()["total_size"] != "27" {
+			t.Errorf("%s: metadata lookups in %v", path, meta)
+		}
+		listed := must(f.Tensors())
+		if len(listed) != len(testTensors) {
+			t.Fatalf("%s: %d tensors, want %d", path, len(listed), len(testTensors))
+		}
+		for i, x := range testTensors {
+			got := listed[i]
+			if got.Name != x.name || got.Dtype != x.want || got.Shard != i/2 || fmt.Sprint(got.Shape) != fmt.Sprint(x.shape) {
+				t.Errorf("%s: tensor %d is %+v, want %s %v %v in shard %d", path, i, got, x.name, x.want, x.shape, i/2)
+			}
+		}
+		a := must(rig.MemoryDevice("A"))
+		load := must(f.Load([]*rig.Device{a}, rig.Each))
+		if err := load.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range testTensors {
+			if got := must(must(load.Buffer(i, 0)).Bytes()); !bytes.Equal(got, x.data) {
+				t.Errorf("%s: %s on A: % x, want % x", path, x.name, got, x.data)
+			}
+		}
+		load.Close()
+		f.Close()
+	}
+	// a shard missing: NotFound naming it
+	os.Remove(filepath.Join(dir, shardNames[1]))
+	_, err := rig.OpenLoadFile(index)
+	var e *rig.Error
+	if !errors.As(err, &e) || e.Status != rig.NotFound || !strings.Contains(e.Message, shardNames[1]) {
+		t.Errorf("a missing shard: %v", err)
+	}
 }
 
 func TestASafetensorsFileLoadsOntoTwoMemoryDevices(t *testing.T) {
@@ -296,4 +399,72 @@ func TestACudaPointerWrappedSeesTheSameBytes(t *testing.T) {
 	}
 	y.Close()
 	x.Close()
+}
+
+// writeGGUF writes a GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32
+// tensor of ne [4, 2] at offset 0, the data aligned to GGUF's default 32 bytes.
+func writeGGUF(t *testing.T, data []byte) string {
+	var b bytes.Buffer
+	le := func(v interface{}) { binary.Write(&b, binary.LittleEndian, v) }
+	str := func(s string) { le(uint64(len(s))); b.WriteString(s) }
+	b.WriteString("GGUF")
+	le(uint32(3))
+	le(uint64(1)) // tensors
+	le(uint64(3)) // key/values
+	str("general.architecture")
+	le(uint32(8))
+	str("llama")
+	str("llama.block_count")
+	le(uint32(4))
+	le(uint32(2))
+	str("a.note")
+	le(uint32(8))
+	str("after the others")
+	str("tok.w")
+	le(uint32(2))
+	le([]uint64{4, 2})
+	le(uint32(0)) // F32
+	le(uint64(0))
+	for b.Len()%32 != 0 {
+		b.WriteByte(0)
+	}
+	b.Write(data)
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A GGUF file's metadata keeps the file's key order (a slice, not a map), numbers in decimal.
+func TestAGGUFFilesMetadataKeepsItsKeyOrder(t *testing.T) {
+	data := f32s(1, 2, 3, 4, 5, 6, 7, 8)
+	path := writeGGUF(t, data)
+	f := must(rig.OpenLoadFile(path))
+	defer f.Close()
+	if format := must(f.Format()); format != rig.FormatGGUF {
+		t.Errorf("format %v", format)
+	}
+	want := rig.Metadata{{Key: "general.architecture", Value: "llama"}, {Key: "llama.block_count", Value: "2"},
+		{Key: "a.note", Value: "after the others"}}
+	if meta := must(f.Metadata()); fmt.Sprint(meta) != fmt.Sprint(want) {
+		t.Errorf("metadata %v, want %v", meta, want)
+	}
+	info := must(os.Stat(path))
+	if shards := must(f.Shards()); len(shards) != 1 || shards[0].Path != path || shards[0].Bytes != uint64(info.Size()) {
+		t.Errorf("shards %+v, want %s of %d bytes", shards, path, info.Size())
+	}
+	tensor := must(f.Tensor(0))
+	if tensor.Name != "tok.w" || tensor.Dtype != rig.F32 || fmt.Sprint(tensor.Shape) != "[2 4]" || tensor.Shard != 0 {
+		t.Errorf("tensor %+v", tensor)
+	}
+	a := must(rig.MemoryDevice("A"))
+	load := must(f.Load([]*rig.Device{a}, rig.Each))
+	defer load.Close()
+	if err := load.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(must(load.Buffer(0, 0)).Bytes()); !bytes.Equal(got, data) {
+		t.Errorf("tok.w on A: % x, want % x", got, data)
+	}
 }

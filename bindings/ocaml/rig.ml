@@ -858,6 +858,7 @@ let lt_rank = field load_tensor_s "rank" uint32_t
 let lt_shape = field load_tensor_s "shape" (array 8 uint64_t)
 let lt_offset = field load_tensor_s "offset" uint64_t
 let lt_length = field load_tensor_s "length" uint64_t
+let lt_shard = field load_tensor_s "shard" size_t
 let () = seal load_tensor_s
 
 type placement_s
@@ -875,6 +876,16 @@ let c_load_tensor_count = fn "rig_load_tensor_count" (handle @-> ptr size_t @-> 
 let c_load_tensor_get = fn "rig_load_tensor_get" (handle @-> size_t @-> ptr load_tensor_s @-> returning int)
 let c_load_find = fn "rig_load_find" (handle @-> string @-> ptr size_t @-> returning int)
 let c_load_file_release = fn "rig_load_file_release" (handle @-> returning int)
+let c_load_file_format = fn "rig_load_file_format" (handle @-> ptr int @-> returning int)
+let c_load_shard_count = fn "rig_load_shard_count" (handle @-> ptr size_t @-> returning int)
+
+let c_load_shard_get =
+  fn "rig_load_shard_get" (handle @-> size_t @-> ptr string_opt @-> ptr uint64_t @-> returning int)
+
+let c_load_metadata_count = fn "rig_load_metadata_count" (handle @-> ptr size_t @-> returning int)
+
+let c_load_metadata_get =
+  fn "rig_load_metadata_get" (handle @-> size_t @-> ptr string_opt @-> ptr string_opt @-> returning int)
 
 let c_load_start =
   fn "rig_load_start"
@@ -894,15 +905,22 @@ module Load = struct
     shape : int64 list;
     offset : int64;
     length : int64;
+    shard : int;
   }
+
+  type format = Safetensors | Gguf | Raw | Other of int
+  type shard = { path : string; bytes : int64 }
 
   let open_file path = own c_load_file_release (out_handle (c_load_open path 0))
   let release_file = release
 
-  let count f =
+  (* A count of the file's tensors, shards or metadata entries. *)
+  let count_of c f =
     let n = allocate size_t Unsigned.Size_t.zero in
-    check (c_load_tensor_count f.raw n);
+    check (c f.raw n);
     Unsigned.Size_t.to_int !@n
+
+  let count = count_of c_load_tensor_count
 
   (* The strings are copied while the file handle lives. *)
   let tensor f index =
@@ -918,9 +936,30 @@ module Load = struct
       shape = List.init rank (fun i -> u64 (CArray.get (getf t lt_shape) i));
       offset = u64 (getf t lt_offset);
       length = u64 (getf t lt_length);
+      shard = Unsigned.Size_t.to_int (getf t lt_shard);
     }
 
   let tensors f = List.init (count f) (tensor f)
+
+  let format f =
+    let v = allocate int 0 in
+    check (c_load_file_format f.raw v);
+    match !@v with 1 -> Safetensors | 2 -> Gguf | 3 -> Raw | n -> Other n
+
+  (* The strings are copied while the file handle lives, as a tensor's. *)
+  let shard f index =
+    let path = allocate string_opt None and bytes = allocate uint64_t Unsigned.UInt64.zero in
+    check (c_load_shard_get f.raw (size index) path bytes);
+    { path = Option.value ~default:"" !@path; bytes = Unsigned.UInt64.to_int64 !@bytes }
+
+  let shards f = List.init (count_of c_load_shard_count f) (shard f)
+
+  let metadata_entry f index =
+    let key = allocate string_opt None and value = allocate string_opt None in
+    check (c_load_metadata_get f.raw (size index) key value);
+    (Option.value ~default:"" !@key, Option.value ~default:"" !@value)
+
+  let metadata f = List.init (count_of c_load_metadata_count f) (metadata_entry f)
 
   let find f name =
     let i = allocate size_t Unsigned.Size_t.zero in

@@ -317,13 +317,34 @@ module Load : sig
     dtype : Dtype.t;
     dtype_name : string;  (** the file's own name of the type (["BF16"], ["Q4_K"]) *)
     shape : int64 list;  (** outermost first *)
-    offset : int64;  (** absolute byte offset of the tensor's bytes in the file *)
+    offset : int64;  (** absolute byte offset of the tensor's bytes in its file (its shard's) *)
     length : int64;
+    shard : int;  (** the checkpoint's file that holds it (an index into [shards]); 0 for a single file *)
   }
 
+  (** What a weights file is (rig_load_format); [Other] keeps a value added to rig after this binding. *)
+  type format = Safetensors | Gguf | Raw  (** byte ranges of any file *) | Other of int
+
+  type shard = { path : string;  (** as rig opened it *) bytes : int64  (** its size then *) }
+  (** One file of a checkpoint (rig_load_shard_get). *)
+
   val open_file : string -> file
-  (** Opens a safetensors or GGUF file (told apart by its first bytes) and reads its tensor table; waits
-      for the reads. Raises [Not_found] where it does not exist, [Invalid_argument] naming what is wrong. *)
+  (** Opens a checkpoint and reads its tensor table, one table over all its files: a safetensors or GGUF
+      file (told apart by its first bytes), a sharded safetensors checkpoint by its [*.index.json] or the
+      directory holding it, or the first file of a split GGUF set; waits for the reads. Raises [Not_found]
+      where the file or a shard does not exist, [Invalid_argument] naming what is wrong. *)
+
+  val format : file -> format
+  (** What the file is (what rig found by its first bytes). Pure read. *)
+
+  val shards : file -> shard list
+  (** The files the checkpoint reads: one for a single file, a sharded checkpoint's in name order, a split
+      GGUF set's in split order. Pure read. *)
+
+  val metadata : file -> (string * string) list
+  (** The file's metadata as (key, value) pairs in rig's order: safetensors' [__metadata__] strings by key;
+      a sharded checkpoint's index ["metadata"] (other values as JSON), then its first shard's keys not
+      already there; GGUF's key/values in file order (numbers in decimal, short arrays as JSON). Pure read. *)
 
   val tensors : file -> tensor list
   (** The tensors in rig's index order (a safetensors file's by name). Pure read. *)

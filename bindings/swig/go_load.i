@@ -1,7 +1,7 @@
 /* go_load.i: the loader (rig_load.h) in the Go raw layer; included by rig.i after rig.h, Go only.
  *
  * The calls that take or give plain values are wrapped as they are (handles as uintptr, out-pointers as
- * one-element slices). The calls built on structs go through the rig_go_load_* helpers below, which take
+ * one-element slices: the format, a shard's path and bytes, a metadata entry's key and value). The calls built on structs go through the rig_go_load_* helpers below, which take
  * and give slices: a tensor's description, and start's placement (default options: the Go layer offers
  * the placement rules; options, pools, stats and raw ranges are not bound yet). */
 
@@ -13,7 +13,6 @@
 %ignore rig_load_tensor_get;
 %ignore rig_load_start;
 %ignore rig_load_get_stats;
-%ignore rig_load_file_format;
 %ignore rig_load_range;
 %ignore rig_load_tensor;
 %ignore rig_load_placement;
@@ -28,6 +27,11 @@ RIG_GO_OUT(rig_load, uintptr, out)
 RIG_GO_OUT(rig_load_pool, uintptr, out)
 RIG_GO_OUT(size_t, uint64, count)
 RIG_GO_OUT(size_t, uint64, index)
+RIG_GO_OUT(rig_load_format, int32, format)
+RIG_GO_OUT(const char *, unsafe.Pointer, path)
+RIG_GO_OUT(const char *, unsafe.Pointer, key)
+RIG_GO_OUT(const char *, unsafe.Pointer, value)
+RIG_GO_OUT(uint64_t, uint64, bytes)
 
 %typemap(gotype) (const uintptr_t *devices, size_t device_count) "[]uintptr"
 %typemap(in) (const uintptr_t *devices, size_t device_count) {
@@ -36,8 +40,8 @@ RIG_GO_OUT(size_t, uint64, index)
 }
 
 %inline %{
-/* Tensor `index` of `file`: strings[0..1] = name, dtype_name (valid while the file lives); numbers (15
- * entries) = dtype, ggml_type, rank, offset, length, shape[0..RIG_LOAD_MAX_DIMS). */
+/* Tensor `index` of `file`: strings[0..1] = name, dtype_name (valid while the file lives); numbers (14
+ * entries) = dtype, ggml_type, rank, offset, length, shape[0..RIG_LOAD_MAX_DIMS), shard. */
 static rig_status rig_go_load_tensor(rig_load_file file, size_t index, const char **strings, int64_t *numbers) {
   rig_load_tensor t;
   memset(&t, 0, sizeof t);
@@ -52,6 +56,7 @@ static rig_status rig_go_load_tensor(rig_load_file file, size_t index, const cha
   numbers[3] = (int64_t)t.offset;
   numbers[4] = (int64_t)t.length;
   for (int i = 0; i < RIG_LOAD_MAX_DIMS; ++i) numbers[5 + i] = (int64_t)t.shape[i];
+  numbers[5 + RIG_LOAD_MAX_DIMS] = (int64_t)t.shard;
   return RIG_OK;
 }
 

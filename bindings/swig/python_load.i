@@ -12,6 +12,7 @@
 
 %ignore rig_load_open_raw;
 %ignore rig_load_tensor_get;
+%ignore rig_load_shard_get;
 %ignore rig_load_start;
 %ignore rig_load_get_stats;
 %ignore rig_load_range;
@@ -90,6 +91,7 @@ static int rig_py_handle(PyObject *o, swig_type_info *type, void **out) {
 
 %nothread rig_py_load_open_raw;
 %nothread rig_py_load_tensor;
+%nothread rig_py_load_shard;
 %nothread rig_py_load_start;
 %nothread rig_py_load_slice;
 %nothread rig_py_load_wait;
@@ -129,7 +131,7 @@ done:
   return result;
 }
 
-/* Tensor `index` as (name, dtype name, dtype, ggml type, shape tuple, offset, length). */
+/* Tensor `index` as (name, dtype name, dtype, ggml type, shape tuple, offset, length, shard). */
 static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
   rig_load_tensor t;
   memset(&t, 0, sizeof t);
@@ -143,8 +145,23 @@ static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
   if (!shape) return NULL;
   for (uint32_t d = 0; d < t.rank; ++d)
     PyTuple_SET_ITEM(shape, d, PyLong_FromUnsignedLongLong((unsigned long long)t.shape[d]));
-  return Py_BuildValue("(ssiINKK)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
-                       (unsigned long long)t.offset, (unsigned long long)t.length);
+  return Py_BuildValue("(ssiINKKn)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
+                       (unsigned long long)t.offset, (unsigned long long)t.length, (Py_ssize_t)t.shard);
+}
+
+/* Shard `index` of `file` as (path, bytes): the path decoded as os.fsdecode would (it lives as long as
+ * the file handle: copied now). */
+static PyObject *rig_py_load_shard(rig_load_file file, size_t index) {
+  const char *path = NULL;
+  uint64_t bytes = 0;
+  rig_status status = rig_load_shard_get(file, index, &path, &bytes);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  PyObject *text = PyUnicode_DecodeFSDefault(path ? path : "");
+  if (!text) return NULL;
+  return Py_BuildValue("(NK)", text, (unsigned long long)bytes);
 }
 
 /* A new load context (the capsule the Python Load keeps): progress is a callable or None. */

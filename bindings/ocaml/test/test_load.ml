@@ -1,6 +1,6 @@
 (* The loader and interop through the OCaml binding (`dune test`; meson: binding-ocaml): a safetensors
    file written here byte by byte, loaded onto two memory devices, every tensor's bytes, dtype and shape
-   checked; a device's wait refusing another device's point; points as descriptors; device pointers as
+   checked; a checkpoint of two shards opened by its index and its directory (shards, metadata, bytes); a device's wait refusing another device's point; points as descriptors; device pointers as
    buffers (on memory devices, and on the CUDA double where meson's binding-ocaml names it). *)
 
 open Rig
@@ -42,8 +42,9 @@ let tensors =
     ("d.steps", "I32", Dtype.I32, [ 1L ], "\xff\xff\xff\xff");
   ]
 
-(* A safetensors file: 8-byte little-endian header length, the JSON header, the data. *)
-let write_safetensors () =
+(* Writes [tensors] to [path] as a safetensors file: 8-byte little-endian header length, the JSON header
+   (with [meta], a JSON object, as __metadata__ where it is not empty), the data. *)
+let write_safetensors_at ?(meta = "") path tensors =
   let offset = ref 0 in
   let entries =
     List.map
@@ -54,14 +55,91 @@ let write_safetensors () =
           (String.concat "," (List.map Int64.to_string shape)) start !offset)
       tensors
   in
+  let entries = if meta = "" then entries else ("\"__metadata__\":" ^ meta) :: entries in
   let header = "{" ^ String.concat "," entries ^ "}" in
-  let path = Filename.temp_file "rig-ocaml" ".safetensors" in
   let oc = open_out_bin path in
   output_string oc (le64 (Int64.of_int (String.length header)));
   output_string oc header;
   List.iter (fun (_, _, _, _, data) -> output_string oc data) tensors;
-  close_out oc;
+  close_out oc
+
+let write_safetensors () =
+  let path = Filename.temp_file "rig-ocaml" ".safetensors" in
+  write_safetensors_at path tensors;
   path
+
+(* The test's shards: the tensors two by two, as Hugging Face's save_pretrained names them. *)
+let shard_names = [ "model-00001-of-00002.safetensors"; "model-00002-of-00002.safetensors" ]
+
+(* Writes the tensors as a checkpoint of two shards and its index in a new directory; returns it. *)
+let write_checkpoint () =
+  let dir = Filename.temp_file "rig-ocaml" ".checkpoint" in
+  Sys.remove dir;
+  Unix.mkdir dir 0o700;
+  let first = List.filteri (fun i _ -> i < 2) tensors and second = List.filteri (fun i _ -> i >= 2) tensors in
+  write_safetensors_at ~meta:"{\"format\":\"pt\",\"shard\":\"first\"}" (Filename.concat dir (List.nth shard_names 0)) first;
+  write_safetensors_at ~meta:"{\"format\":\"pt\"}" (Filename.concat dir (List.nth shard_names 1)) second;
+  let total = List.fold_left (fun n (_, _, _, _, data) -> n + String.length data) 0 tensors in
+  let map = List.mapi (fun i (name, _, _, _, _) -> Printf.sprintf "%S:%S" name (List.nth shard_names (i / 2))) tensors in
+  let oc = open_out_bin (Filename.concat dir "model.safetensors.index.json") in
+  Printf.fprintf oc "{\"metadata\":{\"total_size\":%d,\"note\":\"two shards\"},\"weight_map\":{%s}}" total
+    (String.concat "," map);
+  close_out oc;
+  dir
+
+(* A sharded checkpoint opens by its index and by its directory as one table: its shards, its metadata
+   (the index's own by key, numbers as JSON, then the first shard's keys not already there) and every
+   tensor's bytes on a memory device. *)
+let load_checkpoint () =
+  let dir = write_checkpoint () in
+  let index = Filename.concat dir "model.safetensors.index.json" in
+  let want_meta = [ ("note", "two shards"); ("total_size", "27"); ("format", "pt"); ("shard", "first") ] in
+  List.iter
+    (fun path ->
+      let file = Load.open_file path in
+      check (Load.format file = Load.Safetensors) (path ^ ": safetensors");
+      let shards = Load.shards file in
+      check (List.length shards = 2) (Printf.sprintf "%s: two shards (%d)" path (List.length shards));
+      List.iteri
+        (fun i (s : Load.shard) ->
+          let name = List.nth shard_names i in
+          let size = (Unix.stat (Filename.concat dir name)).Unix.st_size in
+          check
+            (Filename.basename s.path = name && s.bytes = Int64.of_int size)
+            (Printf.sprintf "%s: shard %d is %s of %Ld bytes (file: %d)" path i s.path s.bytes size))
+        shards;
+      let meta = Load.metadata file in
+      check (meta = want_meta)
+        (Printf.sprintf "%s: metadata [%s]" path (String.concat "; " (List.map (fun (k, v) -> k ^ "=" ^ v) meta)));
+      let listed = Load.tensors file in
+      check (List.length listed = List.length tensors) (path ^ ": every tensor listed");
+      List.iteri
+        (fun i ((name, dtype_name, dtype, shape, data), (t : Load.tensor)) ->
+          check
+            (t.name = name && t.dtype = dtype && t.dtype_name = dtype_name && t.shape = shape
+            && t.length = Int64.of_int (String.length data) && t.shard = i / 2)
+            (Printf.sprintf "%s: tensor %d: %s %s in shard %d" path i t.name t.dtype_name t.shard))
+        (List.combine tensors listed);
+      let a = memory_device "A" in
+      let load = Load.start file [ a ] in
+      Load.wait load;
+      List.iteri
+        (fun i (name, _, _, _, data) ->
+          check (Buffer.to_string (Load.buffer load i ~device:0) = data) (Printf.sprintf "%s: %s's bytes on A" path name))
+        tensors;
+      Load.release load;
+      Load.release_file file)
+    [ index; dir ];
+  (* a shard missing: Not_found, naming it *)
+  Sys.remove (Filename.concat dir (List.nth shard_names 1));
+  (match Load.open_file index with
+  | _ -> check false "a missing shard raises Rig.Error"
+  | exception Error e ->
+      check
+        (e.status = Status.Not_found && Str.string_match (Str.regexp (".*" ^ Str.quote (List.nth shard_names 1))) e.message 0)
+        ("a missing shard raises Not_found naming it: " ^ e.message));
+  List.iter (fun n -> Sys.remove (Filename.concat dir n)) [ List.nth shard_names 0; "model.safetensors.index.json" ];
+  Unix.rmdir dir
 
 let load_two_devices () =
   let path = write_safetensors () in
@@ -95,6 +173,50 @@ let load_two_devices () =
   expect_error (fun () -> Load.find file "missing") Status.Not_found "a missing name";
   expect_error (fun () -> Load.start file []) Status.Invalid_argument "a load onto no device";
   expect_error (fun () -> Load.tensor file 99) Status.Invalid_argument "an index past the count";
+  Load.release load;
+  Load.release_file file;
+  Sys.remove path
+
+(* A GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32 tensor of ne [4, 2]
+   at offset 0, the data aligned to GGUF's default 32 bytes. *)
+let write_gguf data =
+  let b = Stdlib.Buffer.create 256 in
+  let u32 n = Stdlib.Buffer.add_string b (String.sub (le64 (Int64.of_int n)) 0 4) in
+  let u64 n = Stdlib.Buffer.add_string b (le64 (Int64.of_int n)) in
+  let str s = u64 (String.length s); Stdlib.Buffer.add_string b s in
+  Stdlib.Buffer.add_string b "GGUF";
+  u32 3;
+  u64 1 (* tensors *);
+  u64 3 (* key/values *);
+  str "general.architecture"; u32 8; str "llama";
+  str "llama.block_count"; u32 4; u32 2;
+  str "a.note"; u32 8; str "after the others";
+  str "tok.w"; u32 2; u64 4; u64 2; u32 0 (* F32 *); u64 0;
+  while Stdlib.Buffer.length b mod 32 <> 0 do Stdlib.Buffer.add_char b '\000' done;
+  Stdlib.Buffer.add_string b data;
+  let path = Filename.temp_file "rig-ocaml" ".gguf" in
+  let oc = open_out_bin path in
+  Stdlib.Buffer.output_buffer oc b;
+  close_out oc;
+  path
+
+(* A GGUF file's metadata keeps the file's key order (a list, not a table), numbers in decimal. *)
+let gguf_metadata_order () =
+  let data = f32s [ 1.0; 2.0; 3.0; 4.0; 5.0; 6.0; 7.0; 8.0 ] in
+  let path = write_gguf data in
+  let file = Load.open_file path in
+  check (Load.format file = Load.Gguf) "a GGUF file's format";
+  let meta = Load.metadata file in
+  check
+    (meta = [ ("general.architecture", "llama"); ("llama.block_count", "2"); ("a.note", "after the others") ])
+    (Printf.sprintf "GGUF metadata in file order: [%s]" (String.concat "; " (List.map (fun (k, v) -> k ^ "=" ^ v) meta)));
+  let size = (Unix.stat path).Unix.st_size in
+  check (Load.shards file = [ { Load.path; bytes = Int64.of_int size } ]) "a single file is its one shard";
+  let t = Load.tensor file 0 in
+  check (t.name = "tok.w" && t.dtype = Dtype.F32 && t.shape = [ 2L; 4L ] && t.shard = 0) "the GGUF tensor, ne reversed";
+  let load = Load.start file [ memory_device "A" ] in
+  Load.wait load;
+  check (Buffer.to_string (Load.buffer load 0 ~device:0) = data) "the GGUF tensor's bytes on A";
   Load.release load;
   Load.release_file file;
   Sys.remove path
@@ -188,6 +310,8 @@ let device_pointers () =
 
 let () =
   load_two_devices ();
+  load_checkpoint ();
+  gguf_metadata_order ();
   bad_files ();
   typed_points ();
   point_fds ();

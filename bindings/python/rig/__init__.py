@@ -31,7 +31,7 @@ from ._dlpack import ArrayView
 from ._point import Point
 from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
 from ._log import log_to_logging, log_to_stderr
-from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Tensor, WeightsFile, load, start_load
+from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Shard, Tensor, WeightsFile, load, start_load
 from ._safetensors import Slice, load_file, safe_open
 from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
                         static_verdict, static_verdict_for)
@@ -68,7 +68,7 @@ __all__ = [
     "Verdict", "static_verdict", "static_verdict_for", "probe", "probe_with", "host_register",
     "host_unregister", "host_is_registered",
     # the loader
-    "load", "start_load", "WeightsFile", "Tensor", "Load", "Loaded", "Pool", "Format", "Path", "IO", "Rule",
+    "load", "start_load", "WeightsFile", "Tensor", "Shard", "Load", "Loaded", "Pool", "Format", "Path", "IO", "Rule",
     # typed tensors, as safetensors' API
     "load_file", "safe_open", "Slice",
     # diagnostics

@@ -225,7 +225,7 @@ class Rule(enum.IntEnum):
     EACH: int
     BY_LAYER: int
     MASKS: int
-class Tensor(Tuple[int, str, str, Tuple[int, ...], int, int, int, int]):
+class Tensor(Tuple[int, str, str, Tuple[int, ...], int, int, int, int, int]):
     index: int
     name: str
     dtype: str
@@ -234,9 +234,14 @@ class Tensor(Tuple[int, str, str, Tuple[int, ...], int, int, int, int]):
     length: int
     ggml_type: int
     rig_dtype: int
+    shard: int
 _TensorRef = Union[str, Tensor, int]
+class Shard(Tuple[str, int]):
+    path: str
+    bytes: int
 class WeightsFile(_Owned):
     tensors: List[Tensor]
+    shards: List[Shard]
     def __init__(self, path: Any, format: Union[Format, str, int] = ...,
                  ranges: Optional[Sequence[Tuple[str, int, int]]] = ...) -> None: ...
     @property

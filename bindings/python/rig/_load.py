@@ -54,8 +54,8 @@ class Rule(enum.IntEnum):
 
 class Tensor(NamedTuple):
     """One tensor of a weights file: dtype is the file's own name for its type ("BF16", "Q4_K"), rig_dtype
-    rig's (rig_dtype: RIG_DTYPE_BF16, RIG_DTYPE_GGML for a ggml block type); offset is absolute in the
-    file."""
+    rig's (rig_dtype: RIG_DTYPE_BF16, RIG_DTYPE_GGML for a ggml block type); offset is absolute in its
+    file, the checkpoint's shard ``shard`` (an index into WeightsFile.shards; 0 for a single file)."""
     index: int
     name: str
     dtype: str
@@ -64,6 +64,13 @@ class Tensor(NamedTuple):
     length: int
     ggml_type: int
     rig_dtype: int = 0
+    shard: int = 0
+
+
+class Shard(NamedTuple):
+    """One file of a checkpoint (rig_load_shard_get): its path as rig opened it and its size then."""
+    path: str
+    bytes: int
 
 
 def _enum(cls, value):
@@ -112,8 +119,10 @@ class WeightsFile(Owned):
     _release_fn = staticmethod(_rig.rig_load_file_release)
 
     def __init__(self, path, format=Format.AUTO, ranges=None):
-        """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says). With ``ranges``
-        (a list of (name, offset, length)) any file is opened with those byte ranges as U8 tensors."""
+        """Opens ``path`` (safetensors or GGUF by its first bytes, or as ``format`` says): one file, a sharded
+        safetensors checkpoint by its ``*.index.json`` or the directory holding it, or the first file of a
+        split GGUF set, as one tensor table. With ``ranges`` (a list of (name, offset, length)) any file is
+        opened with those byte ranges as U8 tensors."""
         path = _path(path)
         try:
             if ranges is not None:
@@ -126,10 +135,13 @@ class WeightsFile(Owned):
         count = _rig.rig_load_tensor_count(self._raw)
         self.tensors = [self._tensor(i) for i in range(count)]
         self._by_name = {t.name: t for t in self.tensors}
+        #: the files rig reads (one for a single file; a sharded checkpoint's in name order), as Shards
+        self.shards = [Shard(*_rig.rig_py_load_shard(self._raw, i))
+                       for i in range(_rig.rig_load_shard_count(self._raw))]
 
     def _tensor(self, i):
-        name, dtype_name, dtype, ggml_type, shape, offset, length = _rig.rig_py_load_tensor(self._raw, i)
-        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype)
+        name, dtype_name, dtype, ggml_type, shape, offset, length, shard = _rig.rig_py_load_tensor(self._raw, i)
+        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype, shard)
 
     def keep_registered(self, device):
         """Registers the whole file with ``device``'s driver once and keeps it while this file is open:

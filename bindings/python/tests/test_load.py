@@ -56,6 +56,34 @@ def test_weights_file_lists_its_tensors(weights):
             f["no.such.tensor"]
 
 
+def test_a_checkpoint_of_two_shards_lists_its_shards_and_loads_every_byte(tmp_path, weights, device):
+    """A sharded checkpoint (two shards and its index) opens by the index and by its directory as one
+    table: its shards in name order with their sizes, every tensor's shard, every byte on the device."""
+    names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    first = write_safetensors(tmp_path / names[0], [("a.w", "F32", (4, 8), pattern(128, 1)),
+                                                    ("b.b", "U8", (5,), pattern(5, 2))])
+    second = write_safetensors(tmp_path / names[1], [("c.w", "BF16", (3, 7), pattern(42, 3))])
+    weight_map = dict({n: names[0] for n in first}, **{n: names[1] for n in second})
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 175}, "weight_map": weight_map}))
+    expected = dict(first, **second)
+    for path in (index, tmp_path):
+        with rig.WeightsFile(path) as f:
+            assert [os.path.basename(s.path) for s in f.shards] == names
+            assert [s.bytes for s in f.shards] == [os.path.getsize(tmp_path / n) for n in names]
+            assert {t.name for t in f} == set(expected)
+            for t in f:  # each tensor's bytes where its shard's path and its offset say
+                assert t.shard == (0 if t.name in first else 1), t
+                with open(f.shards[t.shard].path, "rb") as raw:
+                    raw.seek(t.offset)
+                    assert raw.read(t.length) == expected[t.name], t.name
+            loaded = rig.load(f, device)
+            assert {name: buf.to_bytes() for name, buf in loaded.items()} == expected
+    one, _ = weights
+    with rig.WeightsFile(one) as f:
+        assert f.shards == [(one, os.path.getsize(one))]  # a Shard(path, bytes)
+
+
 def test_load_puts_every_byte_on_the_device(weights, device):
     path, expected = weights
     loaded = rig.load(path, device, chunk_bytes=64 << 10, threads=3)

@@ -37,7 +37,7 @@ use std::time::Duration;
 mod interop;
 mod load;
 pub use interop::Interop;
-pub use load::{Dtype, Load, LoadFile, Rule, Tensor};
+pub use load::{Dtype, Format, Load, LoadFile, Rule, Shard, Tensor};
 
 /// rig_status. Values are pinned by rig.h; unknown values are kept as they are. Prints as rig names it:
 ///

@@ -1,6 +1,8 @@
 //! The loader (rig_load.h): a weights file's tensors, typed, and a load of them onto devices.
 use super::*;
-use std::path::Path;
+use std::ffi::{CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// A tensor's element type (rig_dtype). GGUF's block-quantized types are `Ggml(type number)`; `Other` keeps
 /// a value added to rig after this crate.
@@ -48,9 +50,28 @@ pub struct Tensor {
     pub dtype_name: String,
     /// Outermost first.
     pub shape: Vec<u64>,
-    /// Absolute byte offset of the tensor's bytes in the file.
+    /// Absolute byte offset of the tensor's bytes in its file (its shard's).
     pub offset: u64,
     pub length: u64,
+    /// The checkpoint's file that holds it (an index into `LoadFile::shards`); 0 for a single file.
+    pub shard: usize,
+}
+
+/// What a weights file is (rig_load_format); `Other` keeps a value added to rig after this crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    Safetensors,
+    Gguf,
+    /// Byte ranges of any file (rig_load_open_raw).
+    Raw,
+    Other(u32),
+}
+
+/// One file of a checkpoint (rig_load_shard_get): its path as rig opened it and its size then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub path: PathBuf,
+    pub bytes: u64,
 }
 
 /// An open weights file and its tensor table (rig_load_file); released on Drop.
@@ -72,8 +93,10 @@ pub enum Rule {
 }
 
 impl LoadFile {
-    /// Opens a safetensors or GGUF file (by its first bytes) and reads its tensor table; waits for the
-    /// reads. `NOT_FOUND` where it does not exist, `INVALID_ARGUMENT` naming what is wrong with it.
+    /// Opens a checkpoint and reads its tensor table, one table over all its files: a safetensors or GGUF
+    /// file (by its first bytes), a sharded safetensors checkpoint by its `*.index.json` or the directory
+    /// holding it, or the first file of a split GGUF set. Waits for the reads. `NOT_FOUND` where the file
+    /// or a shard does not exist, `INVALID_ARGUMENT` naming what is wrong (a tensor in two shards ...).
     pub fn open(path: impl AsRef<Path>) -> Result<LoadFile> {
         let p = cstring(path.as_ref().to_str().ok_or_else(|| Error::new(Status::INVALID_ARGUMENT, "a path that is not UTF-8"))?)?;
         let raw = out_handle(|o| unsafe { sys::rig_load_open(p.as_ptr(), sys::rig_load_format_RIG_LOAD_FORMAT_AUTO, o) })?;
@@ -99,7 +122,49 @@ impl LoadFile {
             shape: t.shape[..rank].to_vec(),
             offset: t.offset,
             length: t.length,
+            shard: t.shard,
         })
+    }
+
+    /// What the file is (what rig found by its first bytes). Pure read.
+    pub fn format(&self) -> Result<Format> {
+        let f = out_handle(|o| unsafe { sys::rig_load_file_format(self.raw, o) })?;
+        Ok(match f {
+            sys::rig_load_format_RIG_LOAD_FORMAT_SAFETENSORS => Format::Safetensors,
+            sys::rig_load_format_RIG_LOAD_FORMAT_GGUF => Format::Gguf,
+            sys::rig_load_format_RIG_LOAD_FORMAT_RAW => Format::Raw,
+            other => Format::Other(other),
+        })
+    }
+
+    /// The files the checkpoint reads: one for a single file, a sharded checkpoint's in name order, a
+    /// split GGUF set's in split order. Pure read.
+    pub fn shards(&self) -> Result<Vec<Shard>> {
+        let count = out_handle(|o| unsafe { sys::rig_load_shard_count(self.raw, o) })?;
+        (0..count)
+            .map(|i| {
+                let (mut path, mut bytes) = (ptr::null(), 0u64);
+                check(unsafe { sys::rig_load_shard_get(self.raw, i, &mut path, &mut bytes) })?;
+                // the path lives as long as the file handle: copied now, as the bytes rig holds
+                let path = if path.is_null() { &[][..] } else { unsafe { CStr::from_ptr(path) }.to_bytes() };
+                Ok(Shard { path: PathBuf::from(OsStr::from_bytes(path)), bytes })
+            })
+            .collect()
+    }
+
+    /// The file's metadata as (key, value) pairs in rig's order: safetensors' `__metadata__` strings by
+    /// key; a sharded checkpoint's index "metadata" (other values as JSON), then its first shard's keys
+    /// not already there; GGUF's key/values in file order (numbers in decimal, short arrays as JSON).
+    /// Values that are not UTF-8 (a GGUF string may hold any bytes) are read lossily. Pure read.
+    pub fn metadata(&self) -> Result<Vec<(String, String)>> {
+        let count = out_handle(|o| unsafe { sys::rig_load_metadata_count(self.raw, o) })?;
+        (0..count)
+            .map(|i| {
+                let (mut key, mut value) = (ptr::null(), ptr::null());
+                check(unsafe { sys::rig_load_metadata_get(self.raw, i, &mut key, &mut value) })?;
+                Ok(unsafe { (owned_str(key), owned_str(value)) })
+            })
+            .collect()
     }
 
     /// The index of the tensor called `name`; `NOT_FOUND` if none. Pure read.

@@ -1,11 +1,11 @@
 //! The loader and interop through the safe crate, on memory devices (and the CUDA double where meson's
-//! binding-rust names it): a safetensors file written here byte by byte, loaded, and every tensor's
-//! bytes, dtype and shape checked; points as descriptors; device pointers as buffers.
-use librig::{Access, Buffer, Device, Dtype, Interop, LoadFile, Memory, Part, Point, Rule, Status};
+//! binding-rust names it): a safetensors file and a checkpoint of two shards written here byte by byte,
+//! loaded, and every tensor's bytes, dtype and shape checked, the checkpoint's shards and metadata too; points as descriptors; device pointers as buffers.
+use librig::{Access, Buffer, Device, Dtype, Format, Interop, LoadFile, Memory, Part, Point, Rule, Status};
 use std::fs::File;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// (name, safetensors dtype, shape, bytes) of the file the tests write, in name order.
 fn tensors() -> Vec<(&'static str, &'static str, Vec<u64>, Vec<u8>)> {
@@ -17,16 +17,27 @@ fn tensors() -> Vec<(&'static str, &'static str, Vec<u64>, Vec<u8>)> {
     ]
 }
 
-/// Writes a safetensors file: 8-byte little-endian header length, the JSON header, the data.
+/// Writes the test's tensors as one safetensors file in the temporary directory.
 fn write_safetensors(name: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("librig-{}-{}.safetensors", std::process::id(), name));
+    write_safetensors_at(&path, &tensors(), "");
+    path
+}
+
+/// Writes `tensors` as a safetensors file: 8-byte little-endian header length, the JSON header (with
+/// `meta`, a JSON object, as `__metadata__` where it is not empty), the data.
+fn write_safetensors_at(path: &Path, tensors: &[(&str, &str, Vec<u64>, Vec<u8>)], meta: &str) {
     let mut header = String::from("{");
+    if !meta.is_empty() {
+        write!(header, "\"__metadata__\":{}", meta).unwrap();
+    }
     let mut data = Vec::new();
-    for (i, (n, dtype, shape, bytes)) in tensors().iter().enumerate() {
+    for (n, dtype, shape, bytes) in tensors {
         let shape: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
         write!(
             header,
             "{}\"{}\":{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
-            if i > 0 { "," } else { "" },
+            if header.len() > 1 { "," } else { "" },
             n,
             dtype,
             shape.join(","),
@@ -37,12 +48,75 @@ fn write_safetensors(name: &str) -> PathBuf {
         data.extend_from_slice(bytes);
     }
     header += "}";
-    let path = std::env::temp_dir().join(format!("librig-{}-{}.safetensors", std::process::id(), name));
-    let mut f = File::create(&path).unwrap();
+    let mut f = File::create(path).unwrap();
     f.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
     f.write_all(header.as_bytes()).unwrap();
     f.write_all(&data).unwrap();
-    path
+}
+
+/// The test's shards: the tensors two by two, as Hugging Face's save_pretrained names them.
+const SHARDS: [&str; 2] = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"];
+
+/// Writes the test's tensors as a checkpoint of two shards and its index in a new directory.
+fn write_checkpoint(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("librig-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let all = tensors();
+    write_safetensors_at(&dir.join(SHARDS[0]), &all[..2], r#"{"format":"pt","shard":"first"}"#);
+    write_safetensors_at(&dir.join(SHARDS[1]), &all[2..], r#"{"format":"pt"}"#);
+    let total: usize = all.iter().map(|t| t.3.len()).sum();
+    let map: Vec<String> = all.iter().enumerate().map(|(i, t)| format!("\"{}\":\"{}\"", t.0, SHARDS[i / 2])).collect();
+    let index = format!(
+        "{{\"metadata\":{{\"total_size\":{},\"note\":\"two shards\"}},\"weight_map\":{{{}}}}}",
+        total,
+        map.join(",")
+    );
+    std::fs::write(dir.join("model.safetensors.index.json"), index).unwrap();
+    dir
+}
+
+/// A sharded checkpoint opens by its index and by its directory as one table: its shards, its metadata
+/// (the index's own by key, numbers as JSON, then the first shard's keys not already there) and every
+/// tensor's bytes on a memory device.
+#[test]
+fn a_checkpoint_of_two_shards_opens_by_its_index_and_its_directory() {
+    let dir = write_checkpoint("checkpoint");
+    let want = tensors();
+    let dtypes = [Dtype::F32, Dtype::U8, Dtype::BF16, Dtype::I64];
+    let want_meta: Vec<(String, String)> =
+        [("note", "two shards"), ("total_size", "23"), ("format", "pt"), ("shard", "first")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    for path in [dir.join("model.safetensors.index.json"), dir.clone()] {
+        let file = LoadFile::open(&path).unwrap();
+        assert_eq!(file.format().unwrap(), Format::Safetensors);
+        let shards = file.shards().unwrap();
+        assert_eq!(shards.len(), SHARDS.len(), "{:?}", shards);
+        for (s, name) in shards.iter().zip(SHARDS) {
+            assert_eq!(s.path.file_name().unwrap(), name, "{:?}", s);
+            assert_eq!(s.bytes, std::fs::metadata(dir.join(name)).unwrap().len(), "{:?}", s);
+        }
+        assert_eq!(file.metadata().unwrap(), want_meta, "{:?}", path);
+        let listed = file.tensors().unwrap();
+        assert_eq!(listed.len(), want.len());
+        for (i, (t, (name, dtype, shape, _))) in listed.iter().zip(&want).enumerate() {
+            assert_eq!((t.name.as_str(), t.dtype, t.dtype_name.as_str(), &t.shape), (*name, dtypes[i], *dtype, shape));
+            assert_eq!(t.shard, i / 2, "{}", name);
+        }
+        let a = Device::memory("A").unwrap();
+        let load = file.load(&[&a], Rule::Each).unwrap();
+        load.wait().unwrap();
+        for (i, (name, _, _, bytes)) in want.iter().enumerate() {
+            assert_eq!(&load.buffer(i, 0).unwrap().to_vec().unwrap(), bytes, "{} from {:?}", name, path);
+        }
+    }
+    // a shard missing: NOT_FOUND naming it
+    std::fs::remove_file(dir.join(SHARDS[1])).unwrap();
+    let e = LoadFile::open(&dir).unwrap_err();
+    assert_eq!(e.status, Status::NOT_FOUND, "{}", e);
+    assert!(e.message.contains(SHARDS[1]), "{}", e);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -76,6 +150,63 @@ fn a_safetensors_file_loads_onto_two_memory_devices() {
     assert_eq!(file.find("missing").unwrap_err().status, Status::NOT_FOUND);
     assert_eq!(file.load(&[], Rule::Each).unwrap_err().status, Status::INVALID_ARGUMENT);
     assert_eq!(file.tensor(99).unwrap_err().status, Status::INVALID_ARGUMENT);
+    drop(load);
+    drop(file);
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Writes a GGUF v3 file by hand: keys in no sorted order (a string, a u32, a string), one F32 tensor of
+/// ne [4, 2] at offset 0, the data aligned to GGUF's default 32 bytes.
+fn write_gguf(name: &str, data: &[u8]) -> PathBuf {
+    fn str(b: &mut Vec<u8>, s: &str) {
+        b.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    }
+    let mut b = b"GGUF".to_vec();
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes()); // tensors
+    b.extend_from_slice(&3u64.to_le_bytes()); // key/values
+    str(&mut b, "general.architecture");
+    b.extend_from_slice(&8u32.to_le_bytes());
+    str(&mut b, "llama");
+    str(&mut b, "llama.block_count");
+    b.extend_from_slice(&4u32.to_le_bytes());
+    b.extend_from_slice(&2u32.to_le_bytes());
+    str(&mut b, "a.note");
+    b.extend_from_slice(&8u32.to_le_bytes());
+    str(&mut b, "after the others");
+    str(&mut b, "tok.w");
+    b.extend_from_slice(&2u32.to_le_bytes());
+    for ne in [4u64, 2] {
+        b.extend_from_slice(&ne.to_le_bytes());
+    }
+    b.extend_from_slice(&0u32.to_le_bytes()); // F32
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.resize((b.len() + 31) / 32 * 32, 0);
+    b.extend_from_slice(data);
+    let path = std::env::temp_dir().join(format!("librig-{}-{}.gguf", std::process::id(), name));
+    std::fs::write(&path, b).unwrap();
+    path
+}
+
+/// A GGUF file's metadata keeps the file's key order (a Vec, not a map), numbers in decimal.
+#[test]
+fn a_gguf_files_metadata_keeps_its_key_order() {
+    let data: Vec<u8> = (1..=8).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let path = write_gguf("order", &data);
+    let file = LoadFile::open(&path).unwrap();
+    assert_eq!(file.format().unwrap(), Format::Gguf);
+    let want = [("general.architecture", "llama"), ("llama.block_count", "2"), ("a.note", "after the others")];
+    let meta = file.metadata().unwrap();
+    assert_eq!(meta.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(), want);
+    let shards = file.shards().unwrap();
+    assert_eq!(shards, [librig::Shard { path: path.clone(), bytes: std::fs::metadata(&path).unwrap().len() }]);
+    let t = file.tensor(0).unwrap();
+    assert_eq!((t.name.as_str(), t.dtype, &t.shape[..], t.shard), ("tok.w", Dtype::F32, &[2u64, 4][..], 0));
+    let a = Device::memory("A").unwrap();
+    let load = file.load(&[&a], Rule::Each).unwrap();
+    load.wait().unwrap();
+    assert_eq!(load.buffer(0, 0).unwrap().to_vec().unwrap(), data);
     drop(load);
     drop(file);
     std::fs::remove_file(&path).unwrap();
