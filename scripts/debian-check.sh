@@ -3,7 +3,8 @@
 # rig-tools, python3-rig and librig-doc with `dpkg-buildpackage -us -uc -b` from a copy of the sources
 # (failing on any symbol new to or missing from debian/librig0.symbols), runs lintian on them, installs them
 # with dpkg -i (CI has no chroot), runs a smoke test (rig --version, a C program built with pkg-config,
-# python3 -c "import rig") and the autopkgtests of debian/tests against the installed packages, and
+# python3 -c "import rig"), checks that librig0 has the Vulkan driver (the build's summary, the library's
+# strings, vulkan:0 on lavapipe through the installed `rig devices`) and runs the autopkgtests of debian/tests against the installed packages, and
 # removes them again with dpkg -r, leaving the machine as it was.
 #   scripts/debian-check.sh OUT
 # The package build is bounded by RIG_DEB_BUILD_TIMEOUT seconds (420: about a minute and a half on an
@@ -63,6 +64,27 @@ cc -o hello "$src/tests/install/hello.c" $(pkg-config --cflags --libs rig)
 ./hello
 /usr/bin/python3 -c "import rig; print('python3-rig', rig.__version__, rig.__file__)"
 /usr/bin/python3 -c "import rig; a = rig.memory_device('A'); b = rig.Buffer.create(a, 4); b.write_from(0, b'rig!'); assert bytes(b) == b'rig!'"
+# The Build-Depends alone brought the Vulkan driver (the package build sees Debian's tools and whatever
+# Build-Depends installed; a clean chroot would have only those, dpkg-checkbuilddeps and deps-check.sh's
+# drift check above say this machine has no fewer): meson's summary in the build said so, the packaged
+# library names the loader it opens and the entry point it looks up, and `rig devices` from the installed
+# packages opens vulkan:0 on lavapipe (mesa-vulkan-drivers, scripts/deps.sh test).
+echo "--- librig0 has the Vulkan driver"
+grep -Eq 'vulkan \(dlopen libvulkan\.so\.1\) *: YES' "$out/build.log" ||
+  { grep -A6 'Drivers' "$out/build.log"; echo "the package build left the Vulkan driver out (meson summary above)"; exit 1; }
+lib=$(dpkg -L librig0 | grep '/librig\.so\.0\.[0-9.]*$' | head -n 1)
+for s in libvulkan.so.1 vkGetInstanceProcAddr; do
+  grep -aq "$s" "$lib" || { echo "$lib does not name $s: built without the Vulkan driver"; exit 1; }
+done
+[ -n "$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null)" ] ||
+  { echo "lavapipe is not installed (mesa-vulkan-drivers: scripts/deps.sh test)"; exit 1; }
+rig devices --json | python3 -c '
+import json, sys
+devices = {d["name"]: d for d in json.load(sys.stdin)["devices"]}
+vk = devices.get("vulkan:0")
+assert vk and vk["opened"] and vk["framework"] == "Vulkan", "rig devices lists no open vulkan:0: %r" % devices
+print("rig devices (installed librig0): vulkan:0", vk["model"])
+'
 # The autopkgtests (debian/tests/control), each as autopkgtest runs it: from the sources' top, with its
 # own AUTOPKGTEST_TMP and Debian's PATH (a testbed's), against the installed packages (CI has no testbed to give
 # autopkgtest itself).

@@ -19,7 +19,7 @@ lib="gcc g++ meson ninja-build pkg-config scdoc nlohmann-json3-dev libxxhash-dev
 test="libcmocka-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc
   abigail-tools valgrind rsync file binutils python3 clang libamdhip64-dev"
 bindings="swig python3-dev python3-numpy golang-go ocaml-nox ocaml-findlib ocaml-dune libctypes-ocaml-dev
-  rustc cargo rust-clippy bindgen libclang-dev"
+  rustc cargo rust-clippy bindgen libclang-dev librust-log-dev librust-libc-dev"
 bench="libstarpu-dev"
 # the Python wheel in a venv and the Debian packages (scripts/python-wheel-check.sh, debian-check.sh)
 packaging="python3-pytest python3-mesonpy python3-venv dpkg-dev debhelper dh-python lintian"

@@ -1,11 +1,13 @@
 #!/bin/sh
 # The Rust crates librig-sys and librig with Debian's toolchain (/usr/bin/cargo, what CI has; a rustup
-# cargo earlier in PATH is not used), offline: no crate from a registry; Cargo.lock is committed and
-# --locked keeps cargo from rewriting it in the source tree.
+# cargo earlier in PATH is not used), offline: crates.io's place is taken by Debian's packaged crate
+# sources (RIG_CARGO_REGISTRY, default /usr/share/cargo/registry: `log` for the feature of that name,
+# librust-log-dev); Cargo.lock is committed and --locked keeps cargo from rewriting it in the source tree.
+# build, test and clippy build with every feature (`log` included).
 #   rust.sh build|test|clippy|package SOURCE_DIR BUILD_DIR LIB_DIR CARGO RUSTC
 #     package: `cargo package --offline` of both crates; librig's packaged manifest asks for librig-sys
-#     from the registry, so BUILD_DIR/vendor, a directory source holding the packaged librig-sys, stands
-#     in for crates.io (CARGO_HOME/config.toml). Both .crate files end in BUILD_DIR/vendor too, for a
+#     from the registry, so BUILD_DIR/vendor, a directory source holding the packaged librig-sys and
+#     links to Debian's crates, stands in for crates.io (a CARGO_HOME of its own). Both .crate files end in BUILD_DIR/vendor too, for a
 #     program that depends on the packaged crates (tests/install).
 #   rust.sh check-sys SOURCE_DIR BUILD_DIR INCLUDE_DIR BINDGEN
 #   rust.sh install BUILD_DIR REGISTRY_DIR
@@ -46,18 +48,32 @@ lib=$4 cargo=$5 rustc=$6
 export CARGO_HOME="$build/cargo-home" CARGO_TARGET_DIR="$build/target" CARGO_NET_OFFLINE=true
 export RUSTC="$rustc" RUSTDOC="$(dirname "$rustc")/rustdoc" RIG_LIB_DIR="$lib" RUST_BACKTRACE=0
 export PATH="$(dirname "$cargo"):$PATH" # cargo's subcommands (cargo-clippy) from the same toolchain
+registry=${RIG_CARGO_REGISTRY:-/usr/share/cargo/registry}
+ls -d "$registry"/log-0.4.* >/dev/null 2>&1 || { echo "rust.sh: no log crate under $registry (Debian: librust-log-dev)" >&2; exit 1; }
 mkdir -p "$CARGO_HOME"
+cat >"$CARGO_HOME/config.toml" <<TOML
+[source.crates-io]
+replace-with = "debian"
+[source.debian]
+directory = "$registry"
+TOML
 cd "$src"
 case "$mode" in
-build) exec "$cargo" build --offline --locked --workspace --all-targets ;;
-test) exec "$cargo" test --offline --locked --workspace -- --test-threads=1 --nocapture ;;
+build) exec "$cargo" build --offline --locked --workspace --all-targets --all-features ;;
+test) exec "$cargo" test --offline --locked --workspace --all-features -- --test-threads=1 --nocapture ;;
 clippy)
   if ! command -v cargo-clippy >/dev/null; then echo "SKIP: cargo-clippy not found (Debian: rust-clippy)"; exit 77; fi
-  exec "$cargo" clippy --offline --locked --workspace --all-targets -- -D warnings ;;
+  exec "$cargo" clippy --offline --locked --workspace --all-targets --all-features -- -D warnings ;;
 package)
   vendor="$build/vendor"
+  # a CARGO_HOME of its own: build, test and clippy may run beside this one with theirs
+  export CARGO_HOME="$build/cargo-home-package"
   rm -rf "$vendor" "$CARGO_TARGET_DIR/package"
-  mkdir -p "$vendor"
+  mkdir -p "$vendor" "$CARGO_HOME"
+  # Debian's crates (librig's optional `log`) beside the packaged librig-sys, as links
+  for crate in "$registry"/*/; do
+    [ -f "$crate/.cargo-checksum.json" ] && ln -s "${crate%/}" "$vendor/"
+  done
   cat >"$CARGO_HOME/config.toml" <<TOML
 [source.crates-io]
 replace-with = "rig-vendor"

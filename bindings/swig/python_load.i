@@ -89,6 +89,8 @@ static int rig_py_handle(PyObject *o, swig_type_info *type, void **out) {
 }
 %}
 
+/* rig_py_load_ctx_new makes a capsule: Python objects need the GIL (CPython 3.12 crashes without it). */
+%nothread rig_py_load_ctx_new;
 %nothread rig_py_load_open_raw;
 %nothread rig_py_load_tensor;
 %nothread rig_py_load_shard;

@@ -36,7 +36,11 @@ use std::time::Duration;
 
 mod interop;
 mod load;
+mod logging;
 pub use interop::Interop;
+#[cfg(feature = "log")]
+pub use logging::log_to_log_crate;
+pub use logging::{log_to_stderr, set_log, LogLevel};
 pub use load::{Dtype, Format, Load, LoadFile, Rule, Shard, Tensor};
 
 /// rig_status. Values are pinned by rig.h; unknown values are kept as they are. Prints as rig names it:
