@@ -16,8 +16,8 @@
  *   RIG_INVALID_ARGUMENT  a file that is truncated, a header length past the end or over the format's
  *                         limit, tensors overlapping or outside the data, a dtype and shape that disagree
  *                         with the byte range, a name that is not UTF-8 or appears twice, a malformed
- *                         header, and a file that changed (size or mtime) between rig_load_open and the
- *                         end of a load;
+ *                         header, a file that changed (size or mtime) between rig_load_open and the
+ *                         end of a load, and a slice or split that does not fit its tensor (rig_load_slice);
  *   RIG_DRIVER            a read of the file failed (the message carries errno's words), or verification
  *                         found device bytes that differ from the file's;
  *   RIG_OUT_OF_MEMORY, RIG_LOST  from the devices (a lost device's buffers answer RIG_LOST; buffers of
@@ -352,8 +352,8 @@ typedef struct rig_load_stats {
   int direct_io;               /* 1 if reads used O_DIRECT */
   uint64_t bytes_total;        /* bytes of the selected tensors */
   uint64_t bytes_read;         /* bytes read from the file (once each: a tensor on several devices is
-                                  copied device to device; the registered and direct paths count the
-                                  whole pages of their windows) */
+                                  copied device to device, a slice reads its own bytes only; the
+                                  registered and direct paths count the whole pages of their windows) */
   uint64_t bytes_copied;       /* bytes copied into devices, peer copies included */
   double seconds;              /* rig_load_start to the last submit (and verification) */
   double first_tensor_seconds; /* rig_load_start to the first tensor handed over */
