@@ -1697,18 +1697,182 @@ pub const rig_load_rule_RIG_LOAD_RULE_MAX_ENUM: rig_load_rule = 2147483647;
 pub type rig_load_rule = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct rig_load_split {
+    pub pattern: *const ::std::os::raw::c_char,
+    pub dim: u32,
+}
+#[test]
+fn bindgen_test_layout_rig_load_split() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_split>(),
+        16usize,
+        concat!("Size of: ", stringify!(rig_load_split))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_split>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_split))
+    );
+    fn test_field_pattern() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_split>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).pattern) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_split),
+                "::",
+                stringify!(pattern)
+            )
+        );
+    }
+    test_field_pattern();
+    fn test_field_dim() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_split>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dim) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_split),
+                "::",
+                stringify!(dim)
+            )
+        );
+    }
+    test_field_dim();
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct rig_load_slice {
+    pub tensor: usize,
+    pub device: usize,
+    pub dim: u32,
+    pub start: u64,
+    pub end: u64,
+}
+#[test]
+fn bindgen_test_layout_rig_load_slice() {
+    assert_eq!(
+        ::std::mem::size_of::<rig_load_slice>(),
+        40usize,
+        concat!("Size of: ", stringify!(rig_load_slice))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<rig_load_slice>(),
+        8usize,
+        concat!("Alignment of ", stringify!(rig_load_slice))
+    );
+    fn test_field_tensor() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_slice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).tensor) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_slice),
+                "::",
+                stringify!(tensor)
+            )
+        );
+    }
+    test_field_tensor();
+    fn test_field_device() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_slice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).device) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_slice),
+                "::",
+                stringify!(device)
+            )
+        );
+    }
+    test_field_device();
+    fn test_field_dim() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_slice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).dim) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_slice),
+                "::",
+                stringify!(dim)
+            )
+        );
+    }
+    test_field_dim();
+    fn test_field_start() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_slice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).start) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_slice),
+                "::",
+                stringify!(start)
+            )
+        );
+    }
+    test_field_start();
+    fn test_field_end() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_slice>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).end) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_slice),
+                "::",
+                stringify!(end)
+            )
+        );
+    }
+    test_field_end();
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct rig_load_placement {
     pub size: usize,
     pub devices: *const rig_device,
     pub device_count: usize,
     pub rule: rig_load_rule,
     pub masks: *const u64,
+    pub splits: *const rig_load_split,
+    pub split_count: usize,
+    pub slices: *const rig_load_slice,
+    pub slice_count: usize,
 }
 #[test]
 fn bindgen_test_layout_rig_load_placement() {
     assert_eq!(
         ::std::mem::size_of::<rig_load_placement>(),
-        40usize,
+        72usize,
         concat!("Size of: ", stringify!(rig_load_placement))
     );
     assert_eq!(
@@ -1801,6 +1965,74 @@ fn bindgen_test_layout_rig_load_placement() {
         );
     }
     test_field_masks();
+    fn test_field_splits() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).splits) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(splits)
+            )
+        );
+    }
+    test_field_splits();
+    fn test_field_split_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).split_count) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(split_count)
+            )
+        );
+    }
+    test_field_split_count();
+    fn test_field_slices() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slices) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(slices)
+            )
+        );
+    }
+    test_field_slices();
+    fn test_field_slice_count() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<rig_load_placement>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).slice_count) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(rig_load_placement),
+                "::",
+                stringify!(slice_count)
+            )
+        );
+    }
+    test_field_slice_count();
 }
 pub const rig_load_path_RIG_LOAD_PATH_AUTO: rig_load_path = 0;
 pub const rig_load_path_RIG_LOAD_PATH_STAGED: rig_load_path = 1;
@@ -2112,6 +2344,14 @@ extern "C" {
         index: usize,
         device: usize,
         out: *mut rig_buffer,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_load_slice_get(
+        load: rig_load,
+        index: usize,
+        device: usize,
+        out: *mut rig_load_slice,
     ) -> rig_status;
 }
 extern "C" {
