@@ -257,7 +257,10 @@ static void per_tensor_slices_with_their_own_dims(void **state) {
   assert_int_equal(rig_load_buffer(load, norm, 0, &b), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_load_slice_get(load, norm, 0, &s), RIG_INVALID_ARGUMENT);
   assert_int_equal(rig_load_buffer(load, row, 0, &b), RIG_INVALID_ARGUMENT); /* not selected */
+  assert_int_equal(rig_load_slice_get(load, row, 0, &s), RIG_INVALID_ARGUMENT);
+  assert_int_equal(rig_load_slice_get(load, cube, 0, NULL), RIG_INVALID_ARGUMENT);
   rig_load_release(load);
+  assert_int_equal(rig_load_slice_get(load, cube, 0, &s), RIG_INVALID_HANDLE); /* released */
   rig_load_file_release(f);
 }
 
