@@ -16,8 +16,8 @@
  *   RIG_INVALID_ARGUMENT  a file that is truncated, a header length past the end or over the format's
  *                         limit, tensors overlapping or outside the data, a dtype and shape that disagree
  *                         with the byte range, a name that is not UTF-8 or appears twice, a malformed
- *                         header, and a file that changed (size or mtime) between rig_load_open and the
- *                         end of a load;
+ *                         header, a file that changed (size or mtime) between rig_load_open and the
+ *                         end of a load, and a slice or split that does not fit its tensor (rig_load_slice);
  *   RIG_DRIVER            a read of the file failed (the message carries errno's words), or verification
  *                         found device bytes that differ from the file's;
  *   RIG_OUT_OF_MEMORY, RIG_LOST  from the devices (a lost device's buffers answer RIG_LOST; buffers of
@@ -181,7 +181,8 @@ typedef enum rig_load_rule {
 /* Tensor-parallel slices: a device may hold a slice of a tensor, [start, end) along one dimension (rows:
  * dim 0; columns: the last), as a rank of a tensor-parallel group does. The slice's buffer holds its elements
  * densely in row-major order: its shape is the tensor's with shape[dim] = end - start. It is read from the
- * file once, never the bytes outside it: a slice along dim 0 (or one whose outer dimensions are all 1) is
+ * file once, never the bytes outside it (but for the pages around it that O_DIRECT reads and windows map,
+ * as around a tensor): a slice along dim 0 (or one whose outer dimensions are all 1) is
  * one range of the file; a slice along a later dim is one range per index of the dims before it, gathered
  * into a staging chunk and copied once (such a load takes the staged path: docs/load.md). Each slice has
  * stamps of its own, as a tensor does. A GGUF block-quantized tensor (RIG_DTYPE_GGML) is sliced along its
@@ -205,7 +206,7 @@ typedef struct rig_load_split {
  * overlap (each is read for its own device) and may use different dims; two for one tensor and device are
  * refused. Also what rig_load_slice_get answers. */
 typedef struct rig_load_slice {
-  size_t tensor;
+  size_t tensor;      /* the file's index */
   size_t device;      /* a placement position, below device_count */
   uint32_t dim;       /* below the tensor's rank */
   uint64_t start, end; /* start < end <= shape[dim] */
@@ -333,7 +334,8 @@ RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size
  * device, and the slice as rig_load_slice says; a tensor loaded whole answers dim 0 and [0, shape[0]) (a
  * scalar [0, 1)), so the part's shape is always the tensor's with shape[dim] = end - start and its length
  * rig_load_buffer's. RIG_INVALID_ARGUMENT for a tensor not selected or a device it is not placed on, as
- * rig_load_buffer. Pure read of the load's plan, fixed at rig_load_start; waits for nothing. */
+ * rig_load_buffer, or a null out; RIG_INVALID_HANDLE for a released or forged load. Pure read of the load's
+ * plan, fixed at rig_load_start; waits for nothing. */
 RIG_API rig_status rig_load_slice_get(rig_load RIG_NONNULL load, size_t index, size_t device,
                                       rig_load_slice *RIG_NONNULL out);
 
@@ -352,8 +354,8 @@ typedef struct rig_load_stats {
   int direct_io;               /* 1 if reads used O_DIRECT */
   uint64_t bytes_total;        /* bytes of the selected tensors */
   uint64_t bytes_read;         /* bytes read from the file (once each: a tensor on several devices is
-                                  copied device to device; the registered and direct paths count the
-                                  whole pages of their windows) */
+                                  copied device to device, a slice reads its own bytes only; the
+                                  registered and direct paths count the whole pages of their windows) */
   uint64_t bytes_copied;       /* bytes copied into devices, peer copies included */
   double seconds;              /* rig_load_start to the last submit (and verification) */
   double first_tensor_seconds; /* rig_load_start to the first tensor handed over */

@@ -1,7 +1,7 @@
 /* The loader's ordering on the test driver, whose queue runs only when stepped: a consumer of tensor 0
  * follows the copy of the chunk that holds tensor 0 and nothing else (rule 3), so it runs while the later
  * chunks' copies are still held, though every tensor is a part of one device allocation. Observed in the
- * driver's log, not by timing. */
+ * driver's log, not by timing. A slice is ordered the same way: by its own stamps. */
 #include <stdarg.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -117,6 +117,84 @@ static void a_consumer_of_tensor_0_runs_while_later_chunks_are_held(void **state
   unlink(path);
 }
 
+/* Slices have stamps of their own, as tensors do: tensor a.w split by columns over T and V (each part 4 runs
+ * of 16 KiB gathered into one chunk), b.w by rows. A consumer of T's columns of a.w waits for T's first copy
+ * only: not for T's copy of b.w's rows, nor for anything of V, all still held. */
+static void a_consumer_of_one_devices_slice_waits_for_that_slices_copy_only(void **state) {
+  (void)state;
+  const char *path = tw_path("slices");
+  const char *json = "{\"a.w\":{\"dtype\":\"U8\",\"shape\":[4,32768],\"data_offsets\":[0,131072]},"
+                     "\"b.w\":{\"dtype\":\"U8\",\"shape\":[4,32768],\"data_offsets\":[131072,262144]}}";
+  tw_safetensors_json(path, json, strlen(json), 262144);
+  rig_device d[2], u;
+  assert_int_equal(tdrv_open("T", &d[0]), RIG_OK);
+  assert_int_equal(tdrv_open("V", &d[1]), RIG_OK);
+  assert_int_equal(tdrv_open("U", &u), RIG_OK);
+  tdrv_set_hold(d[0], 1);
+  tdrv_set_hold(d[1], 1);
+  rig_load_file f;
+  assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  rig_load_options o = tw_options(RIG_LOAD_PATH_AUTO, 64 << 10, 1);
+  rig_load_pool pools[2]; /* kept pools: the load waits for nothing of T or V (as above) */
+  for (int i = 0; i < 2; ++i) assert_int_equal(rig_load_pool_create(d[i], 16 << 20, 64 << 10, &pools[i]), RIG_OK);
+  o.pools = pools;
+  o.pool_count = 2;
+  rig_load_split splits[] = {{"a.w", 1}, {"b.w", 0}};
+  rig_load_placement p = tw_placement(d, 2, RIG_LOAD_RULE_EACH, NULL);
+  p.splits = splits;
+  p.split_count = 2;
+  tdrv_log_clear();
+  rig_load load;
+  assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+  assert_int_equal(rig_load_wait(load), RIG_OK);
+  assert_int_equal(tdrv_queued(d[0]), 2); /* a.w's columns, b.w's rows: one 64 KiB chunk each */
+  assert_int_equal(tdrv_queued(d[1]), 2);
+
+  rig_buffer a0, a0_on_u;
+  assert_int_equal(rig_load_buffer(load, 0, 0, &a0), RIG_OK);
+  assert_int_equal(rig_buffer_borrow(u, a0, &a0_on_u), RIG_OK);
+  rig_load_tensor info;
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  rig_load_tensor_get(f, 0, &info);
+  unsigned long long sum = 0, want = 0;
+  for (uint64_t r = 0; r < 4; ++r)
+    for (uint64_t c = 0; c < 16384; ++c) want += tw_byte(info.offset + r * 32768 + c);
+  rig_part part;
+  memset(&part, 0, sizeof part);
+  part.size = sizeof part;
+  part.kind = RIG_PART_HOST_KERNEL;
+  part.fn = sum_bytes;
+  part.user = &sum;
+  rig_access access = RIG_ACCESS_READ;
+  rig_submission s;
+  rig_run r;
+  assert_int_equal(rig_submission_make(u, &part, 1, &access, 1, &s), RIG_OK);
+  assert_int_equal(rig_run_take(s, &r), RIG_OK);
+  assert_int_equal(rig_run_set_buffer(r, 0, a0_on_u), RIG_OK);
+  assert_int_equal(rig_submit(r, NULL, 0, NULL), RIG_OK);
+  assert_true(tdrv_log_find("hand_over U 1 [T:1]", 0) >= 0); /* T's slice copy, nothing later, nothing of V */
+
+  assert_int_equal(tdrv_step(d[0], 1), 1);
+  assert_int_equal(tdrv_step(u, 1), 1);
+  assert_true(tdrv_log_find("run U 1", 0) >= 0);
+  assert_int_equal(tdrv_queued(d[0]), 1); /* b.w's rows on T: still held */
+  assert_int_equal(tdrv_queued(d[1]), 2); /* every copy of V: still held */
+  assert_int_equal(sum, want);
+  tdrv_run_all();
+  rig_run_release(r);
+  rig_submission_release(s);
+  rig_buffer_release(a0_on_u);
+  rig_buffer_release(a0);
+  rig_load_release(load);
+  for (int i = 0; i < 2; ++i) assert_int_equal(rig_load_pool_release(pools[i]), RIG_OK);
+  rig_load_file_release(f);
+  rig_device_release(u);
+  rig_device_release(d[1]);
+  rig_device_release(d[0]);
+  unlink(path);
+}
+
 static void a_device_refused_registration_gets_staged_and_direct_is_refused(void **state) {
   (void)state;
   const size_t lengths[] = {4096};
@@ -150,6 +228,7 @@ static void a_device_refused_registration_gets_staged_and_direct_is_refused(void
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_consumer_of_tensor_0_runs_while_later_chunks_are_held),
+      cmocka_unit_test(a_consumer_of_one_devices_slice_waits_for_that_slices_copy_only),
       cmocka_unit_test(a_device_refused_registration_gets_staged_and_direct_is_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
