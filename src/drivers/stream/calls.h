@@ -46,6 +46,14 @@ struct MemAccessDesc {
 struct IpcHandle {
   char reserved[64];
 };
+// CUmemcpyAttributes (CUDA 12.8 on): how a batched copy reads its source. rig's copies read in stream order
+// (src_access_order MEMCPY_SRC_ACCESS_ORDER_STREAM); the location hints apply to managed memory only.
+struct MemcpyAttributes {
+  int src_access_order;
+  int src_location_type, src_location_id;
+  int dst_location_type, dst_location_id;
+  unsigned flags;
+};
 }  // namespace types
 using namespace types;
 
@@ -83,6 +91,7 @@ constexpr int MEM_ALLOCATION_TYPE_PINNED = 1;
 constexpr int MEM_LOCATION_TYPE_DEVICE = 1;
 constexpr int MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 constexpr int MEM_ACCESS_READ_WRITE = 3;  // CU_MEM_ACCESS_FLAGS_PROT_READWRITE, hipMemAccessFlagsProtReadWrite
+constexpr int MEMCPY_SRC_ACCESS_ORDER_STREAM = 1;  // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
 // (int64_t)(*addr - value) >= 0: CU_STREAM_WAIT_VALUE_GEQ, hipStreamWaitValueGte.
 constexpr unsigned WAIT_VALUE_GEQ = 0x0;
 // The write follows the work before it, fenced: CU_STREAM_WRITE_VALUE_DEFAULT, HIP's 0.
@@ -92,8 +101,8 @@ using namespace values;
 
 // Every call of the table, once for both families: (A, field, parameters, CUDA's name, the symbol CUDA's is
 // loaded from, HIP's name (its symbol too), how HIP's is stored). HIP's is SAME where its signature is the
-// table's (loaded into the field as is) and ADAPTED where it differs (hip.h declares HIP's own signature and
-// hip/api.cpp adapts it in one call). CUDA's signatures are the table's: cu.h declares CUDA's entry points
+// table's (loaded into the field as is), ADAPTED where it differs (hip.h declares HIP's own signature and
+// hip/api.cpp adapts it in one call), NONE where HIP's is not loaded (the field stays null). CUDA's signatures are the table's: cu.h declares CUDA's entry points
 // from this list. `A` is passed through to X, so that a family can turn the list into its own (cu.h).
 #define RIG_STREAM_CALLS(X, A)                                                                                 \
   /* the library and its GPUs */                                                                             \
@@ -157,7 +166,9 @@ using namespace values;
      Stream stream, void **params, void **extra),                                                            \
     cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)
 
-// Optional calls (null where the library lacks them): 64-bit stream memory operations (CUDA 11.7+ exports
+// Optional calls (null where the library lacks them): a batch of copies (CUDA 12.8+: CUDA 13's signature,
+// loaded as cuMemcpyBatchAsync_v2, else from 12.8's cuMemcpyBatchAsync through an adapter, cuda/api.cpp;
+// HIP's is not used, NONE: one call per copy there), 64-bit stream memory operations (CUDA 11.7+ exports
 // the _v2 names; without them the timeline keeps to events), interprocess handles of memory and events
 // (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp), and stream-ordered
 // memory pools (CUDA 11.2+; without them the loader's tensors come from mem_alloc: stream/reuse_pool.cpp).
@@ -187,7 +198,11 @@ using namespace values;
   X(A, mem_alloc_from_pool, (DevicePtr * address, size_t bytes, MemPool pool, Stream stream),               \
     cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", hipMallocFromPoolAsync, ADAPTED)                     \
   X(A, mem_free_async, (DevicePtr address, Stream stream), cuMemFreeAsync, "cuMemFreeAsync", hipFreeAsync,   \
-    ADAPTED)
+    ADAPTED)                                                                                                 \
+  X(A, copy_batch,                                                                                           \
+    (DevicePtr * dsts, DevicePtr * srcs, size_t * sizes, size_t count, MemcpyAttributes * attributes,        \
+     size_t * attribute_starts, size_t attribute_count, Stream stream),                                      \
+    cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2", hipMemcpyBatchAsync, NONE)
 
 struct Calls {
 #define RIG_STREAM_FIELD(A, field, params, ...) Result(*field) params = nullptr;

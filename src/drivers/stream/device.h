@@ -69,6 +69,12 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
   // device enqueues nothing.
   [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
+  // A batch's hand-over (drivers/stream/batch.cpp): the waits, then each run's calls and the timeline's
+  // marks as hand_over_prepared enqueues them, but consecutive copies that touch no bytes another of them
+  // writes go to the driver as one batch of copies (copy_batch, where the library has it), and a run's
+  // value is held (Timeline::hold) where the next run's mark will prove it. Called holding the turn.
+  rig_status hand_over_batch(std::span<const BatchWork> batch, uint64_t first,
+                             std::span<const QueueWait> waits) override;
   // A value with no work (value_after's points): held, no driver call, where the timeline's run of held
   // values allows (Timeline::hold); else marked as an empty hand-over is.
   rig_status hand_over_empty(uint64_t value, bool *held) override;
@@ -155,6 +161,23 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
+  // Enqueues the in-queue `waits` of value `value` (hand_over_prepared's first step) and keeps each in
+  // queued_. Holding the turn; a failure loses the device.
+  rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value);
+  // The calls of a record this device made (StreamDevice::record), for a batch (drivers/stream/recorded.cpp).
+  static const Prepared &recorded_calls(const RecordedWork &recorded);
+  // A batch's copies gathered for one copy_batch (batch.cpp): at most kCopyGroup, none writing bytes
+  // another touches. Used holding the turn.
+  static constexpr size_t kCopyGroup = 64;
+  struct CopyGroup {
+    DevicePtr dsts[kCopyGroup], srcs[kCopyGroup];
+    size_t sizes[kCopyGroup];
+    size_t count = 0;
+  };
+  // Whether `call` (a copy) may join the group: room left, and neither writes bytes the other touches.
+  bool joins_copies(const PreparedCall &call) const;
+  // Enqueues the group (one copy_async for one copy, else one copy_batch) and empties it.
+  rig_status flush_copies();
   // Drops in-queue waits the timeline has passed (see hand_over).
   [[gnu::cold]] void prune_queued();
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
@@ -200,6 +223,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The general hand-over's calls, reused by every hand-over (called holding the turn): no allocation per
   // submit once it has grown to the largest work.
   Prepared prepared_;
+  CopyGroup copies_;
+  bool copy_batch_refused_ = false;  // the driver refused a batch's attributes: one call per copy from then
 
   // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
   // value that waits). Pruned as our timeline passes them.

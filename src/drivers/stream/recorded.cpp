@@ -17,6 +17,7 @@ class StreamRecord final : public RecordedWork {
   rig_status hand_over(uint64_t value, std::span<const QueueWait> waits) override {
     return device_.hand_over_prepared(calls_, value, waits);
   }
+  const Prepared &calls() const { return calls_; }
 
  private:
   StreamDevice &device_;  // never freed before the process exits (core/device.h), so it outlives the run
@@ -24,6 +25,12 @@ class StreamRecord final : public RecordedWork {
 };
 
 }  // namespace
+
+// A run's record is made by the device the run submits to (the engine asks only that device's driver), so
+// a record a batch hands this device is a StreamRecord.
+const Prepared &StreamDevice::recorded_calls(const RecordedWork &recorded) {
+  return static_cast<const StreamRecord &>(recorded).calls();
+}
 
 std::unique_ptr<RecordedWork> StreamDevice::record(const Work &work) {
   try {
