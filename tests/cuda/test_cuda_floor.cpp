@@ -192,7 +192,9 @@ void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true
 // cuMemcpyBatchAsync; HIP, where rig loads none, one hipMemcpyAsync each), 16 copies each reading what the
 // one before wrote (a chain: CUDA runs a batch's copies in no order, so each is its own call, in stream
 // order), or 16 launches adding 1 in place. The turn, the context query and the mark are the batch's, once.
-enum class Batch { independent_copies, chained_copies, launches };
+// The same 16 launches a third time: CUDA captured them into a graph the second time and launches it now
+// (HIP, where rig loads no graph calls, launches 16 kernels again).
+enum class Batch { independent_copies, chained_copies, launches, launches_again };
 constexpr int kBatch = 16;
 
 void batch(Batch what) {
@@ -200,7 +202,8 @@ void batch(Batch what) {
   gt_set("reset", 0);
   rig_device dev;
   if (!gt_open(gt_name(0), &dev)) return;
-  bool launches = what == Batch::launches;
+  bool again = what == Batch::launches_again;
+  bool launches = what == Batch::launches || again;
   rig_buffer buf[kBatch + 1], dst[kBatch];
   static uint32_t start[kBatch + 1][kBytes / 4], got[kBytes / 4];
   for (int b = 0; b <= kBatch; ++b) {
@@ -223,9 +226,10 @@ void batch(Batch what) {
     }
   }
   make_current(0);
+  rig_point points[kBatch];
+  for (int seen = 0; again && seen < 2; ++seen) OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
   long long before[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
-  rig_point points[kBatch];
   OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
   long long n[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
@@ -233,15 +237,18 @@ void batch(Batch what) {
 
   // The budget of the whole batch: one context query, one mark, and the work's calls.
   bool batched = what == Batch::independent_copies && !hip();
+  bool graph = again && !hip();
   auto budget_of = [&](const char *field) -> long long {
     auto is = [&](const char *name) { return std::strcmp(field, name) == 0; };
     if (is("get_current") || is("event_record")) return 1;
     if (is("copy_batch")) return batched ? 1 : 0;
     if (is("copy_async")) return launches || batched ? 0 : kBatch;
-    if (is("launch")) return launches ? kBatch : 0;
+    if (is("launch")) return launches && !graph ? kBatch : 0;
+    if (is("graph_launch")) return graph ? 1 : 0;
     return 0;
   };
-  static const char *const kWhat[] = {"16 independent copies", "16 chained copies", "16 launches"};
+  static const char *const kWhat[] = {"16 independent copies", "16 chained copies", "16 launches",
+                                      "16 launches submitted twice before"};
   std::fprintf(stderr, "%s, a batch of %s: driver calls per batch (budget)\n", gt_name(0), kWhat[static_cast<int>(what)]);
   bool off = false;
   for (int e = 0; e < kEntryCount; ++e) {
@@ -251,6 +258,13 @@ void batch(Batch what) {
   }
   assert_false(off);  // exact: fewer would mean work left out, more a call the batch should have saved
 
+  // A run whose scalars change is recorded again: its batch is a new one, never the old graph replayed (run
+  // 0 now adds 2, so the bytes show which).
+  if (again) {
+    uint32_t twice[2] = {kBytes / 4, 2};
+    OK(rig_run_set_scalars(runs[0], twice, sizeof twice));
+    OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
+  }
   // The points: consecutive values, in order.
   for (int b = 1; b < kBatch; ++b) assert_int_equal(rig_point_value(points[b]), rig_point_value(points[0]) + b);
   OK(rig_wait_point(points[kBatch - 1], UINT64_MAX));
@@ -259,7 +273,7 @@ void batch(Batch what) {
     if (launches && b) break;
     if (launches) {
       static uint32_t added[kBytes / 4];
-      for (int i = 0; i < kBytes / 4; ++i) added[i] = start[0][i] + kBatch;
+      for (int i = 0; i < kBytes / 4; ++i) added[i] = start[0][i] + (again ? 4 * kBatch + 1 : kBatch);
       want = added;
     }
     if (what == Batch::chained_copies) want = start[0];  // every buffer holds the chain's first bytes
@@ -279,6 +293,7 @@ void batch(Batch what) {
 void test_a_batch_of_16_independent_copies_is_one_copy_batch(void **) { batch(Batch::independent_copies); }
 void test_a_batch_of_16_chained_copies_keeps_them_in_stream_order(void **) { batch(Batch::chained_copies); }
 void test_a_batch_of_16_launches_makes_16_launches_and_one_mark(void **) { batch(Batch::launches); }
+void test_a_batch_of_16_launches_seen_twice_is_one_graph_launch(void **) { batch(Batch::launches_again); }
 
 }  // namespace
 
@@ -294,6 +309,7 @@ int main() {
       cmocka_unit_test(test_a_batch_of_16_independent_copies_is_one_copy_batch),
       cmocka_unit_test(test_a_batch_of_16_chained_copies_keeps_them_in_stream_order),
       cmocka_unit_test(test_a_batch_of_16_launches_makes_16_launches_and_one_mark),
+      cmocka_unit_test(test_a_batch_of_16_launches_seen_twice_is_one_graph_launch),
   };
   return rt_finish(cmocka_run_group_tests(tests, nullptr, nullptr));
 }

@@ -25,6 +25,8 @@ struct Api {
   using MemPoolProps = cu::MemPoolProps;
   using MemAccessDesc = cu::MemAccessDesc;
   using MemcpyAttributes = stream::MemcpyAttributes;
+  using Graph = stream::Graph;
+  using GraphExec = stream::GraphExec;
 
 #define RIG_CU_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(RIG_CU_MEMBER)

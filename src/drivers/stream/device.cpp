@@ -83,6 +83,7 @@ StreamDevice::~StreamDevice() {
   // The engine waited for every value before releasing; this only drains what a lost device left.
   // A lost device's stream is not waited for: its context may never finish anything again.
   if (stream_ && !lost()) calls_.stream_synchronize(stream_);
+  destroy_graphs();
   destroy_reuse_pool();
   timeline_.reset();
   if (edge_event_) calls_.event_destroy(edge_event_);

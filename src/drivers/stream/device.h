@@ -174,10 +174,35 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
     size_t sizes[kCopyGroup];
     size_t count = 0;
   };
+  // A batch of recorded runs with a launch, replayed as one graph launch (batch.cpp): the runs' records by
+  // serial, in order; exec null until the batch is seen a second time and captured (refused: the driver
+  // would not capture it, so it is handed over call by call for good). Fixed size: no allocation to
+  // remember a batch. Used holding the turn.
+  static constexpr size_t kGraphs = 8;
+  struct BatchGraph {
+    uint64_t serials[RIG_SUBMIT_MANY_MAX];
+    size_t count = 0;  // 0: free
+    GraphExec exec = nullptr;
+    bool refused = false;
+  };
+  // The serial of a record this device made (recorded.cpp): never reused, so a freed record's batch is
+  // never matched again.
+  static uint64_t recorded_serial(const RecordedWork &recorded);
+  // The graph entry of `batch` (every run recorded), or null where it is not remembered.
+  BatchGraph *find_graph(std::span<const BatchWork> batch);
+  // Remembers `batch` in the next entry (round robin), giving back the executable graph it held.
+  void remember_graph(std::span<const BatchWork> batch);
+  // Records `batch`'s calls on the capture stream and instantiates them into g.exec; false (g refused, no
+  // loss: the caller hands the calls over one by one) where the driver refuses any step.
+  bool capture_graph(std::span<const BatchWork> batch, BatchGraph &g);
+  // Gives back every executable graph and the capture stream (the device's release).
+  void destroy_graphs() noexcept;
   // Whether `call` (a copy) may join the group: room left, and neither writes bytes the other touches.
   bool joins_copies(const PreparedCall &call) const;
   // Enqueues the group (one copy_async for one copy, else one copy_batch) and empties it.
   rig_status flush_copies();
+  // Enqueues a batch's run's calls (its record's, else prepared now), its copies gathered where `gather`.
+  rig_status enqueue_run(const BatchWork &run, bool gather);
   // Drops in-queue waits the timeline has passed (see hand_over).
   [[gnu::cold]] void prune_queued();
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
@@ -224,6 +249,11 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // submit once it has grown to the largest work.
   Prepared prepared_;
   CopyGroup copies_;
+  BatchGraph graphs_[kGraphs];
+  size_t next_graph_ = 0;
+  Stream capture_stream_ = nullptr;  // made at the first capture: rig's stream is never captured (another
+                                     // device's hand-over may record an event on it meanwhile)
+  std::atomic<uint64_t> next_serial_{1};
   bool copy_batch_refused_ = false;  // the driver refused a batch's attributes: one call per copy from then
 
   // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our

@@ -229,7 +229,7 @@ extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, St
   }
   ++state().count.copies;
   long long delay = state().sw.copy_delay_us;
-  st->push([to, from, bytes, delay] {
+  enqueue_op(st, [to, from, bytes, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     std::memmove(to, from, bytes);
   });
@@ -255,6 +255,7 @@ extern "C" Result fake_copy_batch(DevicePtr *dsts, DevicePtr *srcs, size_t *size
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;  // the legacy stream (null) included: CUDA refuses it
   if (int e = st->owner->sticky.load()) return e;
+  if (captured(st)) return ERROR_NOT_SUPPORTED;  // CUDA has no graph node of a batch of copies
   std::vector<std::tuple<char *, const char *, size_t>> copies(count);
   {
     std::lock_guard g(state().lock);
@@ -286,7 +287,7 @@ extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t byt
     to = device_view(dst, bytes);
     if (!to) return ERROR_INVALID_VALUE;
   }
-  st->push([to, value, bytes] { std::memset(to, value, bytes); });
+  enqueue_op(st, [to, value, bytes] { std::memset(to, value, bytes); });
   return SUCCESS;
 }
 
