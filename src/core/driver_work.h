@@ -67,7 +67,7 @@ class RecordedWork {
 
 // One run of a batch (DriverWork::hand_over_batch): its work, and its hand-over recorded by this driver
 // (DriverWork::record), or null where there is none.
-struct BatchWork {  // no member initializers: a batch keeps an array of these on the stack, unzeroed
+struct BatchWork {  // a batch keeps an array of these on the stack (core/submit.cpp), never the heap
   Work work;
   RecordedWork *recorded;
 };

@@ -267,7 +267,7 @@ rig_status hand_over_batch(std::span<Run *const> runs, Device &self, uint64_t fi
     }
     return RIG_OK;
   }
-  BatchWork batch[RIG_SUBMIT_MANY_MAX];  // trivially constructible: not zeroed on every batch
+  BatchWork batch[RIG_SUBMIT_MANY_MAX];  // on the stack: a batch allocates nothing
   for (size_t i = 0; i < runs.size(); ++i) batch[i] = {runs[i]->work(), runs[i]->recorded()};
   rig_status s = self.driver().hand_over_batch(std::span<const BatchWork>(batch, runs.size()), first, waits);
   if (s == RIG_OK) [[likely]]
