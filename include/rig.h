@@ -491,6 +491,27 @@ RIG_API rig_status rig_run_set_scalars(rig_run RIG_NONNULL run, const void *RIG_
 RIG_API rig_status rig_submit(rig_run RIG_NONNULL run, const rig_point *RIG_NULLABLE waits,
                               size_t wait_count, rig_point *RIG_NULLABLE point);
 
+/* The most runs one rig_submit_many takes: the batch is kept on the caller's stack, never the heap. */
+#define RIG_SUBMIT_MANY_MAX 64
+
+/* Submits runs[0..run_count) of one device as consecutive values, in order: runs[i] gets submitted+1+i, its
+ * point in points[i] (nullable: run_count points out). Each run is ordered exactly as if it were submitted
+ * alone right after runs[i-1] with the same `waits` (docs/ordering-model.md, "Batches"): a run that uses what
+ * an earlier run of the batch wrote follows it by rule 1, and every point of another device that any run
+ * must follow is committed and waited for (in the device's queue where its driver can, else on the host
+ * with no lock held) before the turn. Then the turn is taken once, the driver takes the whole batch (CUDA:
+ * consecutive independent copies as one cuMemcpyBatchAsync where the driver has it) and the stamps are
+ * raised run by run. No heap allocation unless it waits on the host.
+ * RIG_INVALID_ARGUMENT, before any wait and with nothing assigned, for run_count 0 or above
+ * RIG_SUBMIT_MANY_MAX, null runs, runs of more than one device, or any run rig_submit would refuse (a slot
+ * not set, a range outside its buffer); RIG_INVALID_HANDLE for a released run; RIG_BUSY, nothing assigned,
+ * while another call holds one of the runs (a run named twice in one batch included). RIG_LOST as
+ * rig_submit: if the device or a point it must pass is lost nothing is assigned; a batch whose hand-over had
+ * begun when the device was lost returns RIG_OK and points that are never reached. */
+RIG_API rig_status rig_submit_many(const rig_run *RIG_NULLABLE runs, size_t run_count,
+                                   const rig_point *RIG_NULLABLE waits, size_t wait_count,
+                                   rig_point *RIG_NULLABLE points);
+
 /* Releases the handle; work already submitted goes on (memory returns only once work using it is
  * reached). Waits for nothing.
  * RIG_INVALID_HANDLE for a null, released or foreign handle. */

@@ -11,7 +11,11 @@
 //       wait for the other stream's last event, enqueue, record the next event of the ring),
 //   (e) by hand with the calls of its memory-operation timeline (RIG_CUDA_TIMELINE=memops),
 // and (a1) through rig on one device (no cross-device edge), to price an edge, and (am) through rig with
-// the memory-operation timeline.
+// the memory-operation timeline. Batches (issue 35): (a16) through rig, kBatch operations a submit
+// (rig_submit_many), the device alternating every batch; (b16) the same operations with (b)'s calls, an
+// operation at a time. Copies there are kBatch independent ones a batch (kBatch source and destination
+// buffers, each batch copying back what the one before copied: CUDA's batch of copies takes them at once);
+// kernels the same kernel in place.
 // Wall time per operation covers enqueueing all and waiting for the last; host time covers enqueueing.
 // Every figure is a ratio against a row of the same run: the median over rounds of the two rows' ratio in
 // each round (every round measures every row, in a shuffled order: bench/common/rounds.h), with its
@@ -19,6 +23,7 @@
 // reason otherwise.
 #include <rig.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +69,7 @@ void check_cu(const Api &, cu::Result r, const char *what) {
 }
 
 constexpr int kBurst = 256;
+constexpr int kBatch = 16;  // operations a submit in the batch rows; kBurst is a multiple
 
 // A row of the table (bench/common/rounds.h); each round measures wall time from one continuous pass and
 // host time from one pass in bursts.
@@ -85,7 +91,11 @@ struct RigChain {
   rig_buffer x[2], y[2];  // x[i], y[i]: the same two allocations as seen by device i
   rig_module module[2];
   rig_run copy_xy[2], copy_yx[2], step[2];
-  rig_submission subs[6];
+  rig_submission subs[4] = {};
+  // The batch rows: kBatch pairs of buffers (p[k] on the first device, seen by each as pd[d][k]); a batch
+  // copies every p[k] into q[k], the next every q[k] back (forth[d], back[d]), or launches kBatch times.
+  rig_buffer p[kBatch], q[kBatch], pd[2][kBatch], qd[2][kBatch];
+  rig_run forth[2][kBatch], back[2][kBatch], steps[2][kBatch];
 
   RigChain(const char *name0, const char *name1) {
     check(rig_device_open(name0, &dev[0]), name0);
@@ -129,6 +139,26 @@ struct RigChain {
       check(rig_run_set_buffer(step[d], 0, x[d]), "set");
       uint32_t scalars[2] = {1024, 1};
       check(rig_run_set_scalars(step[d], scalars, sizeof scalars), "scalars");
+      // The batch rows' runs: a batch names each run once (a run is in one call at a time).
+      for (int b = 0; b < kBatch; ++b) {
+        check(rig_run_take(subs[k - 1], &steps[d][b]), "take");
+        check(rig_run_set_buffer(steps[d][b], 0, x[d]), "set");
+        check(rig_run_set_scalars(steps[d][b], scalars, sizeof scalars), "scalars");
+      }
+    }
+    for (int b = 0; b < kBatch; ++b) {
+      check(rig_buffer_create(dev[0], 4096, RIG_MEMORY_DEVICE, &p[b]), "p");
+      check(rig_buffer_create(dev[0], 4096, RIG_MEMORY_DEVICE, &q[b]), "q");
+      for (int d = 0; d < 2; ++d) {
+        pd[d][b] = p[b], qd[d][b] = q[b];
+        if (d) check(rig_buffer_borrow(dev[1], p[b], &pd[1][b]), "borrow p"), check(rig_buffer_borrow(dev[1], q[b], &qd[1][b]), "borrow q");
+        check(rig_run_take(subs[2 * d], &forth[d][b]), "take");
+        check(rig_run_set_buffer(forth[d][b], 0, pd[d][b]), "set");
+        check(rig_run_set_buffer(forth[d][b], 1, qd[d][b]), "set");
+        check(rig_run_take(subs[2 * d], &back[d][b]), "take");
+        check(rig_run_set_buffer(back[d][b], 0, qd[d][b]), "set");
+        check(rig_run_set_buffer(back[d][b], 1, pd[d][b]), "set");
+      }
     }
   }
 
@@ -142,11 +172,27 @@ struct RigChain {
   }
   void finish() { check(rig_wait_point(last, UINT64_MAX), "wait"); }
 
+  // (a16): operations i .. i+kBatch-1 as one rig_submit_many where i starts a batch (nothing for the rest
+  // of its operations), batch n on device n % 2 (the next batch reads what this one wrote).
+  void batch_op(bool kernels, int i) {
+    if (i % kBatch) return;
+    int n = i / kBatch, d = n % 2, count = std::min(kBatch, ops - i);
+    rig_run *runs = kernels ? steps[d] : n % 2 ? back[d] : forth[d];
+    rig_point points[kBatch];
+    check(rig_submit_many(runs, count, nullptr, 0, points), "submit_many");
+    last = points[count - 1];
+  }
+
   ~RigChain() {
     for (int d = 0; d < 2; ++d) {
       rig_run_release(copy_xy[d]);
       rig_run_release(copy_yx[d]);
       rig_run_release(step[d]);
+      for (int b = 0; b < kBatch; ++b) rig_run_release(forth[d][b]), rig_run_release(back[d][b]), rig_run_release(steps[d][b]);
+    }
+    for (int b = 0; b < kBatch; ++b) {
+      rig_buffer_release(pd[1][b]), rig_buffer_release(qd[1][b]);
+      rig_buffer_release(p[b]), rig_buffer_release(q[b]);
     }
     for (auto s : subs)
       if (s) rig_submission_release(s);
@@ -168,6 +214,7 @@ struct RawChain {
   cu::Stream stream[2] = {};
   cu::Event event[2] = {};
   cu::DevicePtr x = 0, y = 0;
+  cu::DevicePtr p[kBatch] = {}, q[kBatch] = {};  // the batch rows' pairs (RigChain::p, q)
   cu::Module module[2] = {};
   cu::Function add[2] = {};
   uint64_t *words = nullptr;  // two timeline words in pinned, mapped memory
@@ -195,6 +242,7 @@ struct RawChain {
     rig::stream::Current c(*gpu[0]);
     check_cu(api, api.cuMemAlloc(&x, 4096), "x");
     check_cu(api, api.cuMemAlloc(&y, 4096), "y");
+    for (int b = 0; b < kBatch; ++b) check_cu(api, api.cuMemAlloc(&p[b], 4096), "p"), check_cu(api, api.cuMemAlloc(&q[b], 4096), "q");
     void *w = nullptr;
     check_cu(api, api.cuMemHostAlloc(&w, 4096, cu::HOST_ALLOC_PORTABLE | cu::HOST_ALLOC_MAPPED), "words");
     words = static_cast<uint64_t *>(w);
@@ -229,6 +277,19 @@ struct RawChain {
     switch_to(d);
     if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
     check_cu(api, enqueue(d, i, kernels), "enqueue");
+    check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
+  }
+
+  // (b16): (a16)'s operations with (b)'s calls, one operation at a time: wait for the other stream's last
+  // record, enqueue, record. Operation i is copy i % kBatch of its batch (p into q, the next batch q into p).
+  void events_batched(bool kernels, int i) {
+    int n = i / kBatch, d = n % 2, b = i % kBatch;
+    switch_to(d);
+    if (i) check_cu(api, api.cuStreamWaitEvent(stream[d], event[1 - d], 0), "wait event");
+    cu::Result r = kernels ? enqueue(d, i, true)
+                   : n % 2 ? api.cuMemcpyAsync(p[b], q[b], 4096, stream[d])
+                           : api.cuMemcpyAsync(q[b], p[b], 4096, stream[d]);
+    check_cu(api, r, "enqueue");
     check_cu(api, api.cuEventRecord(event[d], stream[d]), "record");
   }
 
@@ -282,6 +343,7 @@ struct RawChain {
     rig::stream::Current c(*gpu[0]);
     api.cuMemFree(x);
     api.cuMemFree(y);
+    for (int b = 0; b < kBatch; ++b) api.cuMemFree(p[b]), api.cuMemFree(q[b]);
     api.cuMemFreeHost(words);
   }
 };
@@ -346,6 +408,8 @@ void report(const char *what, const std::vector<Row> &rows) {
   std::printf("  rig's own part of the edge, (a - a1) - (d - d1): median %.3f us  95%% CI %.3f-%.3f\n", x.median, x.lo,
               x.hi);
   print_ratio("host", rows, "a1", "d1", false, "   one device, no edge: rig over its calls by hand");
+  print_ratio("wall", rows, "a16", "b16", true, "   a batch of 16 operations per submit against (b)'s calls, goal <= 0.8");
+  print_ratio("host", rows, "a16", "b16", false, "   a batch of 16 operations per submit against (b)'s calls, goal <= 0.8");
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
@@ -386,6 +450,10 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
         {"d1", "(d1) (d) on one stream (no wait), as (a1)", [&](int i) { raw.ring_events(kernels, i, false); },
          [&] { raw.finish(); }},
     };
+    rows.push_back({"a16", "(a16) rig, 16 operations a submit (rig_submit_many)", [&](int i) { rig.batch_op(kernels, i); },
+                    [&] { rig.finish(); }});
+    rows.push_back({"b16", "(b16) (a16)'s ops with (b)'s calls, one at a time",
+                    [&](int i) { raw.events_batched(kernels, i); }, [&] { raw.finish(); }});
     if (runtime.ready() && (!kernels || runtime.has_kernels()))
       rows.push_back({"br", "(br) (b) through the CUDA runtime (cudart)", [&](int i) { runtime.op(kernels, i); },
                       [&] { runtime.finish(); }});

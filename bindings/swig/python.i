@@ -601,6 +601,59 @@ RIG_PY_OUT_HANDLE(rig_verdict)
 }
 %typemap(freearg) (const rig_point *waits, size_t wait_count) "free(temp$argnum);";
 
+/* ---- rig_submit_many: a sequence of runs' handles in, a list of their points out ---- */
+%nothread rig_py_submit_many;
+/* As rig_submit's: a host kernel's exception is raised in place of the batch's result. */
+%exception rig_py_submit_many {
+  rig_py_submitting++;
+  $action
+  rig_py_submitting--;
+  if (rig_py_restore(&rig_py_kernel_saved)) SWIG_fail;
+  if (!result) SWIG_fail;
+}
+%inline %{
+/* rig_submit_many over `runs` (a sequence of Run._raw handles, at most RIG_SUBMIT_MANY_MAX: rig refuses
+ * more) after `waits` (a sequence of points): a list of the runs' points, or NULL with the exception set. */
+static PyObject *rig_py_submit_many(PyObject *runs, PyObject *waits) {
+  rig_run handles[RIG_SUBMIT_MANY_MAX];
+  rig_point points[RIG_SUBMIT_MANY_MAX], after[RIG_SUBMIT_MANY_MAX];
+  PyObject *rs = PySequence_Fast(runs, "runs must be a sequence of runs");
+  if (!rs) return NULL;
+  PyObject *ws = PySequence_Fast(waits, "waits must be a sequence of points");
+  if (!ws) {
+    Py_DECREF(rs);
+    return NULL;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(rs), w = PySequence_Fast_GET_SIZE(ws);
+  if (n > RIG_SUBMIT_MANY_MAX || w > RIG_SUBMIT_MANY_MAX) {
+    PyErr_Format(PyExc_ValueError, "at most %d runs and %d waits a batch", RIG_SUBMIT_MANY_MAX, RIG_SUBMIT_MANY_MAX);
+  } else {
+    for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); ++i) {
+      void *h = NULL;
+      if (!SWIG_IsOK(SWIG_ConvertPtr(PySequence_Fast_GET_ITEM(rs, i), &h, 0, 0)))
+        PyErr_SetString(PyExc_TypeError, "runs must be runs' handles");
+      handles[i] = (rig_run)h;
+    }
+    for (Py_ssize_t i = 0; i < w && !PyErr_Occurred(); ++i)
+      after[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(ws, i));
+  }
+  Py_DECREF(rs);
+  Py_DECREF(ws);
+  if (PyErr_Occurred()) return NULL;
+  rig_status status;
+  Py_BEGIN_ALLOW_THREADS
+  status = rig_submit_many(handles, (size_t)n, after, (size_t)w, points);
+  Py_END_ALLOW_THREADS
+  if (status != RIG_OK) {
+    if (!PyErr_Occurred()) rig_py_raise(status);
+    return NULL;
+  }
+  PyObject *out = PyList_New(n);
+  for (Py_ssize_t i = 0; out && i < n; ++i) PyList_SET_ITEM(out, i, PyLong_FromUnsignedLongLong(points[i]));
+  return out;
+}
+%}
+
 /* ---- helpers that take Python objects ---- */
 %nothread rig_py_wrap;
 %nothread rig_py_buffer_read;

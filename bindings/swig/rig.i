@@ -78,6 +78,9 @@ static rig_part *rig_swig_parts_push(rig_swig_parts *p) {
 %ignore rig_probe_ops_close;
 %ignore rig_part;
 %ignore rig_span;
+/* An array of handles in, an array of points out: Python's rig_py_submit_many (python.i); Go's is the Go
+ * binding's own to write. */
+%ignore rig_submit_many;
 %ignore rig_probe_ops;
 %ignore rig_probe_options;
 %ignore rig_device_info;

@@ -1,5 +1,6 @@
 // rig.h's modules, submissions, runs and submit.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "capi/api.h"
@@ -100,6 +101,26 @@ rig_status rig_run_set_scalars(rig_run run, const void *bytes, size_t length) {
     PinnedAlone<Run> r(word_of(run), Kind::run, "submit", &why);
     if (!r) return why;
     return submit(*r, waits, wait_count, point);
+  });
+}
+
+rig_status rig_submit_many(const rig_run *runs, size_t run_count, const rig_point *waits, size_t wait_count,
+                           rig_point *points) {
+  return entry("submit_many", [&] {
+    if (run_count && !runs) return fail(RIG_INVALID_ARGUMENT, "submit_many: null runs for %zu runs", run_count);
+    if (run_count > RIG_SUBMIT_MANY_MAX)
+      return fail(RIG_INVALID_ARGUMENT, "submit_many: %zu runs, more than RIG_SUBMIT_MANY_MAX (%d)", run_count,
+                  RIG_SUBMIT_MANY_MAX);
+    // Each run pinned alone for the call, as rig_submit pins its one: on the stack, never the heap.
+    std::optional<PinnedAlone<Run>> pinned[RIG_SUBMIT_MANY_MAX];
+    Run *batch[RIG_SUBMIT_MANY_MAX];
+    for (size_t i = 0; i < run_count; ++i) {
+      rig_status why;
+      pinned[i].emplace(word_of(runs[i]), Kind::run, "submit_many", &why);
+      if (!*pinned[i]) return why;
+      batch[i] = pinned[i]->get();
+    }
+    return submit_many(std::span<Run *const>(batch, run_count), waits, wait_count, points);
   });
 }
 

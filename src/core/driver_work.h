@@ -65,6 +65,13 @@ class RecordedWork {
   virtual rig_status hand_over(uint64_t value, std::span<const QueueWait> waits) = 0;
 };
 
+// One run of a batch (DriverWork::hand_over_batch): its work, and its hand-over recorded by this driver
+// (DriverWork::record), or null where there is none.
+struct BatchWork {  // a batch keeps an array of these on the stack (core/submit.cpp), never the heap
+  Work work;
+  RecordedWork *recorded;
+};
+
 // The work a device runs and its timeline. All calls come from the engine, which guarantees:
 //  - hand_over and commit are called holding the device's turn (one caller at a time);
 //  - every other call may come from any thread at any time (drivers make them safe);
@@ -86,6 +93,20 @@ class DriverWork {
   // Takes the work of timeline value `value` (= previous + 1), to run after `waits` and after value-1.
   // A failure here loses the device. May block (a full queue) while the engine holds the turn.
   virtual rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) = 0;
+  // Takes values first .. first+batch.size()-1 for the batch's works in order, `waits` before the first:
+  // what batch.size() hand_overs would (each by its record where it has one), one caller's turn for all.
+  // The engine assigns the values once this returns OK. A failure loses the device. The default is those
+  // hand-overs one by one; a driver that can give its device several values' work at once overrides it.
+  virtual rig_status hand_over_batch(std::span<const BatchWork> batch, uint64_t first,
+                                     std::span<const QueueWait> waits) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      std::span<const QueueWait> before = i ? std::span<const QueueWait>() : waits;
+      rig_status s = batch[i].recorded ? batch[i].recorded->hand_over(first + i, before)
+                                       : hand_over(batch[i].work, first + i, before);
+      if (s != RIG_OK) return s;
+    }
+    return RIG_OK;
+  }
   // Prepares the hand-over of `work` (a ready run's: every slot bound and checked by check_work) for
   // repeated hand-overs, or null where the driver prepares nothing (the engine then calls hand_over). The
   // record may keep pointers into `work`'s bindings and scalars: the engine drops it before they change.

@@ -128,6 +128,38 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
   }
 }
 
+// Step 3 for what `collected` names: each point not yet reached has its device committed, then is waited
+// for in `self`'s queue where the driver can (into in_queue, past kInline into spill; *queue_waits: all of
+// them), else on the host with no lock held.
+[[gnu::always_inline]] inline rig_status wait_collected(Device &self, const Collected &collected, QueueWait *in_queue,
+                          std::vector<QueueWait> &in_queue_spill, std::span<const QueueWait> *queue_waits) {
+  size_t queued = 0;
+  DriverDevice &driver = self.driver();
+  for (size_t i = 0; i < collected.size(); ++i) {
+    uint64_t p = collected.data()[i];
+    Device &d = *device_at(point_device(p));
+    uint64_t v = point_value(p);
+    if (d.known_reached(v)) continue;
+    if (d.lost()) {
+      if (d.reached(v)) continue;  // reached before the loss (what the driver knew lagged)
+      return d.lost_status();
+    }
+    if (driver.can_wait_in_queue(d.driver())) {
+      if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
+      if (queued < Collected::kInline) [[likely]]
+        in_queue[queued++] = {&d.driver(), v};
+      else
+        spill(in_queue_spill, {&d.driver(), v});
+    } else if (rig_status s = d.wait(v, Deadline::forever()); s != RIG_OK) {
+      return s;
+    }
+  }
+  *queue_waits = std::span<const QueueWait>(in_queue, queued);
+  if (!in_queue_spill.empty()) [[unlikely]]
+    *queue_waits = join(in_queue, queued, in_queue_spill);
+  return RIG_OK;
+}
+
 }  // namespace
 
 namespace submit_detail {
@@ -157,30 +189,8 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
   // the driver can, else on the host with no lock held.
   QueueWait in_queue[Collected::kInline];  // trivially constructible: not zeroed on every submit
   std::vector<QueueWait> in_queue_spill;
-  size_t queued = 0;
-  DriverDevice &driver = self.driver();
-  for (size_t i = 0; i < collected.size(); ++i) {
-    uint64_t p = collected.data()[i];
-    Device &d = *device_at(point_device(p));
-    uint64_t v = point_value(p);
-    if (d.known_reached(v)) continue;
-    if (d.lost()) {
-      if (d.reached(v)) continue;  // reached before the loss (what the driver knew lagged)
-      return d.lost_status();
-    }
-    if (driver.can_wait_in_queue(d.driver())) {
-      if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
-      if (queued < Collected::kInline) [[likely]]
-        in_queue[queued++] = {&d.driver(), v};
-      else
-        spill(in_queue_spill, {&d.driver(), v});
-    } else if (rig_status s = d.wait(v, Deadline::forever()); s != RIG_OK) {
-      return s;
-    }
-  }
-  std::span<const QueueWait> queue_waits(in_queue, queued);
-  if (!in_queue_spill.empty()) [[unlikely]]
-    queue_waits = join(in_queue, queued, in_queue_spill);
+  std::span<const QueueWait> queue_waits;
+  if (rig_status s = wait_collected(self, collected, in_queue, in_queue_spill, &queue_waits); s != RIG_OK) return s;
   return submit_detail::in_turn(
       self, point,
       [&](uint64_t value) {
@@ -188,6 +198,117 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
         return submit_detail::hand_over(run, self, value, queue_waits);
       },
       [&](uint64_t here) { submit_detail::raise_stamps(run.stamping(), here); });
+}
+
+namespace {
+
+// Rule 3 inside a batch: whether an earlier run of the batch than runs[k] writes `stamps`' allocation. Then
+// runs[k]'s read finds that run's value as the last write, this device's own (rule 1), as it would were the
+// runs submitted one by one; the allocation's last write before the batch is not runs[k]'s to follow.
+bool written_earlier(std::span<Run *const> runs, size_t k, const Stamps *stamps) {
+  for (size_t j = 0; j < k; ++j)
+    for (const Run::Stamping &slot : runs[j]->stamping())
+      if (slot.stamps == stamps && (slot.access & RIG_ACCESS_WRITE)) return true;
+  return false;
+}
+
+// Step 2 for runs[k] of a batch: collect_slots, less the last writes an earlier run of the batch replaces.
+void collect_batch_run(std::span<Run *const> runs, size_t k, Collected &collected) {
+  for (const Run::Stamping &slot : runs[k]->stamping()) {
+    if (rule_on(3) && (slot.access & RIG_ACCESS_READ) && !written_earlier(runs, k, slot.stamps))
+      collected.add(slot.stamps->last_write());
+    if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE)) slot.stamps->for_each_use([&](uint64_t p) { collected.add(p); });
+  }
+}
+
+// The tests' observer, once per run of a batch: what that run alone collects (its slots and the waits).
+[[gnu::cold]] void report_batch(std::span<Run *const> runs, const rig_point *waits, size_t wait_count,
+                                testing::CollectObserver observe) {
+  uint32_t self = runs[0]->device().index();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    Collected collected(self);
+    collect_batch_run(runs, k, collected);
+    for (size_t i = 0; i < wait_count; ++i)
+      if (rule_on(2)) collected.add(waits[i]);
+    observe(testing::collect_observer.user.load(std::memory_order_relaxed), self, collected.data(), collected.size());
+  }
+}
+
+// Step 1 for a batch: one device, open, every run ready, the waits named. Nothing is assigned on a refusal.
+rig_status check_batch(std::span<Run *const> runs, const rig_point *waits, size_t wait_count) {
+  if (runs.empty()) return fail(RIG_INVALID_ARGUMENT, "submit_many: no runs");
+  if (runs.size() > RIG_SUBMIT_MANY_MAX)
+    return fail(RIG_INVALID_ARGUMENT, "submit_many: %zu runs, more than RIG_SUBMIT_MANY_MAX (%d)", runs.size(),
+                RIG_SUBMIT_MANY_MAX);
+  Device &self = runs[0]->device();
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (&runs[i]->device() != &self)
+      return fail(RIG_INVALID_ARGUMENT, "submit_many: run %zu is on %s, run 0 on %s: a batch is one device's", i,
+                  runs[i]->device().info().name.c_str(), self.info().name.c_str());
+  if (!self.open()) [[unlikely]]
+    return self.released() ? fail(RIG_LOST, "%s was released", self.info().name.c_str()) : self.lost_status();
+  for (Run *run : runs)
+    if (rig_status s = run->check_ready(); s != RIG_OK) return s;
+  if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit_many: null waits for %zu points", wait_count);
+  return RIG_OK;
+}
+
+// in_turn's hand-over of a batch from value `first`: on a device that runs work inline, each run as
+// submit_waiting hands it over (its inline copy, or the driver's hand-over), each value assigned as it is
+// run; else the driver's hand_over_batch (BatchWork: each run's work and record), then the last value
+// assigned. Called holding the turn, the device not lost.
+rig_status hand_over_batch(std::span<Run *const> runs, Device &self, uint64_t first, std::span<const QueueWait> waits) {
+  if (self.runs_inline()) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      std::span<const QueueWait> before = i ? std::span<const QueueWait>() : waits;
+      rig_status s = runs[i]->inline_copy() ? submit_detail::hand_over_inline_copy(*runs[i]->inline_copy(), self, first + i)
+                                            : submit_detail::hand_over(*runs[i], self, first + i, before);
+      if (s != RIG_OK) return s;
+    }
+    return RIG_OK;
+  }
+  BatchWork batch[RIG_SUBMIT_MANY_MAX];  // on the stack: a batch allocates nothing
+  for (size_t i = 0; i < runs.size(); ++i) batch[i] = {runs[i]->work(), runs[i]->recorded()};
+  rig_status s = self.driver().hand_over_batch(std::span<const BatchWork>(batch, runs.size()), first, waits);
+  if (s == RIG_OK) [[likely]]
+    self.assign(first + runs.size() - 1);
+  return s;
+}
+
+}  // namespace
+
+rig_status submit_many(std::span<Run *const> runs, const rig_point *waits, size_t wait_count, rig_point *points) {
+  if (rig_status s = check_batch(runs, waits, wait_count); s != RIG_OK) return s;
+  Device &self = runs[0]->device();
+  // 2. Collect, once for the batch: what each run would collect submitted alone after the runs before it
+  // (rules 3 and 4 per run, collect_batch_run) and the waits (rule 2), the highest point per other device.
+  Collected collected(self.index());
+  for (size_t k = 0; k < runs.size(); ++k) collect_batch_run(runs, k, collected);
+  if (wait_count)
+    if (rig_status s = collect_waits(waits, wait_count, collected); s != RIG_OK) return s;
+  if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+    report_batch(runs, waits, wait_count, observe);
+  // 3. Everything any run must follow, before the first run: the later runs follow it by rule 1.
+  QueueWait in_queue[Collected::kInline];
+  std::vector<QueueWait> in_queue_spill;
+  std::span<const QueueWait> queue_waits;
+  if (rig_status s = wait_collected(self, collected, in_queue, in_queue_spill, &queue_waits); s != RIG_OK) return s;
+  // 4. The turn once: the values submitted+1 .. +n, the batch handed over, the stamps raised run by run in
+  // order (a later run's use and write rise above an earlier one's).
+  std::lock_guard turn(self.turn());
+  uint64_t first;
+  if (rig_status s = submit_detail::next_value(self, "submit_many", &first); s != RIG_OK) return s;
+  if (first + runs.size() - 1 > RIG_POINT_VALUE_MASK) [[unlikely]]
+    return fail(RIG_INVALID_ARGUMENT, "submit_many: %s's timeline has no room for %zu values", self.info().name.c_str(),
+                runs.size());
+  if (rig_status s = hand_over_batch(runs, self, first, queue_waits); s != RIG_OK) [[unlikely]]
+    return submit_detail::lose_at_hand_over(self);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    uint64_t here = self.point(first + i);
+    submit_detail::raise_stamps(runs[i]->stamping(), here);
+    if (points) points[i] = here;
+  }
+  return RIG_OK;
 }
 
 rig_status hand_over_empty(Device &device, CallableRef<rig_status(uint64_t)> wait, rig_point *point) {

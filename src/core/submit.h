@@ -25,6 +25,13 @@ namespace rig {
 // then the turn (submit_detail::in_turn). Out of line, in core/submit.cpp.
 rig_status submit_waiting(Run &run, const rig_point *waits, size_t wait_count, rig_point *point);
 
+// Submits runs of one device as consecutive values with the turn taken once (rig.h's rig_submit_many: its
+// statuses, and what each run follows). Step 1 for every run before anything else, so a refusal assigns
+// nothing; steps 2 and 3 once for the batch; then the turn, the driver's hand_over_batch and the stamps run
+// by run. Out of line, in core/submit.cpp. Blocks only for the device's turn, or on the host for a point
+// whose device cannot be waited for in this device's queue.
+rig_status submit_many(std::span<Run *const> runs, const rig_point *waits, size_t wait_count, rig_point *points);
+
 namespace submit_detail {
 
 // The tests' observer (core/testing.h) of a submit that took the inline path: what the full collect names.

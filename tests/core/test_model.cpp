@@ -92,7 +92,15 @@ void note_skip(const std::string &what, const char *why) {
 // What the bytes-mode programs did, printed so that a run that checked little shows it.
 struct Tally {
   std::atomic<long> submits{0}, copies{0}, fills{0}, kernels{0}, reads{0}, bytes_compared{0};
+  std::atomic<long> batches{0}, batch_runs{0};  // every kind: rig_submit_many calls and their runs
 } tally;
+
+void print_batches() {
+  std::printf("model: %ld batches of %ld runs in all, each run's collect checked\n", tally.batches.exchange(0),
+              tally.batch_runs.exchange(0));
+  // On a driver double: how often the driver was handed a batch of copies (CUDA's cuMemcpyBatchAsync).
+  if (rt_query_fn query = rt_double_query()) std::printf("model: the driver double's copy batches so far: %lld\n", query("calls:copy_batch"));
+}
 
 void print_tally() {
   std::printf("model: %ld submits (%ld copies, %ld fills, %ld host kernels), %ld host reads comparing %ld bytes\n",
@@ -109,7 +117,12 @@ void print_skips() {
 
 // What the engine collected for the last submit on this thread.
 thread_local std::vector<uint64_t> collected;
-void observe(void *, uint32_t, const uint64_t *points, size_t n) { collected.assign(points, points + n); }
+// A batch (rig_submit_many) reports once per run, in order: every report since the batch's start.
+thread_local std::vector<std::vector<uint64_t>> collected_runs;
+void observe(void *, uint32_t, const uint64_t *points, size_t n) {
+  collected.assign(points, points + n);
+  collected_runs.push_back(collected);
+}
 
 // The reference model: per allocation, the last write and each device's last use; its bytes' version.
 struct ModelAllocation {
@@ -244,8 +257,9 @@ std::string points_text(const std::vector<uint64_t> &points) {
 }
 
 // Compares what the engine collected for this thread's last submit with the model's points.
-void check_collected(const std::string &what, const std::map<uint32_t, uint64_t> &expect) {
-  std::vector<uint64_t> got = collected;
+void check_collected(const std::string &what, const std::map<uint32_t, uint64_t> &expect,
+                     const std::vector<uint64_t> &reported = collected) {
+  std::vector<uint64_t> got = reported;
   std::sort(got.begin(), got.end());
   std::vector<uint64_t> want;
   for (auto &[dev, v] : expect) want.push_back(rig_point_make(dev, v));
@@ -388,6 +402,149 @@ struct Program {
     }
     OK(rig_run_release(run));
     OK(rig_submission_release(sub));
+  }
+
+  // ----- batches: runs made as lone submits would be, submitted at once with rig_submit_many -----
+
+  // A run of a batch, made but not submitted: what it must collect (the model's points once the runs
+  // before it in the batch are in the model), and what to release after.
+  struct Pending {
+    rig_run run = nullptr;
+    rig_submission sub = nullptr;
+    std::map<uint32_t, uint64_t> expect;
+    std::string what;
+    std::vector<rig_buffer> own_views;
+  };
+
+  // Default kinds: a run of submit()'s self-checking kernel on d over 1..3 slots, to be value `value`; the
+  // model raised as if it were submitted now.
+  Pending make_kernel_run(int d, const std::vector<rig_point> &waits, uint64_t value) {
+    Pending out;
+    int n = 1 + rng.below(3);
+    std::vector<int> which(n);
+    std::vector<rig_access> access(n);
+    for (int i = 0; i < n; ++i) which[i] = rng.below(kAllocations), access[i] = static_cast<rig_access>(1 + rng.below(3));
+    uint32_t self = index_of[d];
+    auto *c = new Check;
+    std::vector<Slot> slots;
+    for (int i = 0; i < n; ++i) slots.push_back({&allocs[which[i]], access[i], nullptr, 0, kBytes, false});
+    out.expect = points_to_follow(self, slots, waits);
+    for (auto &[dev, v] : out.expect) c->must_follow.push_back(rig_point_make(dev, v));
+    c->self = d, c->self_index = self, c->value = value;
+    for (int i = 0; i < n; ++i) {
+      c->reads_version.push_back((access[i] & RIG_ACCESS_READ) ? allocs[which[i]].model.version : UINT64_MAX);
+      c->writes_version.push_back(UINT64_MAX);
+    }
+    for (int i = 0; i < n; ++i)
+      if (access[i] & RIG_ACCESS_WRITE) c->writes_version[i] = next_version++;
+    uint64_t pt = rig_point_make(self, value);
+    for (int i = 0; i < n; ++i) {
+      ModelAllocation &m = allocs[which[i]].model;
+      m.uses[self] = std::max(m.uses[self], pt);
+      if (access[i] & RIG_ACCESS_WRITE) m.last_write = pt, m.version = c->writes_version[i];
+    }
+    rig_part p{};
+    p.size = sizeof p;
+    p.kind = RIG_PART_HOST_KERNEL;
+    p.fn = kernel;
+    p.user = c;
+    OK(rig_submission_make(devices[d], &p, 1, access.data(), n, &out.sub));
+    OK(rig_run_take(out.sub, &out.run));
+    for (int i = 0; i < n; ++i) OK(rig_run_set_buffer(out.run, i, allocs[which[i]].on[d]));
+    out.what = where_now() + ": batch run " + std::to_string(value) + " on " + device_name(d);
+    return out;
+  }
+
+  // Other kinds: submit_bytes' work on d, to be value `value` (no run where d reaches none of the
+  // allocations it picked); the model raised as if it were submitted now.
+  Pending make_bytes_run(int d, const std::vector<rig_point> &waits, uint64_t value) {
+    Pending out;
+    Work w{d};
+    int n = 1 + rng.below(3);
+    for (int i = 0; i < n; ++i) {
+      Slot s;
+      if (pick_slot(rng, d, static_cast<rig_access>(1 + rng.below(3)), &s)) w.slots.push_back(s);
+    }
+    if (w.slots.empty()) {
+      note_skip(device_name(d) + ": a batch's run", "every allocation it picked is one it cannot borrow");
+      return out;
+    }
+    uint32_t self = index_of[d];
+    out.expect = points_to_follow(self, w.slots, waits);
+    std::vector<uint32_t> readable;
+    for (uint32_t i = 0; i < w.slots.size(); ++i)
+      if (w.slots[i].access & RIG_ACCESS_READ) readable.push_back(i);
+    for (uint32_t i = 0; i < w.slots.size(); ++i) {
+      if (!(w.slots[i].access & RIG_ACCESS_WRITE)) continue;
+      bool copied = !readable.empty() && rng.below(2) &&
+                    add_copy(rng, w, readable[static_cast<size_t>(rng.below(static_cast<int>(readable.size())))], i);
+      if (!copied) add_fill(rng, w, i);
+    }
+    if (runs_host_kernels[d]) add_kernel(rng, w);
+    out.what = where_now() + ": batch run " + std::to_string(value) + " on " + device_name(d);
+    if (w.check) {
+      w.check->value = value;
+      for (auto &[dev, v] : out.expect) w.check->must_follow.push_back(rig_point_make(dev, v));
+      w.check->where = out.what;
+    }
+    uint64_t pt = rig_point_make(self, value);
+    for (const Slot &s : w.slots) {
+      uint64_t &u = s.x->model.uses[self];
+      u = std::max(u, pt);
+      if (s.access & RIG_ACCESS_WRITE) s.x->model.last_write = pt;
+      if (s.own_view) out.own_views.push_back(s.buffer);
+    }
+    std::vector<rig_access> access;
+    for (const Slot &s : w.slots) access.push_back(s.access);
+    OK(rig_submission_make(devices[d], w.parts.data(), w.parts.size(), access.data(), access.size(), &out.sub));
+    OK(rig_run_take(out.sub, &out.run));
+    for (size_t i = 0; i < w.slots.size(); ++i) OK(rig_run_set_buffer(out.run, static_cast<uint32_t>(i), w.slots[i].buffer));
+    log(describe(w, pt) + " (in a batch)");
+    ++tally.submits;
+    return out;
+  }
+
+  // A batch of 1..8 runs on d, at times after an explicit wait: each run must collect exactly what the
+  // model names for it as the batch's k-th run (the runs before it in the model, as n lone submits would
+  // leave it), and gets value submitted+1+k.
+  void submit_batch(int d) {
+    std::vector<rig_point> waits;
+    if (rng.below(4) == 0) {
+      int other = rng.below(kDevices);
+      uint64_t s = rt_submitted(devices[other]);
+      if (s) waits.push_back(rig_point_make(index_of[other], 1 + rng.next() % s));
+    }
+    uint64_t first = rt_submitted(devices[d]) + 1;  // one submitter per device: the values it will get
+    int n = 1 + rng.below(8);
+    std::vector<Pending> batch;
+    {
+      std::lock_guard g(model_lock);
+      for (int k = 0; k < n; ++k) {
+        uint64_t value = first + batch.size();
+        Pending p = bytes_mode ? make_bytes_run(d, waits, value) : make_kernel_run(d, waits, value);
+        if (p.run) batch.push_back(std::move(p));
+      }
+    }
+    if (batch.empty()) return;
+    std::vector<rig_run> runs;
+    for (const Pending &p : batch) runs.push_back(p.run);
+    std::vector<rig_point> points(batch.size());
+    collected_runs.clear();
+    OK(rig_submit_many(runs.data(), runs.size(), waits.data(), waits.size(), points.data()));
+    ++tally.batches, tally.batch_runs += static_cast<long>(runs.size());
+    if (collected_runs.size() != batch.size())
+      flag(where_now() + ": a batch of " + std::to_string(batch.size()) + " runs reported " +
+           std::to_string(collected_runs.size()) + " collects");
+    for (size_t k = 0; k < batch.size() && k < collected_runs.size(); ++k) {
+      check_collected(batch[k].what, batch[k].expect, collected_runs[k]);
+      if (points[k] != rig_point_make(index_of[d], first + k))
+        flag(batch[k].what + ": got point value " + std::to_string(rig_point_value(points[k])));
+    }
+    for (Pending &p : batch) {
+      OK(rig_run_release(p.run));
+      OK(rig_submission_release(p.sub));
+      for (rig_buffer b : p.own_views) OK(rig_buffer_release(b));
+    }
   }
 
   void host_read(int a) {
@@ -727,7 +884,7 @@ struct Program {
         break;
       }
       default:
-        submit(d, false);
+        submit_batch(d);
     }
   }
 };
@@ -857,6 +1014,7 @@ void run_programs(bool threaded) {
   }
   rig::testing::set_collect_observer(nullptr, nullptr);
   if (bytes_mode) print_tally();
+  print_batches();
   print_skips();
   for (int d = 0; d < kDevices; ++d) {
     uint64_t s = rt_submitted(devices[d]);

@@ -190,6 +190,114 @@ void test_launches_on_one_gpu_with_another_context_or_none(void **) {
 void test_copies_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), false, Caller::first_gpu_current); }
 void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true, Caller::first_gpu_current); }
 
+// A batch (rig_submit_many) of kBatch runs on one GPU, its context current: every entry counted for the whole
+// batch. What it is: copies from 16 sources into 16 destinations (independent: CUDA takes them as one
+// cuMemcpyBatchAsync; HIP, where rig loads none, one hipMemcpyAsync each), 16 copies each reading what the
+// one before wrote (a chain: CUDA runs a batch's copies in no order, so each is its own call, in stream
+// order), or 16 launches adding 1 in place. The turn, the context query and the mark are the batch's, once.
+// The same 16 launches a third time: CUDA captured them into a graph the second time and launches it now
+// (HIP, where rig loads no graph calls, launches 16 kernels again).
+enum class Batch { independent_copies, chained_copies, launches, launches_again };
+constexpr int kBatch = 16;
+
+void batch(Batch what) {
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
+  rig_device dev;
+  if (!gt_open(gt_name(0), &dev)) return;
+  bool again = what == Batch::launches_again;
+  bool launches = what == Batch::launches || again;
+  rig_buffer buf[kBatch + 1], dst[kBatch];
+  static uint32_t start[kBatch + 1][kBytes / 4], got[kBytes / 4];
+  for (int b = 0; b <= kBatch; ++b) {
+    OK(rig_buffer_create(dev, kBytes, RIG_MEMORY_DEVICE, &buf[b]));
+    for (int i = 0; i < kBytes / 4; ++i) start[b][i] = static_cast<uint32_t>(b * 1000003 + i * 7 + 3);
+    OK(rig_buffer_write_from(buf[b], 0, start[b], kBytes));
+    if (b < kBatch) OK(rig_buffer_create(dev, kBytes, RIG_MEMORY_DEVICE, &dst[b]));
+  }
+  rig_module module = launches ? gt_kernels(dev) : nullptr;
+  rig_run runs[kBatch];
+  for (int b = 0; b < kBatch; ++b) {
+    if (what == Batch::independent_copies) runs[b] = rt_copy_run(dev, buf[b], dst[b]);
+    if (what == Batch::chained_copies) runs[b] = rt_copy_run(dev, buf[b], buf[b + 1]);  // reads run b-1's write
+    if (launches) {
+      rig_access access[1] = {RIG_ACCESS_READ_WRITE};
+      uint32_t slots[2] = {0, 0};
+      uint32_t scalars[2] = {kBytes / 4, 1};
+      runs[b] = gt_launch_run(dev, module, "rig_add_u32", &buf[0], access, 1, slots, 2, 0);
+      OK(rig_run_set_scalars(runs[b], scalars, sizeof scalars));
+    }
+  }
+  make_current(0);
+  rig_point points[kBatch];
+  for (int seen = 0; again && seen < 2; ++seen) OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
+  long long before[kEntryCount];
+  for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
+  OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
+  long long n[kEntryCount];
+  for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
+  clear_current();
+
+  // The budget of the whole batch: one context query, one mark, and the work's calls.
+  bool batched = what == Batch::independent_copies && !hip();
+  bool graph = again && !hip();
+  auto budget_of = [&](const char *field) -> long long {
+    auto is = [&](const char *name) { return std::strcmp(field, name) == 0; };
+    if (is("get_current") || is("event_record")) return 1;
+    if (is("copy_batch")) return batched ? 1 : 0;
+    if (is("copy_async")) return launches || batched ? 0 : kBatch;
+    if (is("launch")) return launches && !graph ? kBatch : 0;
+    if (is("graph_launch")) return graph ? 1 : 0;
+    return 0;
+  };
+  static const char *const kWhat[] = {"16 independent copies", "16 chained copies", "16 launches",
+                                      "16 launches submitted twice before"};
+  std::fprintf(stderr, "%s, a batch of %s: driver calls per batch (budget)\n", gt_name(0), kWhat[static_cast<int>(what)]);
+  bool off = false;
+  for (int e = 0; e < kEntryCount; ++e) {
+    long long b = budget_of(kEntries[e]);
+    if (n[e] || b) std::fprintf(stderr, "  %-20s %lld (%lld)%s\n", kEntries[e], n[e], b, n[e] != b ? "  OFF" : "");
+    off |= n[e] != b;
+  }
+  assert_false(off);  // exact: fewer would mean work left out, more a call the batch should have saved
+
+  // A run whose scalars change is recorded again: its batch is a new one, never the old graph replayed (run
+  // 0 now adds 2, so the bytes show which).
+  if (again) {
+    uint32_t twice[2] = {kBytes / 4, 2};
+    OK(rig_run_set_scalars(runs[0], twice, sizeof twice));
+    OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
+  }
+  // The points: consecutive values, in order.
+  for (int b = 1; b < kBatch; ++b) assert_int_equal(rig_point_value(points[b]), rig_point_value(points[0]) + b);
+  OK(rig_wait_point(points[kBatch - 1], UINT64_MAX));
+  for (int b = 0; b < kBatch; ++b) {
+    const uint32_t *want = start[b];
+    if (launches && b) break;
+    if (launches) {
+      static uint32_t added[kBytes / 4];
+      for (int i = 0; i < kBytes / 4; ++i) added[i] = start[0][i] + (again ? 4 * kBatch + 1 : kBatch);
+      want = added;
+    }
+    if (what == Batch::chained_copies) want = start[0];  // every buffer holds the chain's first bytes
+    rig_buffer of = what == Batch::independent_copies ? dst[b] : launches ? buf[0] : buf[b + 1];
+    OK(rig_buffer_read_into(of, 0, got, kBytes));
+    assert_memory_equal(got, want, kBytes);
+  }
+  for (int b = 0; b < kBatch; ++b) {
+    OK(rig_run_release(runs[b]));
+    OK(rig_buffer_release(dst[b]));
+  }
+  for (int b = 0; b <= kBatch; ++b) OK(rig_buffer_release(buf[b]));
+  gt_release_kernels(module);
+  OK(rig_device_release(dev));
+}
+
+void test_a_batch_of_16_independent_copies_is_one_copy_batch(void **) { batch(Batch::independent_copies); }
+void test_a_batch_of_16_chained_copies_keeps_them_in_stream_order(void **) { batch(Batch::chained_copies); }
+void test_a_batch_of_16_launches_makes_16_launches_and_one_mark(void **) { batch(Batch::launches); }
+void test_a_batch_of_16_launches_seen_twice_is_one_graph_launch(void **) { batch(Batch::launches_again); }
+
 }  // namespace
 
 int main() {
@@ -201,6 +309,10 @@ int main() {
       cmocka_unit_test(test_launches_on_one_gpu_with_another_context_or_none),
       cmocka_unit_test(test_copies_across_two_gpus),
       cmocka_unit_test(test_launches_across_two_gpus),
+      cmocka_unit_test(test_a_batch_of_16_independent_copies_is_one_copy_batch),
+      cmocka_unit_test(test_a_batch_of_16_chained_copies_keeps_them_in_stream_order),
+      cmocka_unit_test(test_a_batch_of_16_launches_makes_16_launches_and_one_mark),
+      cmocka_unit_test(test_a_batch_of_16_launches_seen_twice_is_one_graph_launch),
   };
   return rt_finish(cmocka_run_group_tests(tests, nullptr, nullptr));
 }

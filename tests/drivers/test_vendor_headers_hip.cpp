@@ -44,11 +44,13 @@ RIG_HIP_OPTIONAL_ENTRY_POINTS(CHECK_ENTRY)
 #define CHECK_SAME(field, entry) \
   RIG_VENDOR_CHECK(decltype(stream::Calls::field), entry, exact_t<decltype(stream::Calls::field)>);
 #define CHECK_ADAPTED(field, entry)
+#define CHECK_NONE(field, entry)
 RIG_STREAM_CALLS(CHECK_CALL, _)
 RIG_STREAM_OPTIONAL_CALLS(CHECK_CALL, _)
 #undef CHECK_CALL
 #undef CHECK_SAME
 #undef CHECK_ADAPTED
+#undef CHECK_NONE
 
 // Sizes of what crosses the boundary.
 static_assert(sizeof(hip::Error) == sizeof(hipError_t));

@@ -29,7 +29,7 @@ from ._devices import Device, device_list, host, interrupt_waits, memory_device,
 from ._buffers import WHOLE, Buffer, Module
 from ._dlpack import ArrayView
 from ._point import Point
-from ._work import Run, Submission, copy, fill, host_kernel, launch, submit
+from ._work import Run, Submission, copy, fill, host_kernel, launch, submit, submit_many
 from ._log import log_to_logging, log_to_stderr
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Shard, Tensor, WeightsFile, load, start_load
 from ._safetensors import Slice, load_file, safe_open
@@ -64,6 +64,7 @@ __all__ = [
     "Point",
     # buffers and work
     "Buffer", "ArrayView", "Module", "Submission", "Run", "copy", "fill", "host_kernel", "launch", "submit",
+    "submit_many",
     # mapped registration
     "Verdict", "static_verdict", "static_verdict_for", "probe", "probe_with", "host_register",
     "host_unregister", "host_is_registered",

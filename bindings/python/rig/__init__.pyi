@@ -179,6 +179,7 @@ class Run(_Owned):
 
 def submit(device: Device, parts: Iterable[_Part], slots: Iterable[Tuple[Buffer, Access]],
            waits: Iterable[_PointLike] = ...) -> Point: ...
+def submit_many(runs: Iterable[Run], waits: Iterable[_PointLike] = ...) -> List[Point]: ...
 
 class Verdict(_Owned):
     @property

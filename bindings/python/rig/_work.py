@@ -135,6 +135,15 @@ class Run(Owned):
         return "<rig.Run of %r%s>" % (self._keep, " closed" if self._released else "")
 
 
+def submit_many(runs, waits=()):
+    """Submits runs of one device at once, in order, after the points in ``waits``: consecutive values, each
+    run ordered as if submitted alone after the ones before it (rig_submit_many). Returns their Points."""
+    runs = list(runs)
+    raws = [run._raw for run in runs]
+    points = _rig.rig_py_submit_many(raws, [int(w) for w in waits])
+    return [point_of(p, run._keep._device) for p, run in zip(points, runs)]
+
+
 def submit(device, parts, slots, waits=()):
     """Makes, takes and submits in one call: slots is a list of (buffer, access). Returns the Point."""
     slots = list(slots)

@@ -65,3 +65,30 @@ def test_host_kernel_sees_its_slots(device):
 
     rig.submit(device, [rig.host_kernel(upper)], [(src.borrow(device), rig.READ), (dst, rig.WRITE)])
     assert dst.to_bytes() == b"ABCDEFGH"
+
+
+def test_submit_many_takes_consecutive_values_in_order_or_refuses_all():
+    # A chain a -> b -> c in one batch: the second run reads what the first wrote (one device's order).
+    with rig.memory_device("A") as a, rig.memory_device("B") as b:
+        bufs = [rig.Buffer.create(a, 4) for _ in range(3)]
+        bufs[0].write_from(0, b"rig!")
+        with rig.Submission(a, [rig.copy(0, 1)], [rig.READ, rig.WRITE]) as sub:
+            runs = [sub.take(), sub.take()]
+            for i, run in enumerate(runs):
+                run.set_buffer(0, bufs[i])
+                run.set_buffer(1, bufs[i + 1])
+            points = rig.submit_many(runs)
+            assert points == [a.point(1), a.point(2)]
+            assert bufs[2].to_bytes() == b"rig!"
+            # Runs of two devices: refused, nothing assigned on either.
+            other = rig.Submission(b, [rig.fill(0, 1)], [rig.WRITE]).take()
+            other.set_buffer(0, rig.Buffer.create(b, 4))
+            try:
+                rig.submit_many([runs[0], other])
+                assert False, "a batch of two devices was taken"
+            except rig.Error as e:
+                assert e.status == rig.Status.INVALID_ARGUMENT
+            assert a.submitted() == 2 and b.submitted() == 0
+            assert rig.submit_many(runs, [points[1]]) == [a.point(3), a.point(4)]
+            for run in runs + [other]:
+                run.close()

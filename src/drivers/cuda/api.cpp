@@ -15,6 +15,16 @@ using Loaded = common::Loaded<Api>;
 
 // The stream device's table, filled with the very pointers loaded (cu.h's types are the table's). Names are
 // the calls as CUDA's documentation spells them.
+// The table's copy_batch over CUDA 12.8's entry point (Api::cuMemcpyBatchAsync_12_8): the failure index
+// it reports is not used (a failed batch loses the device whichever copy failed).
+cu::Result copy_batch_12_8(cu::DevicePtr *dsts, cu::DevicePtr *srcs, size_t *sizes, size_t count,
+                           stream::MemcpyAttributes *attributes, size_t *attribute_starts, size_t attribute_count,
+                           cu::Stream stream) {
+  size_t fail_index = 0;
+  return api()->cuMemcpyBatchAsync_12_8(dsts, srcs, sizes, count, attributes, attribute_starts, attribute_count,
+                                        &fail_index, stream);
+}
+
 void fill_family(Api &a) {
   stream::Family &f = a.family;
   f.prefix = "cuda";
@@ -25,6 +35,7 @@ void fill_family(Api &a) {
   RIG_STREAM_CALLS(RIG_CU_STREAM, _)
   RIG_STREAM_OPTIONAL_CALLS(RIG_CU_STREAM, _)
 #undef RIG_CU_STREAM
+  if (!f.calls.copy_batch && a.cuMemcpyBatchAsync_12_8) f.calls.copy_batch = copy_batch_12_8;
   using namespace cu;  // the attributes, in Attributes' order
   f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
                   ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,
@@ -44,6 +55,7 @@ void fill_family(Api &a) {
 void resolve_all(common::Resolver &entry, Api &api) {
   RIG_CU_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
   RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
+  entry.optional("cuMemcpyBatchAsync", api.cuMemcpyBatchAsync_12_8);
 }
 
 bool init(Api &a, std::string *why) {

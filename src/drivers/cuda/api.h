@@ -24,11 +24,19 @@ struct Api {
   using MemPool = cu::MemPool;
   using MemPoolProps = cu::MemPoolProps;
   using MemAccessDesc = cu::MemAccessDesc;
+  using MemcpyAttributes = stream::MemcpyAttributes;
+  using Graph = stream::Graph;
+  using GraphExec = stream::GraphExec;
 
 #define RIG_CU_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(RIG_CU_MEMBER)
   RIG_CU_OPTIONAL_ENTRY_POINTS(RIG_CU_MEMBER)
 #undef RIG_CU_MEMBER
+  // CUDA 12.8's cuMemcpyBatchAsync (a failure index before the stream, dropped by 13's _v2): where a driver
+  // lacks the _v2 symbol, the table's copy_batch calls this through an adapter (api.cpp).
+  Result (*cuMemcpyBatchAsync_12_8)(DevicePtr *dsts, DevicePtr *srcs, size_t *sizes, size_t count,
+                                    MemcpyAttributes *attributes, size_t *attribute_starts,
+                                    size_t attribute_count, size_t *fail_index, Stream stream) = nullptr;
   int driver_version = 0;
   stream::Family family;  // CUDA as a stream family: the entry points above, CUDA's attributes and names
 };

@@ -95,11 +95,13 @@ void fill_family(Api &a) {
   RIG_HIP_FILL_##how(field)
 #define RIG_HIP_FILL_SAME(field)
 #define RIG_HIP_FILL_ADAPTED(field) c.field = field;
+#define RIG_HIP_FILL_NONE(field)
   RIG_STREAM_CALLS(RIG_HIP_NAME, _)
   RIG_STREAM_OPTIONAL_CALLS(RIG_HIP_NAME, _)
 #undef RIG_HIP_NAME
 #undef RIG_HIP_FILL_SAME
 #undef RIG_HIP_FILL_ADAPTED
+#undef RIG_HIP_FILL_NONE
   if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
   if (!a.hipIpcGetMemHandle || !a.hipIpcOpenMemHandle || !a.hipIpcCloseMemHandle)
     c.ipc_get_memory = nullptr, c.ipc_open_memory = nullptr, c.ipc_close_memory = nullptr;
@@ -135,10 +137,12 @@ void resolve_all(common::Resolver &entry, Api &api) {
 #define RIG_HIP_RESOLVE_OPTIONAL(A, field, params, cu, cu_symbol, name, how) RIG_HIP_RESOLVE_OPTIONAL_##how(field, name)
 #define RIG_HIP_RESOLVE_OPTIONAL_SAME(field, name) entry.optional(#name, c.field);
 #define RIG_HIP_RESOLVE_OPTIONAL_ADAPTED(field, name)
+#define RIG_HIP_RESOLVE_OPTIONAL_NONE(field, name)
   RIG_STREAM_OPTIONAL_CALLS(RIG_HIP_RESOLVE_OPTIONAL, _)
 #undef RIG_HIP_RESOLVE_OPTIONAL
 #undef RIG_HIP_RESOLVE_OPTIONAL_SAME
 #undef RIG_HIP_RESOLVE_OPTIONAL_ADAPTED
+#undef RIG_HIP_RESOLVE_OPTIONAL_NONE
   RIG_HIP_ENTRY_POINTS(RIG_RESOLVE_REQUIRED)
   RIG_HIP_OPTIONAL_ENTRY_POINTS(RIG_RESOLVE_OPTIONAL)
 }

@@ -25,6 +25,8 @@ using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
 using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
 using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
 using MemPool = struct rig_stream_mem_pool *;   // CUmemoryPool, hipMemPool_t
+using Graph = struct rig_stream_graph *;          // CUgraph
+using GraphExec = struct rig_stream_graph_exec *;  // CUgraphExec
 // CUmemPoolProps, hipMemPoolProps: 88 bytes in both (CUDA 11.2 on; CUDA 12's maxSize and usage, HIP's
 // maxSize, sit where older headers had reserved bytes: zero is their default).
 struct MemPoolProps {
@@ -45,6 +47,14 @@ struct MemAccessDesc {
 // CUipcMemHandle, CUipcEventHandle, hipIpcMemHandle_t, hipIpcEventHandle_t: 64 opaque bytes, passed by value.
 struct IpcHandle {
   char reserved[64];
+};
+// CUmemcpyAttributes (CUDA 12.8 on): how a batched copy reads its source. rig's copies read in stream order
+// (src_access_order MEMCPY_SRC_ACCESS_ORDER_STREAM); the location hints apply to managed memory only.
+struct MemcpyAttributes {
+  int src_access_order;
+  int src_location_type, src_location_id;
+  int dst_location_type, dst_location_id;
+  unsigned flags;
 };
 }  // namespace types
 using namespace types;
@@ -83,6 +93,9 @@ constexpr int MEM_ALLOCATION_TYPE_PINNED = 1;
 constexpr int MEM_LOCATION_TYPE_DEVICE = 1;
 constexpr int MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 constexpr int MEM_ACCESS_READ_WRITE = 3;  // CU_MEM_ACCESS_FLAGS_PROT_READWRITE, hipMemAccessFlagsProtReadWrite
+constexpr int MEMCPY_SRC_ACCESS_ORDER_STREAM = 1;  // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+// A capture that leaves other threads' calls alone (CU_STREAM_CAPTURE_MODE_RELAXED).
+constexpr int STREAM_CAPTURE_MODE_RELAXED = 2;
 // (int64_t)(*addr - value) >= 0: CU_STREAM_WAIT_VALUE_GEQ, hipStreamWaitValueGte.
 constexpr unsigned WAIT_VALUE_GEQ = 0x0;
 // The write follows the work before it, fenced: CU_STREAM_WRITE_VALUE_DEFAULT, HIP's 0.
@@ -92,8 +105,8 @@ using namespace values;
 
 // Every call of the table, once for both families: (A, field, parameters, CUDA's name, the symbol CUDA's is
 // loaded from, HIP's name (its symbol too), how HIP's is stored). HIP's is SAME where its signature is the
-// table's (loaded into the field as is) and ADAPTED where it differs (hip.h declares HIP's own signature and
-// hip/api.cpp adapts it in one call). CUDA's signatures are the table's: cu.h declares CUDA's entry points
+// table's (loaded into the field as is), ADAPTED where it differs (hip.h declares HIP's own signature and
+// hip/api.cpp adapts it in one call), NONE where HIP's is not loaded (the field stays null). CUDA's signatures are the table's: cu.h declares CUDA's entry points
 // from this list. `A` is passed through to X, so that a family can turn the list into its own (cu.h).
 #define RIG_STREAM_CALLS(X, A)                                                                                 \
   /* the library and its GPUs */                                                                             \
@@ -157,7 +170,11 @@ using namespace values;
      Stream stream, void **params, void **extra),                                                            \
     cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)
 
-// Optional calls (null where the library lacks them): 64-bit stream memory operations (CUDA 11.7+ exports
+// Optional calls (null where the library lacks them): a batch of copies (CUDA 12.8+: CUDA 13's signature,
+// loaded as cuMemcpyBatchAsync_v2, else from 12.8's cuMemcpyBatchAsync through an adapter, cuda/api.cpp;
+// HIP's is not used, NONE: one call per copy there), graphs recorded by stream capture (a batch of
+// launches seen before goes to the driver as one graph launch; HIP's are not used: NONE), 64-bit stream
+// memory operations (CUDA 11.7+ exports
 // the _v2 names; without them the timeline keeps to events), interprocess handles of memory and events
 // (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp), and stream-ordered
 // memory pools (CUDA 11.2+; without them the loader's tensors come from mem_alloc: stream/reuse_pool.cpp).
@@ -187,7 +204,21 @@ using namespace values;
   X(A, mem_alloc_from_pool, (DevicePtr * address, size_t bytes, MemPool pool, Stream stream),               \
     cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", hipMallocFromPoolAsync, ADAPTED)                     \
   X(A, mem_free_async, (DevicePtr address, Stream stream), cuMemFreeAsync, "cuMemFreeAsync", hipFreeAsync,   \
-    ADAPTED)
+    ADAPTED)                                                                                                 \
+  X(A, copy_batch,                                                                                           \
+    (DevicePtr * dsts, DevicePtr * srcs, size_t * sizes, size_t count, MemcpyAttributes * attributes,        \
+     size_t * attribute_starts, size_t attribute_count, Stream stream),                                      \
+    cuMemcpyBatchAsync, "cuMemcpyBatchAsync_v2", hipMemcpyBatchAsync, NONE)                                \
+  X(A, capture_begin, (Stream stream, int mode), cuStreamBeginCapture, "cuStreamBeginCapture_v2",            \
+    hipStreamBeginCapture, NONE)                                                                             \
+  X(A, capture_end, (Stream stream, Graph * graph), cuStreamEndCapture, "cuStreamEndCapture",                \
+    hipStreamEndCapture, NONE)                                                                               \
+  X(A, graph_instantiate, (GraphExec * exec, Graph graph, unsigned long long flags),                        \
+    cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", hipGraphInstantiateWithFlags, NONE)          \
+  X(A, graph_launch, (GraphExec exec, Stream stream), cuGraphLaunch, "cuGraphLaunch", hipGraphLaunch, NONE)  \
+  X(A, graph_exec_destroy, (GraphExec exec), cuGraphExecDestroy, "cuGraphExecDestroy", hipGraphExecDestroy, \
+    NONE)                                                                                                    \
+  X(A, graph_destroy, (Graph graph), cuGraphDestroy, "cuGraphDestroy", hipGraphDestroy, NONE)
 
 struct Calls {
 #define RIG_STREAM_FIELD(A, field, params, ...) Result(*field) params = nullptr;

@@ -83,6 +83,7 @@ StreamDevice::~StreamDevice() {
   // The engine waited for every value before releasing; this only drains what a lost device left.
   // A lost device's stream is not waited for: its context may never finish anything again.
   if (stream_ && !lost()) calls_.stream_synchronize(stream_);
+  destroy_graphs();
   destroy_reuse_pool();
   timeline_.reset();
   if (edge_event_) calls_.event_destroy(edge_event_);
@@ -191,9 +192,7 @@ rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<c
   return hand_over_prepared(prepared_, value, waits);
 }
 
-rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
-  if (lost()) return lose("");
-  Current current(gpu_);
+rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value) {
   if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
     prune_queued();
   for (const QueueWait &w : waits) {
@@ -231,6 +230,13 @@ rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t valu
     queued_.push_back({ps, w.value, value});
     queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
+  return RIG_OK;
+}
+
+rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
+  if (lost()) return lose("");
+  Current current(gpu_);
+  if (rig_status s = enqueue_waits(waits, value); s != RIG_OK) return s;
   for (const PreparedCall &call : calls.calls()) {
     Result r = enqueue(calls_, stream_, call);
     if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);

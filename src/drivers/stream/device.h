@@ -69,6 +69,12 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
   // device enqueues nothing.
   [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
+  // A batch's hand-over (drivers/stream/batch.cpp): the waits, then each run's calls and the timeline's
+  // marks as hand_over_prepared enqueues them, but consecutive copies that touch no bytes another of them
+  // writes go to the driver as one batch of copies (copy_batch, where the library has it), and a run's
+  // value is held (Timeline::hold) where the next run's mark will prove it. Called holding the turn.
+  rig_status hand_over_batch(std::span<const BatchWork> batch, uint64_t first,
+                             std::span<const QueueWait> waits) override;
   // A value with no work (value_after's points): held, no driver call, where the timeline's run of held
   // values allows (Timeline::hold); else marked as an empty hand-over is.
   rig_status hand_over_empty(uint64_t value, bool *held) override;
@@ -155,6 +161,48 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // RIG_LOST if a device whose value this device's queue waits for was lost before reaching it. With
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
+  // Enqueues the in-queue `waits` of value `value` (hand_over_prepared's first step) and keeps each in
+  // queued_. Holding the turn; a failure loses the device.
+  rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value);
+  // The calls of a record this device made (StreamDevice::record), for a batch (drivers/stream/recorded.cpp).
+  static const Prepared &recorded_calls(const RecordedWork &recorded);
+  // A batch's copies gathered for one copy_batch (batch.cpp): at most kCopyGroup, none writing bytes
+  // another touches. Used holding the turn.
+  static constexpr size_t kCopyGroup = 64;
+  struct CopyGroup {
+    DevicePtr dsts[kCopyGroup], srcs[kCopyGroup];
+    size_t sizes[kCopyGroup];
+    size_t count = 0;
+  };
+  // A batch of recorded runs with a launch, replayed as one graph launch (batch.cpp): the runs' records by
+  // serial, in order; exec null until the batch is seen a second time and captured (refused: the driver
+  // would not capture it, so it is handed over call by call for good). Fixed size: no allocation to
+  // remember a batch. Used holding the turn.
+  static constexpr size_t kGraphs = 8;
+  struct BatchGraph {
+    uint64_t serials[RIG_SUBMIT_MANY_MAX];
+    size_t count = 0;  // 0: free
+    GraphExec exec = nullptr;
+    bool refused = false;
+  };
+  // The serial of a record this device made (recorded.cpp): never reused, so a freed record's batch is
+  // never matched again.
+  static uint64_t recorded_serial(const RecordedWork &recorded);
+  // The graph entry of `batch` (every run recorded), or null where it is not remembered.
+  BatchGraph *find_graph(std::span<const BatchWork> batch);
+  // Remembers `batch` in the next entry (round robin), giving back the executable graph it held.
+  void remember_graph(std::span<const BatchWork> batch);
+  // Records `batch`'s calls on the capture stream and instantiates them into g.exec; false (g refused, no
+  // loss: the caller hands the calls over one by one) where the driver refuses any step.
+  bool capture_graph(std::span<const BatchWork> batch, BatchGraph &g);
+  // Gives back every executable graph and the capture stream (the device's release).
+  void destroy_graphs() noexcept;
+  // Whether `call` (a copy) may join the group: room left, and neither writes bytes the other touches.
+  bool joins_copies(const PreparedCall &call) const;
+  // Enqueues the group (one copy_async for one copy, else one copy_batch) and empties it.
+  rig_status flush_copies();
+  // Enqueues a batch's run's calls (its record's, else prepared now), its copies gathered where `gather`.
+  rig_status enqueue_run(const BatchWork &run, bool gather);
   // Drops in-queue waits the timeline has passed (see hand_over).
   [[gnu::cold]] void prune_queued();
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
@@ -200,6 +248,13 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // The general hand-over's calls, reused by every hand-over (called holding the turn): no allocation per
   // submit once it has grown to the largest work.
   Prepared prepared_;
+  CopyGroup copies_;
+  BatchGraph graphs_[kGraphs];
+  size_t next_graph_ = 0;
+  Stream capture_stream_ = nullptr;  // made at the first capture: rig's stream is never captured (another
+                                     // device's hand-over may record an event on it meanwhile)
+  std::atomic<uint64_t> next_serial_{1};
+  bool copy_batch_refused_ = false;  // the driver refused a batch's attributes: one call per copy from then
 
   // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
   // value that waits). Pruned as our timeline passes them.

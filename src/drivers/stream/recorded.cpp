@@ -12,22 +12,35 @@ namespace {
 
 class StreamRecord final : public RecordedWork {
  public:
-  explicit StreamRecord(StreamDevice &device) : device_(device) {}
+  StreamRecord(StreamDevice &device, uint64_t serial) : device_(device), serial_(serial) {}
   void prepare(const Work &work) { calls_.prepare(work); }
   rig_status hand_over(uint64_t value, std::span<const QueueWait> waits) override {
     return device_.hand_over_prepared(calls_, value, waits);
   }
+  const Prepared &calls() const { return calls_; }
+  uint64_t serial() const { return serial_; }
 
  private:
   StreamDevice &device_;  // never freed before the process exits (core/device.h), so it outlives the run
+  uint64_t serial_;
   Prepared calls_;
 };
 
 }  // namespace
 
+// A run's record is made by the device the run submits to (the engine asks only that device's driver), so
+// a record a batch hands this device is a StreamRecord.
+const Prepared &StreamDevice::recorded_calls(const RecordedWork &recorded) {
+  return static_cast<const StreamRecord &>(recorded).calls();
+}
+
+uint64_t StreamDevice::recorded_serial(const RecordedWork &recorded) {
+  return static_cast<const StreamRecord &>(recorded).serial();
+}
+
 std::unique_ptr<RecordedWork> StreamDevice::record(const Work &work) {
   try {
-    auto r = std::make_unique<StreamRecord>(*this);
+    auto r = std::make_unique<StreamRecord>(*this, next_serial_.fetch_add(1, std::memory_order_relaxed));
     r->prepare(work);
     return r;
   } catch (const std::bad_alloc &) {

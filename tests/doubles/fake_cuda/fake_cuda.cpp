@@ -44,6 +44,16 @@ RIG_STREAM_CALLS(FAKE_CUDA_EXPORT, _)
 RIG_STREAM_OPTIONAL_CALLS(FAKE_CUDA_EXPORT, _)
 #undef FAKE_CUDA_EXPORT
 
+// CUDA 12.8's cuMemcpyBatchAsync (a failure index before the stream): the fake's batch, the index written
+// only where the batch is refused (always 0 here: the fake does not say which copy it refused).
+EXPORT Result cuMemcpyBatchAsync(DevicePtr *dsts, DevicePtr *srcs, size_t *sizes, size_t count,
+                                 MemcpyAttributes *attributes, size_t *attribute_starts, size_t attribute_count,
+                                 size_t *fail_index, Stream stream) {
+  Result r = fake_copy_batch(dsts, srcs, sizes, count, attributes, attribute_starts, attribute_count, stream);
+  if (r != SUCCESS && fail_index) *fail_index = 0;
+  return r;
+}
+
 EXPORT int fakecuda_control(const char *name, long long value) { return control(name, value); }
 
 EXPORT long long fakecuda_query(const char *name) { return query(name); }

@@ -51,6 +51,11 @@
  * A pool's memory has no IPC handle, and another device's kernels reach it only through cuMemPoolSetAccess.
  * The model is tests/doubles/common/fake_pool.h, which the fake HIP runtime shares (same switches, counters).
  *
+ * Batches: cuMemcpyBatchAsync (12.8's signature) and _v2 (13's) check every copy and run them last to first
+ * (CUDA promises no order inside a batch); stream capture (cuStreamBeginCapture_v2, cuStreamEndCapture) holds
+ * launches, copies and fills, and a launched executable graph (cuGraphInstantiateWithFlags, cuGraphLaunch)
+ * runs them in capture order as one operation of the stream.
+ *
  * Beyond rig's entry points: cuLaunchHostFunc (the fake libnccl's collectives run through it).
  *
  * Kernels: cuModuleLoadDataEx takes PTX text (or any text) and binds every `.entry NAME` whose NAME is a

@@ -157,7 +157,7 @@ extern "C" Result fake_launch(Function fn, unsigned gx, unsigned gy, unsigned gz
   }
   ++state().count.launches;
   long long delay = state().sw.launch_delay_us;
-  st->push([launch = std::move(launch), b, fails, delay] {
+  enqueue_op(st, [launch = std::move(launch), b, fails, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     if (fails) {
       launch.owner->sticky.store(ERROR_LAUNCH_FAILED, std::memory_order_release);

@@ -2,6 +2,9 @@
 // fake_<field> (fake_stream.h).
 #pragma once
 
+#include <tuple>
+#include <vector>
+
 #include "work.h"
 
 using namespace fake_stream;
@@ -226,9 +229,49 @@ extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, St
   }
   ++state().count.copies;
   long long delay = state().sw.copy_delay_us;
-  st->push([to, from, bytes, delay] {
+  enqueue_op(st, [to, from, bytes, delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
     std::memmove(to, from, bytes);
+  });
+  return SUCCESS;
+}
+
+// cuMemcpyBatchAsync (CUDA 13's _v2 signature; fake_cuda.cpp adapts 12.8's): every copy checked as
+// cuMemcpyAsync checks one, and the attributes as CUDA does (one or more, the first applying from copy 0,
+// each reading its source in some valid order), before anything is enqueued. The batch runs in stream
+// order as one operation; inside it CUDA promises no order, and the fake runs the copies last to first, so
+// that copies of one batch that depend on each other (which rig must never put in one) read wrong bytes.
+extern "C" Result fake_copy_batch(DevicePtr *dsts, DevicePtr *srcs, size_t *sizes, size_t count,
+                                  MemcpyAttributes *attributes, size_t *attribute_starts, size_t attribute_count,
+                                  Stream st_handle) {
+  entered(Entry::copy_batch);
+  if (!dsts || !srcs || !sizes || !count || !attributes || !attribute_starts || !attribute_count ||
+      attribute_count > count || attribute_starts[0] != 0)
+    return ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < attribute_count; ++i)
+    if (attributes[i].src_access_order < 1 || attributes[i].src_access_order > 3 ||
+        (i && attribute_starts[i] <= attribute_starts[i - 1]))
+      return ERROR_INVALID_VALUE;
+  auto st = get_stream(st_handle);
+  if (!st) return ERROR_INVALID_HANDLE;  // the legacy stream (null) included: CUDA refuses it
+  if (int e = st->owner->sticky.load()) return e;
+  if (captured(st)) return ERROR_NOT_SUPPORTED;  // CUDA has no graph node of a batch of copies
+  std::vector<std::tuple<char *, const char *, size_t>> copies(count);
+  {
+    std::lock_guard g(state().lock);
+    for (size_t i = 0; i < count; ++i) {
+      char *to = device_view(dsts[i], sizes[i]);
+      const char *from = device_view(srcs[i], sizes[i]);
+      if (!to || !from || !sizes[i]) return ERROR_INVALID_VALUE;
+      if (spans_registrations(dsts[i], sizes[i]) || spans_registrations(srcs[i], sizes[i])) return ERROR_INVALID_VALUE;
+      copies[i] = {to, from, sizes[i]};
+    }
+  }
+  state().count.copies += static_cast<long long>(count);
+  long long delay = state().sw.copy_delay_us;
+  st->push([copies = std::move(copies), delay] {
+    if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    for (auto it = copies.rbegin(); it != copies.rend(); ++it) std::memmove(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
   });
   return SUCCESS;
 }
@@ -244,7 +287,7 @@ extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t byt
     to = device_view(dst, bytes);
     if (!to) return ERROR_INVALID_VALUE;
   }
-  st->push([to, value, bytes] { std::memset(to, value, bytes); });
+  enqueue_op(st, [to, value, bytes] { std::memset(to, value, bytes); });
   return SUCCESS;
 }
 

@@ -38,3 +38,4 @@ RIG_STREAM_OPTIONAL_CALLS(FAKE_STREAM_DECLARE, _)
 #include "calls_gpus.h"
 #include "calls_ipc.h"
 #include "calls_memory.h"
+#include "calls_graphs.h"

@@ -181,6 +181,10 @@ struct State {
   std::map<FStream *, std::shared_ptr<FStream>> streams;
   std::map<FEvent *, std::shared_ptr<FEvent>> events;
   std::set<FModule *> modules;
+  // Graphs (calls_graphs.h): a stream being captured and the operations captured so far; graphs and
+  // executable graphs alive, each its operations in stream order.
+  std::map<FStream *, std::vector<std::function<void()>>> capturing;
+  std::map<void *, std::vector<std::function<void()>>> graphs, graph_execs;
   long long launches_until_failure = 0;  // counts down from fail_launch_at
   bool initialized = false;
 };

@@ -30,6 +30,26 @@ inline std::shared_ptr<FEvent> get_event(Event e) {
   return it == s.events.end() ? nullptr : it->second;
 }
 
+// Queues `op` on `st`, or, while `st` is captured (calls_graphs.h), adds it to the capture instead: it then
+// runs only when a graph made from the capture is launched. Launches, copies and fills go through here.
+inline void enqueue_op(const std::shared_ptr<FStream> &st, std::function<void()> op) {
+  {
+    std::lock_guard g(state().lock);
+    auto it = state().capturing.find(st.get());
+    if (it != state().capturing.end()) {
+      it->second.push_back(std::move(op));
+      return;
+    }
+  }
+  st->push(std::move(op));
+}
+
+// Whether `st` is being captured: the calls a capture cannot hold refuse it.
+inline bool captured(const std::shared_ptr<FStream> &st) {
+  std::lock_guard g(state().lock);
+  return state().capturing.count(st.get()) != 0;
+}
+
 using fake_gpu::poll_until;
 using fake_gpu::spend;
 

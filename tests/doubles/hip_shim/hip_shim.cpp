@@ -38,6 +38,9 @@ struct Cuda {
   using MemPool = cu::MemPool;
   using MemPoolProps = cu::MemPoolProps;
   using MemAccessDesc = cu::MemAccessDesc;
+  using MemcpyAttributes = cu::MemcpyAttributes;
+  using Graph = cu::Graph;
+  using GraphExec = cu::GraphExec;
 #define SHIM_MEMBER(field, symbol, ret, params) ret(*field) params = nullptr;
   RIG_CU_ENTRY_POINTS(SHIM_MEMBER)
   RIG_CU_OPTIONAL_ENTRY_POINTS(SHIM_MEMBER)

@@ -5,6 +5,7 @@ pub const RIG_VERSION_MINOR: u32 = 1;
 pub const RIG_VERSION_PATCH: u32 = 0;
 pub const RIG_VERSION_NUMBER: u32 = 100;
 pub const RIG_POINT_VALUE_BITS: u32 = 47;
+pub const RIG_SUBMIT_MANY_MAX: u32 = 64;
 pub const RIG_LOAD_MAX_DIMS: u32 = 8;
 pub const RIG_LOAD_DEFAULT_THREADS_MAX: u32 = 12;
 pub const RIG_IPC_HANDLE_SIZE: u32 = 128;
@@ -868,6 +869,15 @@ extern "C" {
         waits: *const rig_point,
         wait_count: usize,
         point: *mut rig_point,
+    ) -> rig_status;
+}
+extern "C" {
+    pub fn rig_submit_many(
+        runs: *const rig_run,
+        run_count: usize,
+        waits: *const rig_point,
+        wait_count: usize,
+        points: *mut rig_point,
     ) -> rig_status;
 }
 extern "C" {
