@@ -1,0 +1,125 @@
+#include "keep/version.h"
+
+#include "core/allocation.h"
+#include "core/error.h"
+#include "core/registry.h"
+#include "keep/shared_memory.h"
+#include "load/checkpoint.h"
+
+namespace rig::keep {
+
+rig_status Version::start(const std::string &checkpoint, const std::vector<Device *> &devices, uint64_t generation,
+                          const Publishing &how, std::shared_ptr<Version> *out) {
+  std::shared_ptr<Version> v(new Version);
+  v->how_ = how;
+  v->devices_ = devices;
+  for (Device *d : devices) {
+    if (d->kind() != RIG_DEVICE_MEMORY)
+      return fail(RIG_UNSUPPORTED, "keep_start: %s is no memory device: this keeper serves memory devices (memfd)",
+                  d->info().name.c_str());
+    std::unique_ptr<load::Copier> c;
+    if (rig_status s = load::Copier::make(*d, &c)) return s;
+    v->copiers_.push_back(std::move(c));
+  }
+  std::shared_ptr<load::File> file;
+  if (rig_status s = load::open_checkpoint(checkpoint.c_str(), RIG_LOAD_FORMAT_AUTO, &file)) return s;
+  v->table_.generation = generation;
+  // Named as rig_device_open takes them: a memory device's own name is any string ("memory:" + it).
+  for (Device *d : devices) {
+    const std::string &n = d->info().name;
+    v->table_.devices.push_back(n.find(':') == std::string::npos ? d->info().framework + ":" + n : n);
+  }
+  for (const load::TensorEntry &t : file->tensors)
+    v->table_.tensors.push_back({t.name, t.dtype, t.ggml_type, t.shape, t.length});
+  v->exported_.resize(file->tensors.size() * devices.size());
+  rig_load_placement placement{sizeof placement, nullptr, devices.size(), RIG_LOAD_RULE_EACH, nullptr};
+  rig_load_options options{};
+  options.size = sizeof options;
+  if (rig_status s = load::Load::start(host_device(), file, nullptr, 0, devices, placement, options, {}, &v->load_))
+    return s;
+  v->thread_ = std::thread([raw = v.get()] { raw->publish_all(); });
+  *out = std::move(v);
+  return RIG_OK;
+}
+
+void Version::cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  if (load_) load_->cancel();
+}
+
+Version::~Version() {
+  cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+// The copy into the memfd is this device's own work, after the load's copies into the tensor (rule 3 on
+// the tensor's stamps); a memory device runs it at hand-over, and the wait below makes that a promise: a
+// memfd is only ever sent holding the file's bytes, since its receiver has no point to follow.
+rig_status Version::publish(size_t index, size_t device) {
+  std::shared_ptr<Buffer> loaded, shared;
+  if (rig_status s = load_->buffer(index, device, &loaded)) return s;
+  Exported e;
+  uint64_t length = table_.tensors[index].length;
+  if (rig_status s = make_shared_memory(*devices_[device], length, how_.writable, &e.fd, &shared)) return s;
+  if (length) {
+    if (rig_status s = copiers_[device]->copy(*loaded, 0, *shared, 0, length)) return s;
+    if (rig_status s = shared->allocation->wait_last_write()) return s;
+  }
+  e.buffer = std::move(shared);
+  std::lock_guard<std::mutex> lock(mutex_);
+  exported_[index * devices_.size() + device] = std::move(e);
+  return RIG_OK;
+}
+
+void Version::publish_all() {
+  rig_status s = RIG_OK;
+  for (size_t i = 0; i < table_.tensors.size() && s == RIG_OK; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) s = fail(RIG_INTERRUPTED, "keep: the keeper stopped while loading");
+    }
+    if (s == RIG_OK && how_.before_publish) how_.before_publish(how_.user, i);
+    for (size_t d = 0; d < devices_.size() && s == RIG_OK; ++d) s = publish(i, d);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s == RIG_OK) ++ready_;
+    cv_.notify_all();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (s != RIG_OK) {
+    status_ = s;
+    message_ = last_error();
+  }
+  ready_ = s == RIG_OK ? table_.tensors.size() : ready_;
+  stopping_ = true;  // nothing more comes: waiters stop waiting
+  cv_.notify_all();
+}
+
+rig_status Version::published(size_t index, size_t device, TensorReply *reply, int *fd) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return ready_ > index || stopping_; });
+  if (ready_ <= index) {
+    if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
+    return fail(RIG_INTERRUPTED, "keep: the keeper stopped before tensor %zu was loaded", index);
+  }
+  const Exported &e = exported_[index * devices_.size() + device];
+  reply->index = uint32_t(index);
+  reply->device = uint32_t(device);
+  reply->length = table_.tensors[index].length;
+  reply->kind = MemoryKind::memfd;
+  reply->flags = how_.writable ? kFlagWritable : 0;
+  *fd = e.fd.get();
+  return RIG_OK;
+}
+
+rig_status Version::wait_all() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return ready_ == table_.tensors.size() || (stopping_ && status_ != RIG_OK); });
+  if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
+  return RIG_OK;
+}
+
+}  // namespace rig::keep
