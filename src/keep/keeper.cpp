@@ -39,7 +39,8 @@ rig_status Keeper::start(const std::string &checkpoint, std::vector<Device *> de
   k->devices_ = devices;
   sockaddr_un addr;
   if (rig_status s = socket_address(socket_path, &addr)) return fail(s, "keep_start: %s", last_error());
-  Publishing how{options.writable != 0, options.before_publish, options.user};
+  Publishing how{options.writable != 0, options.before_publish, options.user,
+                 [raw = k.get()](const std::string &line) { raw->log("%s", line.c_str()); }};
   if (rig_status s = Version::start(checkpoint, devices, 1, how, &k->current_)) return s;
   k->listener_ = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   k->wake_ = Fd(::eventfd(0, EFD_CLOEXEC));

@@ -88,6 +88,10 @@ void Version::publish_all() {
     if (s == RIG_OK) ++ready_;
     cv_.notify_all();
   }
+  if (how_.log)
+    how_.log(s == RIG_OK ? "generation " + std::to_string(table_.generation) + " loaded: " +
+                               std::to_string(table_.tensors.size()) + " tensors published"
+                         : std::string("the load failed: ") + last_error());
   std::lock_guard<std::mutex> lock(mutex_);
   if (s != RIG_OK) {
     status_ = s;

@@ -6,6 +6,7 @@
 #include <rig_keep.h>
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,7 @@ struct Publishing {
   bool writable = false;  // clients may map the tensors writable
   rig_keep_tensor_fn before_publish = nullptr;
   void *user = nullptr;
+  std::function<void(const std::string &)> log;  // told how the load ended (the keeper's log)
 };
 
 class Version {
