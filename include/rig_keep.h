@@ -77,11 +77,21 @@ RIG_API rig_status rig_keep_wait_loaded(rig_keeper RIG_NONNULL keeper);
 /* The number of connections the keeper serves now. Pure read; waits for nothing. */
 RIG_API rig_status rig_keep_client_count(rig_keeper RIG_NONNULL keeper, size_t *RIG_NONNULL count);
 
+/* Loads the checkpoint again, as its files are now, as the keeper's next generation, on the same devices:
+ * clients that attach from now on get it (while it still loads, as ever). Connections attached before keep
+ * the generation they attached to, every tensor of it, until they let go; its memory goes with the last of
+ * them. A checkpoint whose files changed is reloaded only so, when asked: never on its own. Waits for the
+ * new load's start (rig_keep_start's waits), holding no lock of rig's; the keeper serves meanwhile. On
+ * failure (rig_load_open's and rig_load_start's statuses) the generation served stays. RIG_BUSY while
+ * another reload of this keeper starts. */
+RIG_API rig_status rig_keep_reload(rig_keeper RIG_NONNULL keeper);
+
 /* Stops listening at once (the socket file is removed), then waits up to `timeout_ns` (UINT64_MAX: for
  * ever) for every client to let go (detach, close or exit), closes the connections left, cancels a load
  * still running and releases the keeper and its handle. RIG_TIMEOUT where clients had to be cut off (the
  * keeper is released all the same; their mapped tensors stay valid memory). Waits on the host, holding no
- * lock of rig's; a before_publish call in progress must return. */
+ * lock of rig's; a before_publish call in progress must return, and so must calls on the keeper in progress
+ * in other threads (a rig_keep_wait_loaded: the handle is retired first, then its calls drain). */
 RIG_API rig_status rig_keep_stop(rig_keeper RIG_NONNULL keeper, uint64_t timeout_ns);
 
 /* One tensor as the keeper describes it. */

@@ -45,7 +45,8 @@ static int keep_usage(void) {
          "  Loads CHECKPOINT onto the devices and serves its tensors to the processes that attach at PATH\n"
          "  (rig attach, rig_attach, rig.attach), in the foreground, logging to stderr. Ready once PATH\n"
          "  exists (clients may attach while it still loads). SIGTERM or SIGINT: stops listening, waits for\n"
-         "  the clients to let go, exits 0; a second signal cuts them off (exit 1).\n"
+         "  the clients to let go, exits 0; a second signal cuts them off (exit 1). SIGHUP: loads the\n"
+         "  checkpoint again as it is now (new attaches get it; attached clients keep theirs).\n"
          "  --device D[,D...]  where the tensors live (memory:NAME)\n"
          "  --socket PATH      the UNIX socket to make (mode 0600 unless --mode)\n"
          "  --gid GID          peers of this group may attach too (the keeper's own uid always may)\n"
@@ -55,14 +56,16 @@ static int keep_usage(void) {
   return RIG_EXIT_OK;
 }
 
-/* Waits for SIGTERM or SIGINT (blocked in every thread) up to `ms` milliseconds (-1: for ever); 1 if one came. */
-static int signalled(const sigset_t *set, long ms) {
-  if (ms < 0) {
-    int sig;
-    return sigwait(set, &sig) == 0;
+/* Waits for SIGTERM or SIGINT (blocked in every thread) up to `ms` milliseconds (-1: for ever); 1 if one
+ * came. A SIGHUP meanwhile reloads the checkpoint. */
+static int signalled(rig_keeper k, const sigset_t *set, long ms) {
+  for (;;) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    int sig = ms < 0 ? sigwaitinfo(set, NULL) : sigtimedwait(set, NULL, &t);
+    if (sig < 0 && errno == EINTR) continue;
+    if (sig != SIGHUP) return sig > 0;
+    if (rig_keep_reload(k) != RIG_OK) fprintf(stderr, "rig keep: reload: %s\n", rig_last_error());
   }
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  return sigtimedwait(set, NULL, &t) > 0;
 }
 
 int rig_tool_keep(int argc, char **argv) {
@@ -115,6 +118,7 @@ int rig_tool_keep(int argc, char **argv) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
   rig_device devices[MAX_DEVICES];
@@ -126,12 +130,12 @@ int rig_tool_keep(int argc, char **argv) {
     fprintf(stderr, "rig keep: %s\n", rig_last_error());
     rc = RIG_EXIT_ERROR;
   } else {
-    signalled(&set, -1);
+    signalled(k, &set, -1);
     size_t clients = 0;
     rig_keep_client_count(k, &clients);
     if (clients) fprintf(stderr, "rig keep: stopping: waiting for %zu clients to let go\n", clients);
     int cut = 0;
-    while (!cut && rig_keep_client_count(k, &clients) == RIG_OK && clients) cut = signalled(&set, 50);
+    while (!cut && rig_keep_client_count(k, &clients) == RIG_OK && clients) cut = signalled(k, &set, 50);
     if (rig_keep_stop(k, 0) != RIG_OK) {
       fprintf(stderr, "rig keep: %s\n", rig_last_error());
       rc = RIG_EXIT_ERROR;

@@ -65,6 +65,14 @@ RIG_API rig_status rig_keep_wait_loaded(rig_keeper keeper) {
   });
 }
 
+RIG_API rig_status rig_keep_reload(rig_keeper keeper) {
+  return entry("keep_reload", [&] {
+    Pinned<Keeper> k(word_of(keeper), Kind::keeper, "keep_reload");
+    if (!k) return RIG_INVALID_HANDLE;
+    return k->reload();
+  });
+}
+
 RIG_API rig_status rig_keep_client_count(rig_keeper keeper, size_t *count) {
   return entry("keep_client_count", [&] {
     Pinned<Keeper> k(word_of(keeper), Kind::keeper, "keep_client_count");

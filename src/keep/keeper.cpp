@@ -39,9 +39,10 @@ rig_status Keeper::start(const std::string &checkpoint, std::vector<Device *> de
   k->devices_ = devices;
   sockaddr_un addr;
   if (rig_status s = socket_address(socket_path, &addr)) return fail(s, "keep_start: %s", last_error());
-  Publishing how{options.writable != 0, options.before_publish, options.user,
-                 [raw = k.get()](const std::string &line) { raw->log("%s", line.c_str()); }};
-  if (rig_status s = Version::start(checkpoint, devices, 1, how, &k->current_)) return s;
+  k->checkpoint_ = checkpoint;
+  k->how_ = {options.writable != 0, options.before_publish, options.user,
+             [raw = k.get()](const std::string &line) { raw->log("%s", line.c_str()); }};
+  if (rig_status s = Version::start(checkpoint, devices, 1, k->how_, &k->current_)) return s;
   k->listener_ = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   k->wake_ = Fd(::eventfd(0, EFD_CLOEXEC));
   if (!k->listener_ || !k->wake_) return fail(RIG_DRIVER, "keep_start: socket: %s", std::strerror(errno));
@@ -210,6 +211,23 @@ rig_status Keeper::wait_loaded() {
     v = current_;
   }
   return v->wait_all();
+}
+
+rig_status Keeper::reload() {
+  std::unique_lock<std::mutex> one(reload_mutex_, std::try_to_lock);
+  if (!one.owns_lock()) return fail(RIG_BUSY, "keep_reload: another reload of this keeper is starting");
+  std::shared_ptr<Version> next;
+  if (rig_status s = Version::start(checkpoint_, devices_, generation_ + 1, how_, &next)) return s;
+  ++generation_;
+  std::shared_ptr<Version> previous;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    previous = std::move(current_);
+    current_ = std::move(next);
+  }
+  log("generation %llu loading; generation %llu stays with the connections that hold it",
+      static_cast<unsigned long long>(generation_), static_cast<unsigned long long>(generation_ - 1));
+  return RIG_OK;  // `previous` goes here unless a connection holds it
 }
 
 rig_status Keeper::stop(uint64_t timeout_ns) {

@@ -30,6 +30,8 @@ class Keeper {
   // rig_keep_stop's contract, without the handle.
   rig_status stop(uint64_t timeout_ns);
   rig_status wait_loaded();
+  // rig_keep_reload's contract.
+  rig_status reload();
   size_t clients();
 
  private:
@@ -50,7 +52,10 @@ class Keeper {
   void reap_done();
 
   rig_keep_options options_{};
-  std::string path_;
+  std::string path_, checkpoint_;
+  Publishing how_;
+  std::mutex reload_mutex_;  // one reload at a time; held while the next generation starts, never by a wait
+  uint64_t generation_ = 1;  // guarded by reload_mutex_
   std::vector<Device *> devices_;
   Fd listener_;
   Fd wake_;  // an eventfd the accept loop polls beside the socket: written to stop it

@@ -1,7 +1,7 @@
 #!/bin/sh
 # rig keep and rig attach as a user runs them: a keeper in the background, ready once its socket exists;
 # --list and --verify against it; a file that differs makes --verify fail; SIGTERM stops it (exit 0, the
-# socket gone). Usage: cli_test.sh RIG
+# socket gone); SIGHUP reloads. Usage: cli_test.sh RIG
 set -eu
 rig=$1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rig-keep-cli.XXXXXX")
@@ -46,6 +46,14 @@ set +e; "$rig" keep "$dir/w.safetensors" > /dev/null 2>&1; rc=$?; set -e
 [ $rc = 2 ] || fail "keep without --device/--socket exited $rc, not 2"
 set +e; "$rig" attach "$dir/none" --list > /dev/null 2>&1; rc=$?; set -e
 [ $rc = 1 ] || fail "attach to no keeper exited $rc, not 1"
+
+# SIGHUP reloads: the log says so, and the keeper serves on
+kill -HUP "$keeper"
+i=0
+while ! grep -q "generation 2 loaded" "$dir/log"; do
+  i=$((i + 1)); [ $i -lt 500 ] || fail "no reload after SIGHUP"; sleep 0.01
+done
+"$rig" attach "$dir/s" --verify "$dir/w.safetensors" > /dev/null || fail "attach --verify after the reload"
 
 kill -TERM "$keeper"
 set +e; wait "$keeper"; rc=$?; set -e

@@ -490,6 +490,61 @@ static void bad_arguments_answered(void **state) {
   unlink(file);
 }
 
+/* A reload serves the file as it is now to new attaches; a connection attached before keeps its
+ * generation, tensors not yet received included. */
+static void reload_new_attaches_get_the_new_file_old_keep_theirs(void **state) {
+  (void)state;
+  const char *file = checkpoint();
+  char old_copy[512];
+  snprintf(old_copy, sizeof old_copy, "%s.v1", file);
+  tw_safetensors_u8(old_copy, lengths, TENSORS);
+  rig_keep_options o = options();
+  const char *sock = tw_path("keep.sock");
+  rig_keeper k = keep(file, sock, &o);
+  rig_device mine;
+  OK(rig_memory_device("client", &mine));
+  rig_attachment before;
+  OK(rig_attach(sock, mine, &before));
+  rig_buffer b0;
+  OK(rig_attachment_get(before, 0, NULL, &b0));
+  OK(rig_keep_wait_loaded(k));
+  /* the file changes (a new header shifts every tensor's bytes): nothing happens until asked */
+  static const size_t changed[TENSORS] = {4096, 100, 0, 65536 + 7, 3001};
+  char next[512];
+  snprintf(next, sizeof next, "%s.v2", file);
+  tw_safetensors_u8(next, changed, TENSORS);
+  assert_int_equal(rename(next, file), 0);
+  rig_attachment during;
+  OK(rig_attach(sock, mine, &during));
+  rig_keep_tensor t;
+  memset(&t, 0, sizeof t);
+  t.size = sizeof t;
+  OK(rig_attachment_get(during, 4, &t, NULL));
+  assert_int_equal(t.length, 3000); /* still the first generation */
+  OK(rig_attachment_release(during));
+  OK(rig_keep_reload(k));
+  rig_attachment after;
+  OK(rig_attach(sock, mine, &after));
+  rig_buffer b;
+  OK(rig_attachment_get(after, 4, &t, &b));
+  assert_int_equal(t.length, 3001);
+  assert_true(tw_same_as_file(b, file, offset_of(file, 4), 3001));
+  OK(rig_buffer_release(b));
+  /* the connection from before still gets the first generation, received before or not */
+  assert_true(tw_same_as_file(b0, old_copy, offset_of(old_copy, 0), lengths[0]));
+  OK(rig_attachment_get(before, 4, &t, &b));
+  assert_int_equal(t.length, 3000);
+  assert_true(tw_same_as_file(b, old_copy, offset_of(old_copy, 4), 3000));
+  OK(rig_buffer_release(b));
+  OK(rig_buffer_release(b0));
+  OK(rig_attachment_release(before));
+  OK(rig_attachment_release(after));
+  OK(stop(k, UINT64_MAX));
+  OK(rig_device_release(mine));
+  unlink(old_copy);
+  unlink(file);
+}
+
 /* Children. */
 static int run_client(const char *sock, const char *file) {
   rig_device d;
@@ -533,6 +588,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(hostile_requests_answered_or_dropped),
       cmocka_unit_test(most_clients_busy_and_stop_cuts_off),
       cmocka_unit_test(bad_arguments_answered),
+      cmocka_unit_test(reload_new_attaches_get_the_new_file_old_keep_theirs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
