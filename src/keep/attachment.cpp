@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/allocation.h"
+#include "core/submit.h"
+#include "interop/operations.h"
 #include "keep/shared_memory.h"
 
 namespace rig::keep {
@@ -43,10 +46,49 @@ rig_status keeper_error(const Received &m) {
 
 }  // namespace
 
+namespace {
+
+// A point handle of zero bytes: the keeper had nothing to wait for (an empty tensor).
+bool no_point(const rig_ipc_handle &h) {
+  for (uint8_t b : h.bytes)
+    if (b) return false;
+  return true;
+}
+
+// Keeps the imported buffer (its mapping, closed at its end) alive under a read-only allocation.
+void drop_imported(void *user) { delete static_cast<std::shared_ptr<Buffer> *>(user); }
+
+}  // namespace
+
+// The tensor's memory imported on `device`, with the keeper's copy point in its stamps as the last write:
+// the client's work on it waits in queue for that copy, and for nothing of the other tensors. Read-only
+// unless the keeper allows writes: CUDA maps IPC memory writable, so rig refuses the writes itself (a
+// read-only allocation over the same memory).
+rig_status import_ipc(Device &device, const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out) {
+  std::shared_ptr<Buffer> imported, b;
+  if (rig_status s = interop::import_memory_ipc(device, t.memory, &imported)) return s;
+  if (imported->length < t.length)
+    return fail(RIG_INVALID_ARGUMENT, "attach: the keeper's memory has %zu bytes for a tensor of %llu",
+                imported->length, static_cast<unsigned long long>(t.length));
+  uint64_t point = 0;
+  if (!no_point(t.point))
+    if (rig_status s = interop::import_point_ipc(device, t.point, &point)) return s;
+  if (writable) {
+    b = std::move(imported);
+  } else {
+    auto keep = std::make_unique<std::shared_ptr<Buffer>>(imported);
+    auto ro = std::make_shared<Allocation>(device, imported->allocation->base(), imported->length, true, false);
+    ro->on_release(drop_imported, keep.release());
+    b = interop::buffer_over(device, std::move(ro));
+  }
+  if (point) raise_outside(*b, device, point, true);
+  std::shared_ptr<Buffer> view;
+  if (rig_status s = buffer_view(*b, 0, t.length, &view)) return s;
+  *out = std::move(view);
+  return RIG_OK;
+}
+
 rig_status Attachment::attach(const std::string &socket_path, Device &device, std::unique_ptr<Attachment> *out) {
-  if (device.kind() != RIG_DEVICE_MEMORY)
-    return fail(RIG_UNSUPPORTED, "attach: %s is no memory device: keepers serve memory devices (memfd)",
-                device.info().name.c_str());
   std::unique_ptr<Attachment> a(new Attachment);
   a->device_ = &device;
   if (rig_status s = connect_to(socket_path, &a->socket_)) return s;
@@ -61,13 +103,16 @@ rig_status Attachment::attach(const std::string &socket_path, Device &device, st
   if (m.header.type != Type::table) return fail(RIG_INVALID_ARGUMENT, "attach: the keeper answered no table");
   if (rig_status s = parse_table(m.body.data(), m.body.size(), &a->table_, &why))
     return fail(s, "attach: %s", why.c_str());
-  bool found = false;
+  // A memory device takes the keeper's first memory device's tensors (memfds are any process's); a GPU
+  // takes those of the keeper's device of its own name (its IPC memory is that GPU's).
+  bool memory = device.kind() == RIG_DEVICE_MEMORY, found = false;
   for (size_t d = 0; d < a->table_.devices.size() && !found; ++d)
-    if (a->table_.devices[d].rfind("memory:", 0) == 0) {
+    if (memory ? a->table_.devices[d].rfind("memory:", 0) == 0 : a->table_.devices[d] == device.info().name) {
       a->position_ = uint32_t(d);
       found = true;
     }
-  if (!found) return fail(RIG_NOT_FOUND, "attach: the keeper holds its tensors on no memory device");
+  if (!found)
+    return fail(RIG_NOT_FOUND, "attach: the keeper holds no tensors on %s", memory ? "a memory device" : device.info().name.c_str());
   a->received_.resize(a->table_.tensors.size());
   a->writable_.resize(a->table_.tensors.size());
   if (send_message(a->socket_.get(), Type::attach, encode_attach(a->position_, nullptr)) != RIG_OK)
@@ -103,12 +148,15 @@ rig_status Attachment::receive_one() {
   TensorReply t;
   if (s == RIG_OK && (s = parse_tensor(m.body.data(), m.body.size(), &t, &why)) != RIG_OK)
     fail(s, "attach: %s", why.c_str());
-  if (s == RIG_OK && (t.index >= received_.size() || t.device != position_ || t.kind != MemoryKind::memfd ||
-                      m.fds.size() != 1 || t.length != table_.tensors[t.index].length))
+  bool memfd = t.kind == MemoryKind::memfd;
+  if (s == RIG_OK && (t.index >= received_.size() || t.device != position_ || memfd != (device_->kind() == RIG_DEVICE_MEMORY) ||
+                      m.fds.size() != (memfd ? 1u : 0u) || t.length != table_.tensors[t.index].length))
     s = fail(RIG_INVALID_ARGUMENT, "attach: tensor %u's message disagrees with the table", t.index);
   std::shared_ptr<Buffer> b;
   bool writable = t.flags & kFlagWritable;
-  if (s == RIG_OK) s = map_shared_memory(*device_, m.fds[0].get(), t.length, writable, &b);
+  if (s == RIG_OK)
+    s = memfd ? map_shared_memory(*device_, m.fds[0].get(), t.length, writable, &b)
+              : import_ipc(*device_, t, writable, &b);
   if (s != RIG_OK) {
     // Out of step or refused: every later get answers the same.
     failed_ = s;

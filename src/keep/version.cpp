@@ -3,6 +3,7 @@
 #include "core/allocation.h"
 #include "core/error.h"
 #include "core/registry.h"
+#include "interop/operations.h"
 #include "keep/shared_memory.h"
 #include "load/checkpoint.h"
 
@@ -14,9 +15,14 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
   v->how_ = how;
   v->devices_ = devices;
   for (Device *d : devices) {
-    if (d->kind() != RIG_DEVICE_MEMORY)
-      return fail(RIG_UNSUPPORTED, "keep_start: %s is no memory device: this keeper serves memory devices (memfd)",
-                  d->info().name.c_str());
+    int memory = 0, event = 0;
+    if (interop::supported(*d, nullptr, RIG_INTEROP_IPC_MEMORY, &memory) != RIG_OK ||
+        interop::supported(*d, nullptr, RIG_INTEROP_IPC_EVENT, &event) != RIG_OK)
+      return RIG_INVALID_ARGUMENT;
+    if (d->kind() != RIG_DEVICE_MEMORY && !(memory && event))
+      return fail(RIG_UNSUPPORTED, "keep_start: %s's tensors cannot leave the process: a keeper serves memory devices "
+                  "(memfd) and devices with IPC memory and events (CUDA, HIP)", d->info().name.c_str());
+    v->ipc_.push_back(d->kind() != RIG_DEVICE_MEMORY);
     std::unique_ptr<load::Copier> c;
     if (rig_status s = load::Copier::make(*d, &c)) return s;
     v->copiers_.push_back(std::move(c));
@@ -54,25 +60,54 @@ void Version::cancel() {
 Version::~Version() {
   cancel();
   if (thread_.joinable()) thread_.join();
+  // Every connection that imported these points has let go (it held the version): their events may go.
+  for (Exported &e : exported_)
+    if (e.point_exported && interop::close_point_ipc(e.point) != RIG_OK) clear_error();
 }
 
 // The copy into the memfd is this device's own work, after the load's copies into the tensor (rule 3 on
 // the tensor's stamps); a memory device runs it at hand-over, and the wait below makes that a promise: a
 // memfd is only ever sent holding the file's bytes, since its receiver has no point to follow.
-rig_status Version::publish(size_t index, size_t device) {
-  std::shared_ptr<Buffer> loaded, shared;
-  if (rig_status s = load_->buffer(index, device, &loaded)) return s;
-  Exported e;
+rig_status Version::publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+  std::shared_ptr<Buffer> shared;
   uint64_t length = table_.tensors[index].length;
-  if (rig_status s = make_shared_memory(*devices_[device], length, how_.writable, &e.fd, &shared)) return s;
+  if (rig_status s = make_shared_memory(*devices_[device], length, how_.writable, &e->fd, &shared)) return s;
   if (length) {
-    if (rig_status s = copiers_[device]->copy(*loaded, 0, *shared, 0, length)) return s;
+    if (rig_status s = copiers_[device]->copy(loaded, 0, *shared, 0, length)) return s;
     if (rig_status s = shared->allocation->wait_last_write()) return s;
   }
-  e.buffer = std::move(shared);
-  std::lock_guard<std::mutex> lock(mutex_);
-  exported_[index * devices_.size() + device] = std::move(e);
+  e->buffer = std::move(shared);
   return RIG_OK;
+}
+
+// A buffer of the tensor's own (the loader's tensors are parts of arenas, which cannot leave one tensor at
+// a time), the copy into it submitted, and both exported at once: the client's queue waits for the copy's
+// point, so the tensor is sent before its bytes are there. An empty tensor gets a byte (IPC shares no
+// empty memory) and no point.
+rig_status Version::publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+  std::shared_ptr<Buffer> own;
+  uint64_t length = table_.tensors[index].length;
+  if (rig_status s = buffer_create(*devices_[device], length ? length : 1, RIG_MEMORY_DEVICE, &own)) return s;
+  if (length) {
+    if (rig_status s = copiers_[device]->copy(loaded, 0, *own, 0, length)) return s;
+    uint64_t point = 0;
+    if (rig_status s = interop::last_write(*own, &point)) return s;
+    if (rig_status s = interop::export_point_ipc(point, &e->point)) return s;
+    e->point_exported = true;
+  }
+  if (rig_status s = interop::export_memory_ipc(*own, &e->memory)) return s;
+  e->buffer = std::move(own);
+  return RIG_OK;
+}
+
+rig_status Version::publish(size_t index, size_t device) {
+  std::shared_ptr<Buffer> loaded;
+  if (rig_status s = load_->buffer(index, device, &loaded)) return s;
+  Exported e;
+  rig_status s = ipc_[device] ? publish_ipc(index, device, *loaded, &e) : publish_memfd(index, device, *loaded, &e);
+  std::lock_guard<std::mutex> lock(mutex_);
+  exported_[index * devices_.size() + device] = std::move(e);  // kept on failure too: its export is closed
+  return s;
 }
 
 void Version::publish_all() {
@@ -113,8 +148,10 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
   reply->index = uint32_t(index);
   reply->device = uint32_t(device);
   reply->length = table_.tensors[index].length;
-  reply->kind = MemoryKind::memfd;
+  reply->kind = ipc_[device] ? MemoryKind::ipc : MemoryKind::memfd;
   reply->flags = how_.writable ? kFlagWritable : 0;
+  reply->memory = e.memory;
+  reply->point = e.point;
   *fd = e.fd.get();
   return RIG_OK;
 }

@@ -34,7 +34,7 @@ class Version {
  public:
   // Opens `checkpoint`, starts loading every tensor onto every device (placement EACH) and a thread that
   // publishes them in file order. The loader's statuses for a checkpoint or device it refuses; RIG_UNSUPPORTED
-  // for a device that is no memory device. Waits for the load's start (rig_load_start's waits), no lock held.
+  // for a device that is neither a memory device nor one whose buffers and points leave as IPC handles. Waits for the load's start (rig_load_start's waits), no lock held.
   static rig_status start(const std::string &checkpoint, const std::vector<Device *> &devices, uint64_t generation,
                           const Publishing &how, std::shared_ptr<Version> *out);
   ~Version();  // cancels what still runs and waits for its thread (a before_publish call must return)
@@ -54,12 +54,19 @@ class Version {
   void publish_all();
   rig_status publish(size_t index, size_t device);
 
+  // A tensor's memory as it leaves: a memfd (memory devices), or IPC handles of a buffer of its own and
+  // of the point after which it holds the file's bytes (CUDA, HIP).
   struct Exported {
     Fd fd;
-    std::shared_ptr<Buffer> buffer;  // keeps the keeper's own mapping of the memfd
+    std::shared_ptr<Buffer> buffer;  // keeps the memfd's mapping, or the exported allocation
+    rig_ipc_handle memory{}, point{};
+    bool point_exported = false;     // closed with the version (rig_point_export_ipc_close)
   };
+  rig_status publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e);
+  rig_status publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e);
   Publishing how_;
   std::vector<Device *> devices_;
+  std::vector<bool> ipc_;  // per device: its tensors leave as IPC handles (else as memfds)
   std::vector<std::unique_ptr<load::Copier>> copiers_;
   std::unique_ptr<load::Load> load_;
   Table table_;

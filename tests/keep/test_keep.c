@@ -216,6 +216,19 @@ static void attach_during_load_tensor0_before_last_lands(void **state) {
   unlink(file);
 }
 
+/* The child of the running test: killed by the teardown should the test fail before it does. */
+static pid_t running = -1;
+
+static int kill_child(void **state) {
+  (void)state;
+  if (running > 0) {
+    kill(running, SIGKILL);
+    waitpid(running, NULL, 0);
+  }
+  running = -1;
+  return 0;
+}
+
 /* Runs this binary again as `role ARGS...` with its stdout on a pipe; *out reads it. */
 static pid_t spawn(const char *role, const char *a1, const char *a2, int *out) {
   int p[2];
@@ -229,6 +242,7 @@ static pid_t spawn(const char *role, const char *a1, const char *a2, int *out) {
   }
   close(p[1]);
   *out = p[0];
+  running = pid;
   return pid;
 }
 
@@ -249,9 +263,8 @@ static void killed_client_lets_go(void **state) {
   pid_t pid = spawn("client", sock, file, &out);
   assert_int_equal(read_byte(out), 'y'); /* it attached and verified tensor 0 */
   assert_true(clients_reach(k, 1));
-  kill(pid, SIGKILL);
-  int status;
-  waitpid(pid, &status, 0);
+  assert_int_equal(pid, running);
+  kill_child(NULL);
   close(out);
   assert_true(clients_reach(k, 0)); /* the keeper saw the socket close */
   /* and still serves */
@@ -279,9 +292,8 @@ static void killed_keeper_answers_lost(void **state) {
   OK(rig_attach(sock, mine, &a));
   rig_buffer first;
   OK(rig_attachment_get(a, 0, NULL, &first));
-  kill(pid, SIGKILL);
-  int status;
-  waitpid(pid, &status, 0);
+  assert_int_equal(pid, running);
+  kill_child(NULL);
   close(out);
   rig_buffer again;
   STATUS(RIG_LOST, rig_attachment_get(a, 0, NULL, &again));
@@ -328,6 +340,7 @@ static void refused_uid_gets_a_message_allowed_gid_attaches(void **state) {
     assert_int_equal(read_byte(out), 'r');
     int status;
     waitpid(pid, &status, 0);
+    running = -1;
     close(out);
     OK(stop(k, UINT64_MAX));
   }
@@ -580,15 +593,15 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "nobody") == 0) return run_nobody(argv[2]);
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(attach_verify_every_byte_read_only),
-      cmocka_unit_test(attach_during_load_tensor0_before_last_lands),
-      cmocka_unit_test(killed_client_lets_go),
-      cmocka_unit_test(killed_keeper_answers_lost),
-      cmocka_unit_test(refused_uid_gets_a_message_allowed_gid_attaches),
-      cmocka_unit_test(hostile_requests_answered_or_dropped),
-      cmocka_unit_test(most_clients_busy_and_stop_cuts_off),
-      cmocka_unit_test(bad_arguments_answered),
-      cmocka_unit_test(reload_new_attaches_get_the_new_file_old_keep_theirs),
+      cmocka_unit_test_teardown(attach_verify_every_byte_read_only, kill_child),
+      cmocka_unit_test_teardown(attach_during_load_tensor0_before_last_lands, kill_child),
+      cmocka_unit_test_teardown(killed_client_lets_go, kill_child),
+      cmocka_unit_test_teardown(killed_keeper_answers_lost, kill_child),
+      cmocka_unit_test_teardown(refused_uid_gets_a_message_allowed_gid_attaches, kill_child),
+      cmocka_unit_test_teardown(hostile_requests_answered_or_dropped, kill_child),
+      cmocka_unit_test_teardown(most_clients_busy_and_stop_cuts_off, kill_child),
+      cmocka_unit_test_teardown(bad_arguments_answered, kill_child),
+      cmocka_unit_test_teardown(reload_new_attaches_get_the_new_file_old_keep_theirs, kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
