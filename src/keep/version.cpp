@@ -49,12 +49,10 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
 }
 
 void Version::cancel() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    cv_.notify_all();
-  }
-  if (load_) load_->cancel();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  cv_.notify_all();
+  if (load_) load_->cancel();  // an atomic flag: the load's threads stop at their next step
 }
 
 Version::~Version() {
@@ -123,6 +121,13 @@ void Version::publish_all() {
     if (s == RIG_OK) ++ready_;
     cv_.notify_all();
   }
+  // The loader keeps every tensor it made until it is released: its copy of the checkpoint goes now.
+  std::unique_ptr<load::Load> loaded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loaded = std::move(load_);
+  }
+  loaded.reset();
   if (how_.log)
     how_.log(s == RIG_OK ? "generation " + std::to_string(table_.generation) + " loaded: " +
                                std::to_string(table_.tensors.size()) + " tensors published"

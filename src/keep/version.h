@@ -68,7 +68,7 @@ class Version {
   std::vector<Device *> devices_;
   std::vector<bool> ipc_;  // per device: its tensors leave as IPC handles (else as memfds)
   std::vector<std::unique_ptr<load::Copier>> copiers_;
-  std::unique_ptr<load::Load> load_;
+  std::unique_ptr<load::Load> load_;  // released by the publishing thread once every tensor left it
   Table table_;
   std::vector<Exported> exported_;  // [index * devices + device]
   std::mutex mutex_;
