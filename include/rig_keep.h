@@ -136,7 +136,9 @@ RIG_API rig_status rig_attachment_get(rig_attachment RIG_NONNULL attachment, siz
                                       rig_keep_tensor *RIG_NULLABLE info, rig_buffer *RIG_NULLABLE buffer);
 
 /* Says goodbye to the keeper and closes the connection: the keeper lets go of what this attachment held.
- * Buffers handed out stay the caller's (their memory stays mapped until the last is released). Waits for
+ * Buffers handed out stay the caller's (their memory stays mapped until the last is released); a memfd's
+ * pages outlive the keeper's hold, but a GPU's IPC memory does not: keep the attachment until its CUDA or
+ * HIP buffers are released, since the keeper frees a replaced generation once its connections let go. Waits for
  * nothing but the goodbye's send; holds no lock but the handle table's, briefly. */
 RIG_API rig_status rig_attachment_release(rig_attachment RIG_NONNULL attachment);
 
