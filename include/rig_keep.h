@@ -73,8 +73,8 @@ RIG_API rig_status rig_keep_start(const char *RIG_NONNULL checkpoint, const rig_
                                   size_t device_count, const char *RIG_NONNULL socket_path,
                                   const rig_keep_options *RIG_NULLABLE options, rig_keeper *RIG_NONNULL out);
 
-/* Waits (on the host, no lock held) until every tensor of the version now served is published, and answers
- * the load's status. */
+/* Waits (on the host, no lock held) until every tensor of the generation now served is published and the
+ * loader's own copy of them released, and answers the load's status. */
 RIG_API rig_status rig_keep_wait_loaded(rig_keeper RIG_NONNULL keeper);
 
 /* The number of connections the keeper serves now. Pure read; waits for nothing. */

@@ -139,6 +139,7 @@ void Version::publish_all() {
   }
   ready_ = s == RIG_OK ? table_.tensors.size() : ready_;
   stopping_ = true;  // nothing more comes: waiters stop waiting
+  finished_ = true;
   cv_.notify_all();
 }
 
@@ -163,7 +164,7 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
 
 rig_status Version::wait_all() {
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return ready_ == table_.tensors.size() || (stopping_ && status_ != RIG_OK); });
+  cv_.wait(lock, [&] { return finished_; });
   if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
   return RIG_OK;
 }

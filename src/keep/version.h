@@ -43,7 +43,7 @@ class Version {
   // Tensor `index`'s reply and memfd on device position `device` once published: waits on the host (holding
   // the version's lock only while it sleeps) until then, or answers the load's failure.
   rig_status published(size_t index, size_t device, TensorReply *reply, int *fd);
-  // Waits until every tensor is published or the load failed; its status.
+  // Waits until every tensor is published, and the loader's own copy gone, or the load failed; its status.
   rig_status wait_all();
   // Cancels the load and wakes every wait of published() (which then answers RIG_INTERRUPTED for what is
   // not published). Waits for nothing.
@@ -77,6 +77,7 @@ class Version {
   rig_status status_ = RIG_OK;
   std::string message_;
   bool stopping_ = false;
+  bool finished_ = false;  // the publishing thread is done (and the loader released)
   std::thread thread_;
 };
 

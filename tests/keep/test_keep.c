@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -558,6 +559,45 @@ static void reload_new_attaches_get_the_new_file_old_keep_theirs(void **state) {
   unlink(file);
 }
 
+/* Entries of a /proc/self directory (descriptors, threads). */
+static int entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+  if (d) closedir(d);
+  return n;
+}
+
+/* 1000 attaches, each taking a tensor and letting go: the keeper ends with the descriptors it began with
+ * (no connection, memfd or mapping left behind) and, once stopped, the threads. */
+static void thousand_attach_cycles_leave_nothing_behind(void **state) {
+  (void)state;
+  const char *file = checkpoint();
+  const char *sock = tw_path("keep.sock");
+  rig_device mine;
+  OK(rig_memory_device("client", &mine));
+  rig_keep_options o = options();
+  o.log = NULL;
+  int threads = entries("/proc/self/task");
+  rig_keeper k = keep(file, sock, &o);
+  OK(rig_keep_wait_loaded(k));
+  int fds = entries("/proc/self/fd");
+  for (int i = 0; i < 1000; ++i) {
+    rig_attachment a;
+    rig_buffer b;
+    OK(rig_attach(sock, mine, &a));
+    OK(rig_attachment_get(a, (size_t)i % TENSORS, NULL, &b));
+    OK(rig_buffer_release(b));
+    OK(rig_attachment_release(a));
+  }
+  assert_true(clients_reach(k, 0));
+  assert_int_equal(entries("/proc/self/fd"), fds);
+  OK(stop(k, UINT64_MAX));
+  assert_int_equal(entries("/proc/self/task"), threads);
+  OK(rig_device_release(mine));
+  unlink(file);
+}
+
 /* Children. */
 static int run_client(const char *sock, const char *file) {
   rig_device d;
@@ -602,6 +642,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(most_clients_busy_and_stop_cuts_off, kill_child),
       cmocka_unit_test_teardown(bad_arguments_answered, kill_child),
       cmocka_unit_test_teardown(reload_new_attaches_get_the_new_file_old_keep_theirs, kill_child),
+      cmocka_unit_test_teardown(thousand_attach_cycles_leave_nothing_behind, kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
