@@ -15,6 +15,8 @@ rig_tool_command rig_tool_devices; /* tools/devices.c: what this machine can ope
 rig_tool_command rig_tool_demo;    /* tools/demo.c: the seed page's program, prints hello, world */
 rig_tool_command rig_tool_probe;   /* tools/probe.cpp: the mapped-registration verdict for a file */
 rig_tool_command rig_tool_info;    /* tools/info.cpp: a checkpoint's files, tensors and metadata */
+rig_tool_command rig_tool_keep;    /* tools/keep.c: a keeper serving a checkpoint on a socket */
+rig_tool_command rig_tool_attach;  /* tools/keep.c: list or verify what a keeper serves */
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@ static const struct {
     {"probe", rig_tool_probe, "can a GPU copy straight from FILE's registered mapping?"},
     {"load", rig_load_command, "load a weights file's tensors onto devices"},
     {"info", rig_tool_info, "a checkpoint's files, tensors and metadata (--json); no device"},
+    {"keep", rig_tool_keep, "serve a checkpoint's tensors to the processes that attach"},
+    {"attach", rig_tool_attach, "list or verify the tensors a keeper serves"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
 

@@ -200,6 +200,7 @@ static const char *rig_swig_device_name(size_t i) {
 %include <rig_mapped.h>
 #ifdef SWIGPYTHON
 %include "python_load.i" /* the loader, rig_load.h */
+%include "python_keep.i" /* attaching to a keeper, rig_keep.h */
 #endif
 #ifdef SWIGGO
 %include "go_load.i"    /* the loader, rig_load.h */

@@ -71,6 +71,8 @@ const char *kind_name(Kind kind) {
     case Kind::load_file: return "load file";
     case Kind::load: return "load";
     case Kind::load_pool: return "load pool";
+    case Kind::keeper: return "keeper";
+    case Kind::attachment: return "attachment";
   }
   return "handle";
 }

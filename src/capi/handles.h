@@ -17,7 +17,8 @@
 
 namespace rig::capi {
 
-enum class Kind : uint8_t { device = 1, buffer, submission, run, module, verdict, load_file, load, load_pool };
+enum class Kind : uint8_t { device = 1, buffer, submission, run, module, verdict, load_file, load, load_pool, keeper,
+                          attachment };
 
 const char *kind_name(Kind kind);
 

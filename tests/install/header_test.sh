@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installed headers (rig.h, and rig_mapped.h, rig_load.h and rig_interop.h, which include it) compile alone as C99, C11, C++11,
+# The installed headers (rig.h, and rig_mapped.h, rig_load.h, rig_interop.h and rig_keep.h, which include it) compile alone as C99, C11, C++11,
 # C++17 and C++20 with -Wall -Wextra -Werror -pedantic (and -Wconversion in C), from a file that includes
 # nothing else first and uses their inline helpers; under clang too where it is installed, where the
 # nullability markers are real. Then every enum of every header, found by reading the headers, is asserted
@@ -18,6 +18,8 @@ cat >"$tmp/use.c" <<'SRC'
 #include <rig_load.h>
 #include <rig_interop.h>
 #include <rig_interop.h>
+#include <rig_keep.h>
+#include <rig_keep.h>
 int rig_header_use(void);
 int rig_header_use(void) {
   rig_point p = rig_point_make(1, 2);
@@ -27,8 +29,10 @@ int rig_header_use(void) {
   rig_load_options o = {sizeof(rig_load_options), RIG_LOAD_PATH_AUTO, RIG_LOAD_IO_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   rig_load_path lp = o.path;
   rig_interop_kind ik = RIG_INTEROP_STREAM_WAIT;
+  rig_keep_options ko = {sizeof(rig_keep_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   struct DLManagedTensor *t = 0;
   (void)part;
+  (void)ko;
   (void)t;
   return (int)rig_point_device_index(p) + (int)(rig_point_value(p) & 1u) + (int)s + (int)k + (int)lp + (int)ik;
 }
@@ -53,7 +57,7 @@ else
 fi
 
 # -fshort-enums: one static assertion per enum of the headers, the list read from the headers themselves.
-enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h "$inc"/rig_load.h "$inc"/rig_interop.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
+enums=$(cat "$inc"/rig.h "$inc"/rig_mapped.h "$inc"/rig_load.h "$inc"/rig_interop.h "$inc"/rig_keep.h | tr '\n' ' ' | grep -o 'typedef enum [a-z_0-9]* {' | awk '{print $3}' | sort -u)
 count=$(echo "$enums" | grep -c . || true)
 if [ "$count" -lt 9 ]; then
   echo "FAIL found only $count enums in the headers (want every one of them)"

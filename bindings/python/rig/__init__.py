@@ -33,6 +33,7 @@ from ._work import Run, Submission, copy, fill, host_kernel, launch, submit, sub
 from ._log import log_to_logging, log_to_stderr
 from ._load import IO, Format, Load, Loaded, Path, Pool, Rule, Shard, Tensor, WeightsFile, load, start_load
 from ._safetensors import Slice, load_file, safe_open
+from ._keep import Attachment, attach
 from ._verdicts import (Verdict, host_is_registered, host_register, host_unregister, probe, probe_with,
                         static_verdict, static_verdict_for)
 
@@ -72,6 +73,8 @@ __all__ = [
     "load", "start_load", "WeightsFile", "Tensor", "Shard", "Load", "Loaded", "Pool", "Format", "Path", "IO", "Rule",
     # typed tensors, as safetensors' API
     "load_file", "safe_open", "Slice",
+    # a keeper's tensors (rig keep)
+    "attach", "Attachment",
     # diagnostics
     "log_to_logging", "log_to_stderr",
 ]

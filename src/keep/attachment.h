@@ -1,0 +1,52 @@
+// The attaching side: one connection to a keeper, its table, and the tensors it sent as buffers of this
+// process's device. Tensors arrive in the order the keeper publishes them; a get reads messages only up to
+// the one it needs, so it waits for that tensor alone.
+#pragma once
+
+#include <rig_keep.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "keep/channel.h"
+#include "keep/protocol.h"
+
+namespace rig::keep {
+
+class Attachment {
+ public:
+  // Connects, reads the table, attaches every tensor of the keeper's first device of `device`'s kind
+  // (rig_attach's contract).
+  static rig_status attach(const std::string &socket_path, Device &device, std::unique_ptr<Attachment> *out);
+  ~Attachment();  // says goodbye and closes
+
+  const Table &table() const { return table_; }
+  // Tensor `index`'s buffer, receiving until it is in (rig_attachment_get's contract); *writable says
+  // whether the keeper lets it be written.
+  rig_status get(size_t index, std::shared_ptr<Buffer> *out, bool *writable);
+  // Whether tensor `index` was received writable (false before it arrives). Pure read under the lock.
+  bool writable(size_t index);
+
+ private:
+  Attachment() = default;
+  // Receives one message and stores what it brings. Called holding mutex_.
+  rig_status receive_one();
+  // RIG_LOST (with the message) once the keeper closed its end. Called holding mutex_.
+  rig_status check_keeper();
+
+  Fd socket_;
+  Device *device_ = nullptr;  // devices live until the process exits (core/registry.h)
+  uint32_t position_ = 0;     // the keeper's device this attachment takes its tensors from
+  Table table_;
+  std::mutex mutex_;  // guards what follows and the socket's reads
+  std::vector<std::shared_ptr<Buffer>> received_;
+  std::vector<bool> writable_;
+  rig_status failed_ = RIG_OK;  // the keeper's error or its loss, answered ever after
+  std::string message_;
+};
+
+}  // namespace rig::keep

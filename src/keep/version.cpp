@@ -1,0 +1,172 @@
+#include "keep/version.h"
+
+#include "core/allocation.h"
+#include "core/error.h"
+#include "core/registry.h"
+#include "interop/operations.h"
+#include "keep/shared_memory.h"
+#include "load/checkpoint.h"
+
+namespace rig::keep {
+
+rig_status Version::start(const std::string &checkpoint, const std::vector<Device *> &devices, uint64_t generation,
+                          const Publishing &how, std::shared_ptr<Version> *out) {
+  std::shared_ptr<Version> v(new Version);
+  v->how_ = how;
+  v->devices_ = devices;
+  for (Device *d : devices) {
+    int memory = 0, event = 0;
+    if (interop::supported(*d, nullptr, RIG_INTEROP_IPC_MEMORY, &memory) != RIG_OK ||
+        interop::supported(*d, nullptr, RIG_INTEROP_IPC_EVENT, &event) != RIG_OK)
+      return RIG_INVALID_ARGUMENT;
+    if (d->kind() != RIG_DEVICE_MEMORY && !(memory && event))
+      return fail(RIG_UNSUPPORTED, "keep_start: %s's tensors cannot leave the process: a keeper serves memory devices "
+                  "(memfd) and devices with IPC memory and events (CUDA, HIP)", d->info().name.c_str());
+    v->ipc_.push_back(d->kind() != RIG_DEVICE_MEMORY);
+    std::unique_ptr<load::Copier> c;
+    if (rig_status s = load::Copier::make(*d, &c)) return s;
+    v->copiers_.push_back(std::move(c));
+  }
+  std::shared_ptr<load::File> file;
+  if (rig_status s = load::open_checkpoint(checkpoint.c_str(), RIG_LOAD_FORMAT_AUTO, &file)) return s;
+  v->table_.generation = generation;
+  // Named as rig_device_open takes them: a memory device's own name is any string ("memory:" + it).
+  for (Device *d : devices) {
+    const std::string &n = d->info().name;
+    v->table_.devices.push_back(n.find(':') == std::string::npos ? d->info().framework + ":" + n : n);
+  }
+  for (const load::TensorEntry &t : file->tensors)
+    v->table_.tensors.push_back({t.name, t.dtype, t.ggml_type, t.shape, t.length});
+  v->exported_.resize(file->tensors.size() * devices.size());
+  rig_load_placement placement{sizeof placement, nullptr, devices.size(), RIG_LOAD_RULE_EACH, nullptr};
+  rig_load_options options{};
+  options.size = sizeof options;
+  if (rig_status s = load::Load::start(host_device(), file, nullptr, 0, devices, placement, options, {}, &v->load_))
+    return s;
+  v->thread_ = std::thread([raw = v.get()] { raw->publish_all(); });
+  *out = std::move(v);
+  return RIG_OK;
+}
+
+void Version::cancel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  cv_.notify_all();
+  if (load_) load_->cancel();  // an atomic flag: the load's threads stop at their next step
+}
+
+Version::~Version() {
+  cancel();
+  if (thread_.joinable()) thread_.join();
+  // Every connection that imported these points has let go (it held the version): their events may go.
+  for (Exported &e : exported_)
+    if (e.point_exported && interop::close_point_ipc(e.point) != RIG_OK) clear_error();
+}
+
+// The copy into the memfd is this device's own work, after the load's copies into the tensor (rule 3 on
+// the tensor's stamps); a memory device runs it at hand-over, and the wait below makes that a promise: a
+// memfd is only ever sent holding the file's bytes, since its receiver has no point to follow.
+rig_status Version::publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+  std::shared_ptr<Buffer> shared;
+  uint64_t length = table_.tensors[index].length;
+  if (rig_status s = make_shared_memory(*devices_[device], length, how_.writable, &e->fd, &shared)) return s;
+  if (length) {
+    if (rig_status s = copiers_[device]->copy(loaded, 0, *shared, 0, length)) return s;
+    if (rig_status s = shared->allocation->wait_last_write()) return s;
+  }
+  e->buffer = std::move(shared);
+  return RIG_OK;
+}
+
+// A buffer of the tensor's own (the loader's tensors are parts of arenas, which cannot leave one tensor at
+// a time), the copy into it submitted, and both exported at once: the client's queue waits for the copy's
+// point, so the tensor is sent before its bytes are there. An empty tensor gets a byte (IPC shares no
+// empty memory) and no point.
+rig_status Version::publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+  std::shared_ptr<Buffer> own;
+  uint64_t length = table_.tensors[index].length;
+  if (rig_status s = buffer_create(*devices_[device], length ? length : 1, RIG_MEMORY_DEVICE, &own)) return s;
+  if (length) {
+    if (rig_status s = copiers_[device]->copy(loaded, 0, *own, 0, length)) return s;
+    uint64_t point = 0;
+    if (rig_status s = interop::last_write(*own, &point)) return s;
+    if (rig_status s = interop::export_point_ipc(point, &e->point)) return s;
+    e->point_exported = true;
+  }
+  if (rig_status s = interop::export_memory_ipc(*own, &e->memory)) return s;
+  e->buffer = std::move(own);
+  return RIG_OK;
+}
+
+rig_status Version::publish(size_t index, size_t device) {
+  std::shared_ptr<Buffer> loaded;
+  if (rig_status s = load_->buffer(index, device, &loaded)) return s;
+  Exported e;
+  rig_status s = ipc_[device] ? publish_ipc(index, device, *loaded, &e) : publish_memfd(index, device, *loaded, &e);
+  std::lock_guard<std::mutex> lock(mutex_);
+  exported_[index * devices_.size() + device] = std::move(e);  // kept on failure too: its export is closed
+  return s;
+}
+
+void Version::publish_all() {
+  rig_status s = RIG_OK;
+  for (size_t i = 0; i < table_.tensors.size() && s == RIG_OK; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) s = fail(RIG_INTERRUPTED, "keep: the keeper stopped while loading");
+    }
+    if (s == RIG_OK && how_.before_publish) how_.before_publish(how_.user, i);
+    for (size_t d = 0; d < devices_.size() && s == RIG_OK; ++d) s = publish(i, d);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (s == RIG_OK) ++ready_;
+    cv_.notify_all();
+  }
+  // The loader keeps every tensor it made until it is released: its copy of the checkpoint goes now.
+  std::unique_ptr<load::Load> loaded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loaded = std::move(load_);
+  }
+  loaded.reset();
+  if (how_.log)
+    how_.log(s == RIG_OK ? "generation " + std::to_string(table_.generation) + " loaded: " +
+                               std::to_string(table_.tensors.size()) + " tensors published"
+                         : std::string("the load failed: ") + last_error());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (s != RIG_OK) {
+    status_ = s;
+    message_ = last_error();
+  }
+  ready_ = s == RIG_OK ? table_.tensors.size() : ready_;
+  stopping_ = true;  // nothing more comes: waiters stop waiting
+  finished_ = true;
+  cv_.notify_all();
+}
+
+rig_status Version::published(size_t index, size_t device, TensorReply *reply, int *fd) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return ready_ > index || stopping_; });
+  if (ready_ <= index) {
+    if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
+    return fail(RIG_INTERRUPTED, "keep: the keeper stopped before tensor %zu was loaded", index);
+  }
+  const Exported &e = exported_[index * devices_.size() + device];
+  reply->index = uint32_t(index);
+  reply->device = uint32_t(device);
+  reply->length = table_.tensors[index].length;
+  reply->kind = ipc_[device] ? MemoryKind::ipc : MemoryKind::memfd;
+  reply->flags = how_.writable ? kFlagWritable : 0;
+  reply->memory = e.memory;
+  reply->point = e.point;
+  *fd = e.fd.get();
+  return RIG_OK;
+}
+
+rig_status Version::wait_all() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return finished_; });
+  if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
+  return RIG_OK;
+}
+
+}  // namespace rig::keep

@@ -1,0 +1,84 @@
+// One load of a keeper's checkpoint (a version): the loader's run, and each tensor's memory as it leaves
+// the process, published tensor by tensor as the load hands them over. Connections hold the version they
+// attached to; a reload makes the next one, and an old one goes once its last holder lets go.
+#pragma once
+
+#include <rig_keep.h>
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/device.h"
+#include "keep/channel.h"
+#include "keep/protocol.h"
+#include "load/copier.h"
+#include "load/file.h"
+#include "load/load.h"
+
+namespace rig::keep {
+
+struct Publishing {
+  bool writable = false;  // clients may map the tensors writable
+  rig_keep_tensor_fn before_publish = nullptr;
+  void *user = nullptr;
+  std::function<void(const std::string &)> log;  // told how the load ended (the keeper's log)
+};
+
+class Version {
+ public:
+  // Opens `checkpoint`, starts loading every tensor onto every device (placement EACH) and a thread that
+  // publishes them in file order. The loader's statuses for a checkpoint or device it refuses; RIG_UNSUPPORTED
+  // for a device that is neither a memory device nor one whose buffers and points leave as IPC handles. Waits for the load's start (rig_load_start's waits), no lock held.
+  static rig_status start(const std::string &checkpoint, const std::vector<Device *> &devices, uint64_t generation,
+                          const Publishing &how, std::shared_ptr<Version> *out);
+  ~Version();  // cancels what still runs and waits for its thread (a before_publish call must return)
+
+  const Table &table() const { return table_; }
+  // Tensor `index`'s reply and memfd on device position `device` once published: waits on the host (holding
+  // the version's lock only while it sleeps) until then, or answers the load's failure.
+  rig_status published(size_t index, size_t device, TensorReply *reply, int *fd);
+  // Waits until every tensor is published, and the loader's own copy gone, or the load failed; its status.
+  rig_status wait_all();
+  // Cancels the load and wakes every wait of published() (which then answers RIG_INTERRUPTED for what is
+  // not published). Waits for nothing.
+  void cancel();
+
+ private:
+  Version() = default;
+  void publish_all();
+  rig_status publish(size_t index, size_t device);
+
+  // A tensor's memory as it leaves: a memfd (memory devices), or IPC handles of a buffer of its own and
+  // of the point after which it holds the file's bytes (CUDA, HIP).
+  struct Exported {
+    Fd fd;
+    std::shared_ptr<Buffer> buffer;  // keeps the memfd's mapping, or the exported allocation
+    rig_ipc_handle memory{}, point{};
+    bool point_exported = false;     // closed with the version (rig_point_export_ipc_close)
+  };
+  rig_status publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e);
+  rig_status publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e);
+  Publishing how_;
+  std::vector<Device *> devices_;
+  std::vector<bool> ipc_;  // per device: its tensors leave as IPC handles (else as memfds)
+  std::vector<std::unique_ptr<load::Copier>> copiers_;
+  std::unique_ptr<load::Load> load_;  // released by the publishing thread once every tensor left it
+  Table table_;
+  std::vector<Exported> exported_;  // [index * devices + device]
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  size_t ready_ = 0;  // tensors [0, ready_) are published on every device
+  rig_status status_ = RIG_OK;
+  std::string message_;
+  bool stopping_ = false;
+  bool finished_ = false;  // the publishing thread is done (and the loader released)
+  std::thread thread_;
+};
+
+}  // namespace rig::keep
