@@ -167,8 +167,9 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   rig_device probe;
   if (rig_device_open("cuda:0", &probe) != RIG_OK) {
-    fprintf(stderr, "SKIP: no cuda:0 (%s)\n", rig_last_error());
-    return 77;
+    fprintf(stderr, "%s: no cuda:0 (%s)\n", rt_required("cuda") ? "FAIL (RIG_REQUIRE names cuda)" : "SKIP",
+            rig_last_error());
+    return rt_required("cuda") ? 1 : 77;
   }
   rig_device_release(probe);
   const struct CMUnitTest tests[] = {
