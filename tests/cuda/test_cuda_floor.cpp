@@ -112,7 +112,7 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
       uint32_t slots[2] = {0, 0};
       uint32_t scalars[2] = {kBytes / 4, 1};
       for (int p = 0; p < 2; ++p) {
-        run[d][p] = gt_launch_run(dev[d], module[d], "rig_add_u32", &x[d], access, 1, slots, 2, 0);
+        run[d][p] = gt_launch_run(dev[d], module[d], "rig_add_u32", &x[d], access, 1, slots, 2, kBytes / 4 / 256);
         OK(rig_run_set_scalars(run[d][p], scalars, sizeof scalars));
       }
     } else {
@@ -201,8 +201,12 @@ enum class Batch { independent_copies, chained_copies, launches, launches_again 
 constexpr int kBatch = 16;
 
 void batch(Batch what) {
-  GT_FAKE_ONLY();
-  gt_set("reset", 0);
+  // The fake's counters, or the counting interposer's over a real driver, as chain() takes them.
+  if (entered("copy_async") < 0) {
+    std::fprintf(stderr, "SKIP %s: needs per-entry counters: the fake, or RIG_CUDA_LIBRARY=libcountcuda.so\n", __func__);
+    skip();
+  }
+  if (gt_fake()) gt_set("reset", 0);
   rig_device dev;
   if (!gt_open(gt_name(0), &dev)) return;
   bool again = what == Batch::launches_again;
@@ -224,7 +228,7 @@ void batch(Batch what) {
       rig_access access[1] = {RIG_ACCESS_READ_WRITE};
       uint32_t slots[2] = {0, 0};
       uint32_t scalars[2] = {kBytes / 4, 1};
-      runs[b] = gt_launch_run(dev, module, "rig_add_u32", &buf[0], access, 1, slots, 2, 0);
+      runs[b] = gt_launch_run(dev, module, "rig_add_u32", &buf[0], access, 1, slots, 2, kBytes / 4 / 256);
       OK(rig_run_set_scalars(runs[b], scalars, sizeof scalars));
     }
   }
