@@ -31,10 +31,17 @@ n = sum(t.numel() * t.element_size() for t in w.values())
 print(n / dt / 1e9, len(w))
 """
 
-RIG_LINE = ("import rig, torch; w = rig.load_file({p!r}, device='cuda:0'); torch.cuda.synchronize(); "
-            "print(len(w))")
-ST_LINE = ("import torch; from safetensors.torch import load_file; w = load_file({p!r}, device='cuda:0'); "
-           "torch.cuda.synchronize(); print(len(w))")
+# Each line prints when its imports ended and when its tensors were on the GPU (time.time()), so a
+# process's seconds split into start and imports, the load itself, and exit (the rest).
+STAMPS = "import time; t_imp = time.time(); "
+RIG_LINE = ("import rig, torch; " + STAMPS + "w = rig.load_file({p!r}, device='cuda:0'); torch.cuda.synchronize(); "
+            "print(len(w), t_imp, time.time())")
+# safetensors opens one file: a sharded checkpoint is its index's shards, one load_file each.
+ST_LINE = ("import json, os, torch; from safetensors.torch import load_file; " + STAMPS +
+           "p = {p!r}; d = os.path.dirname(p); "
+           "files = sorted(set(json.load(open(p))['weight_map'].values())) if p.endswith('.json') else [p]; "
+           "w = {{}}; [w.update(load_file(os.path.join(d, f) if p.endswith('.json') else f, device='cuda:0')) "
+           "for f in files]; torch.cuda.synchronize(); print(len(w), t_imp, time.time())")
 
 
 def rig_first(rig_bin, path):
@@ -46,10 +53,15 @@ def rig_first(rig_bin, path):
 
 
 def whole(line):
-    t0 = time.perf_counter()
+    """(seconds, (imports, load, exit) seconds) of a `python3 -c line` process, or (None, its last error)."""
+    t0 = time.time()
     out = subprocess.run([sys.executable, "-c", line], capture_output=True, text=True, timeout=300)
-    dt = time.perf_counter() - t0
-    return dt if out.returncode == 0 else None, out.stderr.strip().splitlines()[-1:] if out.returncode else None
+    t_end = time.time()
+    if out.returncode:
+        return None, out.stderr.strip().splitlines()[-1:]
+    _, t_imp, t_loaded = out.stdout.split()
+    t_imp, t_loaded = float(t_imp), float(t_loaded)
+    return t_end - t0, (t_imp - t0, t_loaded - t_imp, t_end - t_loaded)
 
 
 def main():
@@ -70,8 +82,10 @@ def main():
             t_rig, e1 = whole(RIG_LINE.format(p=path))
             t_st, e2 = whole(ST_LINE.format(p=path))
             if t_rig and t_st:
+                phases = lambda p: "start+imports %.2f, load %.2f, exit %.2f" % p
                 print(f"r{r} {name:28s} python -c process: rig {t_rig:.2f} s  safetensors {t_st:.2f} s  "
-                      f"(safetensors/rig {t_st / t_rig:.1f}x)", flush=True)
+                      f"(safetensors/rig {t_st / t_rig:.1f}x; rig's {phases(e1)}; safetensors' {phases(e2)})",
+                      flush=True)
             else:
                 print(f"r{r} {name:28s} python -c failed: rig {e1} safetensors {e2}", flush=True)
 

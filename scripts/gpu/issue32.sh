@@ -13,7 +13,7 @@ unset RIG_CUDA_LIBRARY
 P=/tmp/pyrig
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 --version
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
+  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
   inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig \
@@ -21,7 +21,7 @@ P=/tmp/pyrig
   export PYTHONPATH=$P
   python3 -c 'import rig; print("rig", rig.__version__, rig.device_list())'
   echo "=== pytest (RIG_REQUIRE=cuda)"
-  RIG_REQUIRE=cuda RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx timeout 240 python3 -m pytest -q -rs \
+  RIG_TOOL=$B/tools/rig RIG_REQUIRE=cuda RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx timeout 240 python3 -m pytest -q -rs \
     -p no:cacheprovider bindings/python/tests 2>&1 | tail -25
   echo "=== layouts with phases"
   PHASES=1 ROUNDS=${ROUNDS:-1} timeout 240 python3 bench/load/layouts.py "$B/tools/rig" /tmp/layouts "$B" 2>&1

@@ -130,17 +130,22 @@ def test_host_kernel_cannot_write_a_read_slot(device):
 
 
 _LOSE_DEVICE = """
+import struct
 import sys
 import rig
 device = rig.open_device("cuda:0")
 with open(sys.argv[1], "rb") as f:
     module = rig.Module.load(device, rig.ModuleFormat.PTX, f.read())
 buf = rig.Buffer.create(device, 4)
-try:
-    rig.wait_point(rig.submit(device, [rig.launch(module, "rig_fault", (1,), (1,), [0])], [(buf, rig.WRITE)]))
-    sys.exit("the faulting kernel did not lose the device")
-except rig.DeviceLost:
-    pass
+# rig_fault(where) stores to `where`: 0x10, an address no allocation holds, as a scalar (no slots: a slot
+# would pass the buffer's own, valid, address, which a GPU writes without a fault).
+with rig.Submission(device, [rig.launch(module, "rig_fault", (1,), (1,), [])], []) as sub, sub.take() as run:
+    run.set_scalars(struct.pack("<Q", 0x10))
+    try:
+        rig.wait_point(run.submit())
+        sys.exit("the faulting kernel did not lose the device")
+    except rig.DeviceLost:
+        pass
 assert device.lost_reason()
 try:
     rig.submit(device, [rig.fill(0, 1)], [(buf, rig.WRITE)])
