@@ -25,6 +25,18 @@ L=/tmp/layouts
   echo "=== python rows"
   ROUNDS=1 timeout 150 python3 bench/load/python_rows.py "$B/tools/rig" $L/uniform.safetensors $L/llama.safetensors \
     $L/moe.safetensors $L/sharded.d/model.safetensors.index.json
+  # layouts.py's later loads ran at 0.61-0.83 of the link in the first call while `rig load --repeat 3` run
+  # from bash ran 0.95: is it the parent python process, which holds a CUDA context and torch's pinned 1 GiB?
+  echo "=== rig load --repeat 3 (uniform): from bash, then from a python parent holding torch's context"
+  for r in 1 2; do
+    "$B/tools/rig" load $L/uniform.safetensors --device cuda:0 --repeat 3 --json |
+      python3 -c 'import json,sys; print("bash parent  ", [round(l["gb_per_s"],1) for l in json.load(sys.stdin)["loads"]])'
+    python3 -c 'import json, subprocess, sys, torch
+x = torch.empty(1 << 30, dtype=torch.uint8).pin_memory(); y = torch.empty(1 << 30, dtype=torch.uint8, device="cuda:0")
+y.copy_(x); torch.cuda.synchronize()
+out = subprocess.run([sys.argv[1], "load", sys.argv[2], "--device", "cuda:0", "--repeat", "3", "--json"], capture_output=True, text=True)
+print("torch parent ", [round(l["gb_per_s"],1) for l in json.loads(out.stdout)["loads"]])' "$B/tools/rig" $L/uniform.safetensors
+  done
   echo "=== keeper (bench/keep/attach.py), 4 GiB"
   timeout 120 python3 bench/keep/attach.py "$B/tools/rig" $L/uniform.safetensors $L/moe.safetensors
   echo "=== 16 GiB 4-shard checkpoint: layout rows, then the keeper"
