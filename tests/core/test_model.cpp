@@ -459,28 +459,14 @@ struct Program {
   // allocations it picked); the model raised as if it were submitted now.
   Pending make_bytes_run(int d, const std::vector<rig_point> &waits, uint64_t value) {
     Pending out;
-    Work w{d};
-    int n = 1 + rng.below(3);
-    for (int i = 0; i < n; ++i) {
-      Slot s;
-      if (pick_slot(rng, d, static_cast<rig_access>(1 + rng.below(3)), &s)) w.slots.push_back(s);
-    }
+    Work w = pick_work(d);
     if (w.slots.empty()) {
       note_skip(device_name(d) + ": a batch's run", "every allocation it picked is one it cannot borrow");
       return out;
     }
     uint32_t self = index_of[d];
     out.expect = points_to_follow(self, w.slots, waits);
-    std::vector<uint32_t> readable;
-    for (uint32_t i = 0; i < w.slots.size(); ++i)
-      if (w.slots[i].access & RIG_ACCESS_READ) readable.push_back(i);
-    for (uint32_t i = 0; i < w.slots.size(); ++i) {
-      if (!(w.slots[i].access & RIG_ACCESS_WRITE)) continue;
-      bool copied = !readable.empty() && rng.below(2) &&
-                    add_copy(rng, w, readable[static_cast<size_t>(rng.below(static_cast<int>(readable.size())))], i);
-      if (!copied) add_fill(rng, w, i);
-    }
-    if (runs_host_kernels[d]) add_kernel(rng, w);
+    add_byte_parts(w);
     out.what = where_now() + ": batch run " + std::to_string(value) + " on " + device_name(d);
     if (w.check) {
       w.check->value = value;
@@ -700,6 +686,33 @@ struct Program {
     ++tally.kernels;
   }
 
+  // Work on d over 1..3 allocations it reaches, each slot read, written or both (none where every
+  // allocation it picked is one d cannot borrow).
+  Work pick_work(int d) {
+    Work w{d};
+    int n = 1 + rng.below(3);
+    for (int i = 0; i < n; ++i) {
+      Slot s;
+      if (pick_slot(rng, d, static_cast<rig_access>(1 + rng.below(3)), &s)) w.slots.push_back(s);
+    }
+    return w;
+  }
+
+  // The parts of w: each written slot gets a fill or a copy from a read slot; then, on a device that runs
+  // them, the host kernel that checks the reads.
+  void add_byte_parts(Work &w) {
+    std::vector<uint32_t> readable;
+    for (uint32_t i = 0; i < w.slots.size(); ++i)
+      if (w.slots[i].access & RIG_ACCESS_READ) readable.push_back(i);
+    for (uint32_t i = 0; i < w.slots.size(); ++i) {
+      if (!(w.slots[i].access & RIG_ACCESS_WRITE)) continue;
+      bool copied = !readable.empty() && rng.below(2) &&
+                    add_copy(rng, w, readable[static_cast<size_t>(rng.below(static_cast<int>(readable.size())))], i);
+      if (!copied) add_fill(rng, w, i);
+    }
+    if (runs_host_kernels[w.d]) add_kernel(rng, w);
+  }
+
   std::string describe(const Work &w, rig_point pt) const {
     static const char *acc[] = {"", "R", "W", "RW"};
     std::string s = "submit " + std::to_string(rig_point_value(pt)) + " on " + device_name(w.d) + ":";
@@ -761,12 +774,7 @@ struct Program {
 
   // Work on d over 1..3 allocations it reaches: each written slot gets a fill or a copy from a read slot.
   void submit_bytes(int d) {
-    Work w{d};
-    int n = 1 + rng.below(3);
-    for (int i = 0; i < n; ++i) {
-      Slot s;
-      if (pick_slot(rng, d, static_cast<rig_access>(1 + rng.below(3)), &s)) w.slots.push_back(s);
-    }
+    Work w = pick_work(d);
     if (w.slots.empty()) return note_skip(device_name(d) + ": a submit", "every allocation it picked is one it cannot borrow");
     std::vector<rig_point> waits;
     if (rng.below(4) == 0) {
@@ -774,16 +782,7 @@ struct Program {
       uint64_t s = rt_submitted(devices[other]);
       if (s) waits.push_back(rig_point_make(index_of[other], 1 + rng.next() % s));
     }
-    std::vector<uint32_t> readable;
-    for (uint32_t i = 0; i < w.slots.size(); ++i)
-      if (w.slots[i].access & RIG_ACCESS_READ) readable.push_back(i);
-    for (uint32_t i = 0; i < w.slots.size(); ++i) {
-      if (!(w.slots[i].access & RIG_ACCESS_WRITE)) continue;
-      bool copied = !readable.empty() && rng.below(2) &&
-                    add_copy(rng, w, readable[static_cast<size_t>(rng.below(static_cast<int>(readable.size())))], i);
-      if (!copied) add_fill(rng, w, i);
-    }
-    if (runs_host_kernels[d]) add_kernel(rng, w);
+    add_byte_parts(w);
     submit_work(w, waits);
   }
 

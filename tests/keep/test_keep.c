@@ -5,7 +5,6 @@
 #include <rig_keep.h>
 #include <rig_load.h>
 
-#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "keep_test.h"
 #include "weights.h"
 
 #define OK(call) assert_int_equal((call), RIG_OK)
@@ -31,18 +31,6 @@
 
 enum { TENSORS = 5 };
 static const size_t lengths[TENSORS] = {4096, 100, 0, 65536 + 7, 3000};
-
-/* The file's data starts after its 8-byte length and JSON header: tensor i's offset in the file. */
-static uint64_t offset_of(const char *path, size_t i) {
-  rig_load_file f;
-  OK(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f));
-  rig_load_tensor t;
-  memset(&t, 0, sizeof t);
-  t.size = sizeof t;
-  OK(rig_load_tensor_get(f, i, &t));
-  OK(rig_load_file_release(f));
-  return t.offset;
-}
 
 static const char *checkpoint(void) {
   const char *path = tw_path("keep.safetensors");
@@ -79,6 +67,13 @@ static rig_status stop(rig_keeper k, uint64_t timeout_ns) {
   return s;
 }
 
+/* A memory device of this process's, which clients attach on. */
+static rig_device client_device(void) {
+  rig_device d;
+  OK(rig_memory_device("client", &d));
+  return d;
+}
+
 /* Every tensor of the attachment equals the file's bytes; its info names the table's entry. */
 static void verify_all(rig_attachment a, const char *file) {
   size_t count = 0;
@@ -98,12 +93,28 @@ static void verify_all(rig_attachment a, const char *file) {
     size_t length = 99;
     OK(rig_buffer_length(b, &length));
     assert_int_equal(length, lengths[i]);
-    assert_true(tw_same_as_file(b, file, offset_of(file, i), lengths[i]));
+    assert_true(tw_same_as_file(b, file, kt_offset(file, i), lengths[i]));
     size_t found = 99;
     OK(rig_attachment_find(a, t.name, &found));
     assert_int_equal(found, i);
     OK(rig_buffer_release(b));
   }
+}
+
+/* A fresh attach on `mine`: every byte the file's (verify_all), then it lets go. */
+static void attach_and_verify(const char *sock, rig_device mine, const char *file) {
+  rig_attachment a;
+  OK(rig_attach(sock, mine, &a));
+  verify_all(a, file);
+  OK(rig_attachment_release(a));
+}
+
+/* The end of a test whose keeper serves in this process: it stops once its clients let go, then the
+ * client device and the checkpoint go. */
+static void stop_and_remove(rig_keeper k, rig_device mine, const char *file) {
+  OK(stop(k, UINT64_MAX));
+  OK(rig_device_release(mine));
+  unlink(file);
 }
 
 /* Waits (polling, bounded) until the keeper serves `want` clients; 1 if it did. */
@@ -126,8 +137,7 @@ static void attach_verify_every_byte_read_only(void **state) {
   struct stat st;
   assert_int_equal(stat(sock, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0600);
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_attachment a;
   OK(rig_attach(sock, mine, &a));
   verify_all(a, file);
@@ -193,13 +203,12 @@ static void attach_during_load_tensor0_before_last_lands(void **state) {
   rig_keep_options o = options();
   o.before_publish = hold_last;
   rig_keeper k = keep(file, sock, &o);
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_attachment a;
   OK(rig_attach(sock, mine, &a));
   rig_buffer first;
   OK(rig_attachment_get(a, 0, NULL, &first));
-  assert_true(tw_same_as_file(first, file, offset_of(file, 0), lengths[0]));
+  assert_true(tw_same_as_file(first, file, kt_offset(file, 0), lengths[0]));
   note("consumed 0");
   pthread_mutex_lock(&gate.mutex);
   gate.open = 1;
@@ -212,22 +221,7 @@ static void attach_during_load_tensor0_before_last_lands(void **state) {
   assert_true(line_of("publish 0") < consumed);
   OK(rig_buffer_release(first));
   OK(rig_attachment_release(a));
-  OK(stop(k, UINT64_MAX));
-  OK(rig_device_release(mine));
-  unlink(file);
-}
-
-/* The child of the running test: killed by the teardown should the test fail before it does. */
-static pid_t running = -1;
-
-static int kill_child(void **state) {
-  (void)state;
-  if (running > 0) {
-    kill(running, SIGKILL);
-    waitpid(running, NULL, 0);
-  }
-  running = -1;
-  return 0;
+  stop_and_remove(k, mine, file);
 }
 
 /* Runs this binary again as `role ARGS...` with its stdout on a pipe; *out reads it. */
@@ -243,15 +237,8 @@ static pid_t spawn(const char *role, const char *a1, const char *a2, int *out) {
   }
   close(p[1]);
   *out = p[0];
-  running = pid;
+  kt_child = pid;
   return pid;
-}
-
-static char read_byte(int fd) {
-  char c = 0;
-  while (read(fd, &c, 1) < 0 && errno == EINTR) {
-  }
-  return c;
 }
 
 static void killed_client_lets_go(void **state) {
@@ -262,22 +249,16 @@ static void killed_client_lets_go(void **state) {
   rig_keeper k = keep(file, sock, &o);
   int out;
   pid_t pid = spawn("client", sock, file, &out);
-  assert_int_equal(read_byte(out), 'y'); /* it attached and verified tensor 0 */
+  assert_int_equal(kt_read_byte(out), 'y'); /* it attached and verified tensor 0 */
   assert_true(clients_reach(k, 1));
-  assert_int_equal(pid, running);
-  kill_child(NULL);
+  assert_int_equal(pid, kt_child);
+  kt_kill_child(NULL);
   close(out);
   assert_true(clients_reach(k, 0)); /* the keeper saw the socket close */
   /* and still serves */
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
-  rig_attachment a;
-  OK(rig_attach(sock, mine, &a));
-  verify_all(a, file);
-  OK(rig_attachment_release(a));
-  OK(stop(k, UINT64_MAX));
-  OK(rig_device_release(mine));
-  unlink(file);
+  rig_device mine = client_device();
+  attach_and_verify(sock, mine, file);
+  stop_and_remove(k, mine, file);
 }
 
 static void killed_keeper_answers_lost(void **state) {
@@ -286,22 +267,21 @@ static void killed_keeper_answers_lost(void **state) {
   const char *sock = tw_path("keep.sock");
   int out;
   pid_t pid = spawn("keeper", file, sock, &out);
-  assert_int_equal(read_byte(out), 'y'); /* listening and loaded */
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  assert_int_equal(kt_read_byte(out), 'y'); /* listening and loaded */
+  rig_device mine = client_device();
   rig_attachment a;
   OK(rig_attach(sock, mine, &a));
   rig_buffer first;
   OK(rig_attachment_get(a, 0, NULL, &first));
-  assert_int_equal(pid, running);
-  kill_child(NULL);
+  assert_int_equal(pid, kt_child);
+  kt_kill_child(NULL);
   close(out);
   rig_buffer again;
   STATUS(RIG_LOST, rig_attachment_get(a, 0, NULL, &again));
   assert_non_null(strstr(rig_last_error(), "keeper"));
   STATUS(RIG_LOST, rig_attachment_get(a, TENSORS - 1, NULL, &again));
   /* memfd memory outlives its keeper: what was received still holds the file's bytes, never freed memory */
-  assert_true(tw_same_as_file(first, file, offset_of(file, 0), lengths[0]));
+  assert_true(tw_same_as_file(first, file, kt_offset(file, 0), lengths[0]));
   OK(rig_buffer_release(first));
   OK(rig_attachment_release(a));
   OK(rig_device_release(mine));
@@ -317,8 +297,7 @@ static void refused_uid_gets_a_message_allowed_gid_attaches(void **state) {
   o.has_uid = 1;
   o.uid = (uint32_t)geteuid() + 1; /* a uid this process is not */
   rig_keeper k = keep(file, sock, &o);
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_attachment a;
   STATUS(RIG_UNSUPPORTED, rig_attach(sock, mine, &a));
   assert_non_null(strstr(rig_last_error(), "refused"));
@@ -328,9 +307,7 @@ static void refused_uid_gets_a_message_allowed_gid_attaches(void **state) {
   o.has_gid = 1;
   o.gid = (uint32_t)getegid();
   k = keep(file, sock, &o);
-  OK(rig_attach(sock, mine, &a));
-  verify_all(a, file);
-  OK(rig_attachment_release(a));
+  attach_and_verify(sock, mine, file);
   OK(stop(k, UINT64_MAX));
   /* another user, where this test may become one: the 0600 socket refuses the connection itself */
   if (geteuid() == 0) {
@@ -338,10 +315,10 @@ static void refused_uid_gets_a_message_allowed_gid_attaches(void **state) {
     k = keep(file, sock, &o);
     int out;
     pid_t pid = spawn("nobody", sock, file, &out);
-    assert_int_equal(read_byte(out), 'r');
+    assert_int_equal(kt_read_byte(out), 'r');
     int status;
     waitpid(pid, &status, 0);
-    running = -1;
+    kt_child = -1;
     close(out);
     OK(stop(k, UINT64_MAX));
   }
@@ -439,15 +416,9 @@ static void hostile_requests_answered_or_dropped(void **state) {
   close(s);
   /* the keeper and its other clients are unharmed */
   assert_true(clients_reach(k, 0));
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
-  rig_attachment a;
-  OK(rig_attach(sock, mine, &a));
-  verify_all(a, file);
-  OK(rig_attachment_release(a));
-  OK(stop(k, UINT64_MAX));
-  OK(rig_device_release(mine));
-  unlink(file);
+  rig_device mine = client_device();
+  attach_and_verify(sock, mine, file);
+  stop_and_remove(k, mine, file);
 }
 
 static void most_clients_busy_and_stop_cuts_off(void **state) {
@@ -457,8 +428,7 @@ static void most_clients_busy_and_stop_cuts_off(void **state) {
   rig_keep_options o = options();
   o.max_clients = 1;
   rig_keeper k = keep(file, sock, &o);
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_attachment a, b;
   OK(rig_attach(sock, mine, &a));
   assert_true(clients_reach(k, 1));
@@ -468,7 +438,7 @@ static void most_clients_busy_and_stop_cuts_off(void **state) {
   STATUS(RIG_TIMEOUT, stop(k, 1000000)); /* a client that never lets go is cut off */
   rig_buffer again;
   STATUS(RIG_LOST, rig_attachment_get(a, 1, NULL, &again));
-  assert_true(tw_same_as_file(first, file, offset_of(file, 0), lengths[0]));
+  assert_true(tw_same_as_file(first, file, kt_offset(file, 0), lengths[0]));
   OK(rig_buffer_release(first));
   OK(rig_attachment_release(a));
   STATUS(RIG_INVALID_HANDLE, rig_keep_client_count(k, &(size_t){0}));
@@ -479,8 +449,7 @@ static void most_clients_busy_and_stop_cuts_off(void **state) {
 static void bad_arguments_answered(void **state) {
   (void)state;
   const char *file = checkpoint();
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_keeper k;
   STATUS(RIG_INVALID_ARGUMENT, rig_keep_start(file, &mine, 0, "x.sock", NULL, &k));
   STATUS(RIG_INVALID_ARGUMENT, rig_keep_start(file, &mine, 1, NULL, NULL, &k));
@@ -515,8 +484,7 @@ static void reload_new_attaches_get_the_new_file_old_keep_theirs(void **state) {
   rig_keep_options o = options();
   const char *sock = tw_path("keep.sock");
   rig_keeper k = keep(file, sock, &o);
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_attachment before;
   OK(rig_attach(sock, mine, &before));
   rig_buffer b0;
@@ -542,21 +510,19 @@ static void reload_new_attaches_get_the_new_file_old_keep_theirs(void **state) {
   rig_buffer b;
   OK(rig_attachment_get(after, 4, &t, &b));
   assert_int_equal(t.length, 3001);
-  assert_true(tw_same_as_file(b, file, offset_of(file, 4), 3001));
+  assert_true(tw_same_as_file(b, file, kt_offset(file, 4), 3001));
   OK(rig_buffer_release(b));
   /* the connection from before still gets the first generation, received before or not */
-  assert_true(tw_same_as_file(b0, old_copy, offset_of(old_copy, 0), lengths[0]));
+  assert_true(tw_same_as_file(b0, old_copy, kt_offset(old_copy, 0), lengths[0]));
   OK(rig_attachment_get(before, 4, &t, &b));
   assert_int_equal(t.length, 3000);
-  assert_true(tw_same_as_file(b, old_copy, offset_of(old_copy, 4), 3000));
+  assert_true(tw_same_as_file(b, old_copy, kt_offset(old_copy, 4), 3000));
   OK(rig_buffer_release(b));
   OK(rig_buffer_release(b0));
   OK(rig_attachment_release(before));
   OK(rig_attachment_release(after));
-  OK(stop(k, UINT64_MAX));
-  OK(rig_device_release(mine));
+  stop_and_remove(k, mine, file);
   unlink(old_copy);
-  unlink(file);
 }
 
 /* Entries of a /proc/self directory (descriptors, threads). */
@@ -574,8 +540,7 @@ static void thousand_attach_cycles_leave_nothing_behind(void **state) {
   (void)state;
   const char *file = checkpoint();
   const char *sock = tw_path("keep.sock");
-  rig_device mine;
-  OK(rig_memory_device("client", &mine));
+  rig_device mine = client_device();
   rig_keep_options o = options();
   o.log = NULL;
   int threads = entries("/proc/self/task");
@@ -604,7 +569,7 @@ static int run_client(const char *sock, const char *file) {
   rig_attachment a;
   rig_buffer b;
   if (rig_memory_device("child", &d) || rig_attach(sock, d, &a) || rig_attachment_get(a, 0, NULL, &b)) return 1;
-  if (!tw_same_as_file(b, file, offset_of(file, 0), lengths[0])) return 1;
+  if (!tw_same_as_file(b, file, kt_offset(file, 0), lengths[0])) return 1;
   if (write(1, "y", 1) != 1) return 1;
   pause(); /* killed here, holding its attachment */
   return 0;
@@ -633,16 +598,16 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "nobody") == 0) return run_nobody(argv[2]);
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(attach_verify_every_byte_read_only, kill_child),
-      cmocka_unit_test_teardown(attach_during_load_tensor0_before_last_lands, kill_child),
-      cmocka_unit_test_teardown(killed_client_lets_go, kill_child),
-      cmocka_unit_test_teardown(killed_keeper_answers_lost, kill_child),
-      cmocka_unit_test_teardown(refused_uid_gets_a_message_allowed_gid_attaches, kill_child),
-      cmocka_unit_test_teardown(hostile_requests_answered_or_dropped, kill_child),
-      cmocka_unit_test_teardown(most_clients_busy_and_stop_cuts_off, kill_child),
-      cmocka_unit_test_teardown(bad_arguments_answered, kill_child),
-      cmocka_unit_test_teardown(reload_new_attaches_get_the_new_file_old_keep_theirs, kill_child),
-      cmocka_unit_test_teardown(thousand_attach_cycles_leave_nothing_behind, kill_child),
+      cmocka_unit_test_teardown(attach_verify_every_byte_read_only, kt_kill_child),
+      cmocka_unit_test_teardown(attach_during_load_tensor0_before_last_lands, kt_kill_child),
+      cmocka_unit_test_teardown(killed_client_lets_go, kt_kill_child),
+      cmocka_unit_test_teardown(killed_keeper_answers_lost, kt_kill_child),
+      cmocka_unit_test_teardown(refused_uid_gets_a_message_allowed_gid_attaches, kt_kill_child),
+      cmocka_unit_test_teardown(hostile_requests_answered_or_dropped, kt_kill_child),
+      cmocka_unit_test_teardown(most_clients_busy_and_stop_cuts_off, kt_kill_child),
+      cmocka_unit_test_teardown(bad_arguments_answered, kt_kill_child),
+      cmocka_unit_test_teardown(reload_new_attaches_get_the_new_file_old_keep_theirs, kt_kill_child),
+      cmocka_unit_test_teardown(thousand_attach_cycles_leave_nothing_behind, kt_kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,6 @@
 #include <rig_keep.h>
 #include <rig_load.h>
 
-#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,11 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "keep_test.h"
 #include "rigtest.h"
 #include "weights.h"
 
@@ -29,24 +28,10 @@
 enum { TENSORS = 4 };
 static const size_t lengths[TENSORS] = {4096, 0, 65536 + 7, 3000};
 
-static uint64_t offset_of(const char *path, size_t i) {
-  rig_load_file f;
-  OK(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f));
-  rig_load_tensor t;
-  memset(&t, 0, sizeof t);
-  t.size = sizeof t;
-  OK(rig_load_tensor_get(f, i, &t));
-  OK(rig_load_file_release(f));
-  return t.offset;
-}
-
 /* The child: a keeper on cuda:0 whose last tensor waits for a byte on stdin. */
 static void hold_last(void *user, size_t index) {
   (void)user;
-  char c;
-  if (index == TENSORS - 1)
-    while (read(0, &c, 1) < 0 && errno == EINTR) {
-    }
+  if (index == TENSORS - 1) kt_read_byte(0);
 }
 
 static int run_keeper(const char *file, const char *sock) {
@@ -62,19 +47,6 @@ static int run_keeper(const char *file, const char *sock) {
   }
   if (write(1, "y", 1) != 1) return 1;
   pause(); /* killed here, serving */
-  return 0;
-}
-
-/* The keeper child of the running test: killed by the teardown should the test fail before it does. */
-static pid_t running = -1;
-
-static int kill_child(void **state) {
-  (void)state;
-  if (running > 0) {
-    kill(running, SIGKILL);
-    waitpid(running, NULL, 0);
-  }
-  running = -1;
   return 0;
 }
 
@@ -95,18 +67,15 @@ static child spawn_keeper(const char *file, const char *sock) {
     execl("/proc/self/exe", "test_keep_cuda", "keeper", file, sock, (char *)NULL);
     _exit(127);
   }
-  running = pid;
+  kt_child = pid;
   close(to[0]);
   close(from[1]);
-  char c = 0;
-  while (read(from[0], &c, 1) < 0 && errno == EINTR) {
-  }
-  assert_int_equal(c, 'y');
+  assert_int_equal(kt_read_byte(from[0]), 'y');
   return (child){pid, to[1], from[0]};
 }
 
 static void ended(child c) {
-  kill_child(NULL);
+  kt_kill_child(NULL);
   close(c.in);
   close(c.out);
 }
@@ -128,7 +97,7 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   OK(rig_buffer_last_write(t0, &carried));
   assert_true(carried != 0);
   rt_copy(gpu, t0, out);
-  assert_true(tw_same_as_file(out, file, offset_of(file, 0), lengths[0]));
+  assert_true(tw_same_as_file(out, file, kt_offset(file, 0), lengths[0]));
   /* consumed, and the keeper has not published the last tensor: it waits for this byte */
   assert_int_equal(write(c.in, "g", 1), 1);
   for (size_t i = 0; i < TENSORS; ++i) {
@@ -142,7 +111,7 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
     size_t length = 99;
     OK(rig_buffer_length(b, &length));
     assert_int_equal(length, lengths[i]);
-    assert_true(tw_same_as_file(b, file, offset_of(file, i), lengths[i]));
+    assert_true(tw_same_as_file(b, file, kt_offset(file, i), lengths[i]));
     OK(rig_buffer_release(b));
   }
   /* read-only: rig refuses writes into the keeper's memory, from the host and from the device */
@@ -173,7 +142,7 @@ int main(int argc, char **argv) {
   }
   rig_device_release(probe);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(ipc_attach_during_load_consumer_of_tensor0_runs_first, kill_child),
+      cmocka_unit_test_teardown(ipc_attach_during_load_consumer_of_tensor0_runs_first, kt_kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

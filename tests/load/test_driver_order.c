@@ -21,6 +21,22 @@ static void sum_bytes(void *user, const rig_span *slots, size_t count) {
   for (size_t i = 0; i < slots[0].length; ++i) *sum += p[i];
 }
 
+/* The consumer: a host kernel on u adding up the bytes of `b` into *sum, submitted with no waits of its
+ * own, so that what it waits for is what rig orders it after. *s and *r are the caller's to release. */
+static void submit_sum(rig_device u, rig_buffer b, unsigned long long *sum, rig_submission *s, rig_run *r) {
+  rig_part part;
+  memset(&part, 0, sizeof part);
+  part.size = sizeof part;
+  part.kind = RIG_PART_HOST_KERNEL;
+  part.fn = sum_bytes;
+  part.user = sum;
+  rig_access access = RIG_ACCESS_READ;
+  assert_int_equal(rig_submission_make(u, &part, 1, &access, 1, s), RIG_OK);
+  assert_int_equal(rig_run_take(*s, r), RIG_OK);
+  assert_int_equal(rig_run_set_buffer(*r, 0, b), RIG_OK);
+  assert_int_equal(rig_submit(*r, NULL, 0, NULL), RIG_OK);
+}
+
 static void a_consumer_of_tensor_0_runs_while_later_chunks_are_held(void **state) {
   (void)state;
   const size_t lengths[] = {64 << 10, 256 << 10, 256 << 10, 128 << 10};
@@ -61,19 +77,9 @@ static void a_consumer_of_tensor_0_runs_while_later_chunks_are_held(void **state
   info.size = sizeof info;
   rig_load_tensor_get(f, 0, &info);
   for (uint64_t i = 0; i < info.length; ++i) want += tw_byte(info.offset + i);
-  rig_part part;
-  memset(&part, 0, sizeof part);
-  part.size = sizeof part;
-  part.kind = RIG_PART_HOST_KERNEL;
-  part.fn = sum_bytes;
-  part.user = &sum;
-  rig_access access = RIG_ACCESS_READ;
   rig_submission s;
   rig_run r;
-  assert_int_equal(rig_submission_make(u, &part, 1, &access, 1, &s), RIG_OK);
-  assert_int_equal(rig_run_take(s, &r), RIG_OK);
-  assert_int_equal(rig_run_set_buffer(r, 0, t0_on_u), RIG_OK);
-  assert_int_equal(rig_submit(r, NULL, 0, NULL), RIG_OK);
+  submit_sum(u, t0_on_u, &sum, &s, &r);
   /* It waits in U's queue for T:1, the copy of the chunk holding tensor 0, and for nothing later. */
   assert_true(tdrv_log_find("hand_over U 1 [T:1]", 0) >= 0);
 
@@ -160,19 +166,9 @@ static void a_consumer_of_one_devices_slice_waits_for_that_slices_copy_only(void
   unsigned long long sum = 0, want = 0;
   for (uint64_t r = 0; r < 4; ++r)
     for (uint64_t c = 0; c < 16384; ++c) want += tw_byte(info.offset + r * 32768 + c);
-  rig_part part;
-  memset(&part, 0, sizeof part);
-  part.size = sizeof part;
-  part.kind = RIG_PART_HOST_KERNEL;
-  part.fn = sum_bytes;
-  part.user = &sum;
-  rig_access access = RIG_ACCESS_READ;
   rig_submission s;
   rig_run r;
-  assert_int_equal(rig_submission_make(u, &part, 1, &access, 1, &s), RIG_OK);
-  assert_int_equal(rig_run_take(s, &r), RIG_OK);
-  assert_int_equal(rig_run_set_buffer(r, 0, a0_on_u), RIG_OK);
-  assert_int_equal(rig_submit(r, NULL, 0, NULL), RIG_OK);
+  submit_sum(u, a0_on_u, &sum, &s, &r);
   assert_true(tdrv_log_find("hand_over U 1 [T:1]", 0) >= 0); /* T's slice copy, nothing later, nothing of V */
 
   assert_int_equal(tdrv_step(d[0], 1), 1);
