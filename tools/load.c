@@ -121,7 +121,7 @@ static int split(const char *v, struct args *a) {
     fprintf(stderr, "rig load: --split: at most %d\n", MAX_SPLITS);
     return -1;
   }
-  char *pattern = strndup(v, (size_t)(colon - v)); /* lives until the process exits */
+  char *pattern = strndup(v, (size_t)(colon - v)); /* freed by rig_load_command once the load is done */
   if (!pattern) return fprintf(stderr, "rig load: out of memory\n"), -1;
   a->splits[a->split_count++] = (rig_load_split){pattern, (uint32_t)dim};
   return 0;
@@ -293,15 +293,8 @@ static void print_load(const struct args *a, const rig_load_stats *st, double se
          "(summed over threads)\n", st->read_seconds, st->staging_wait_seconds, st->alloc_seconds, st->submit_seconds);
 }
 
-int rig_load_command(int argc, char **argv) {
-  struct args a;
-  memset(&a, 0, sizeof a);
-  a.repeat = 1;
-  a.o.size = sizeof a.o;
-  a.rule = RIG_LOAD_RULE_EACH;
-  int e = parse(argc, argv, &a);
-  if (e >= 0) return e;
-
+/* The load the parsed arguments ask for; its exit status. */
+static int run(struct args a) {
   rig_device devices[MAX_DEVICES];
   rig_load_pool pools[MAX_DEVICES];
   size_t n = 0, pool_count = 0, tensors = 0;
@@ -413,4 +406,16 @@ int rig_load_command(int argc, char **argv) {
   if (file) rig_load_file_release(file);
   for (size_t d = 0; d < n; ++d) rig_device_release(devices[d]);
   return s == RIG_OK && printed == 0 && !ferror(stdout) ? RIG_EXIT_OK : RIG_EXIT_ERROR;
+}
+
+int rig_load_command(int argc, char **argv) {
+  struct args a;
+  memset(&a, 0, sizeof a);
+  a.repeat = 1;
+  a.o.size = sizeof a.o;
+  a.rule = RIG_LOAD_RULE_EACH;
+  int e = parse(argc, argv, &a);
+  if (e < 0) e = run(a);
+  for (size_t i = 0; i < a.split_count; ++i) free((char *)a.splits[i].pattern);
+  return e;
 }
