@@ -160,7 +160,7 @@ impl Caught {
 // Points and timeouts
 
 /// A point: a value on one device's timeline (rig_point). `Point::NONE` is reached at once.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Point(u64);
 
 impl Point {
@@ -173,6 +173,13 @@ impl Point {
     /// The value on that timeline.
     pub fn value(self) -> u64 {
         sys::rig_point_value(self.0)
+    }
+}
+
+impl fmt::Debug for Point {
+    /// `Point(device#INDEX:VALUE)`: the packed integer means nothing to a reader (`{:?}` printed it raw).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Point({self})")
     }
 }
 
