@@ -4,7 +4,7 @@
 # split copy's hand-over cost (bench_cuda_split_copy). Usage (repository root): scripts/gpu/issue36.sh BUILD
 set -u
 B=$(cd "${1:?usage: issue36.sh BUILD}" && pwd)
-for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
+for f in .gl/*.deb "$B"/vulkan-debs/*.deb; do dpkg -x "$f" / 2>/dev/null; done
 ldconfig 2>/dev/null
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$icd" ] && export VK_DRIVER_FILES=$icd

@@ -195,9 +195,9 @@ void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true
 // cuMemcpyBatchAsync; HIP, where rig loads none, one hipMemcpyAsync each), 16 copies each reading what the
 // one before wrote (a chain: CUDA runs a batch's copies in no order, so each is its own call, in stream
 // order), or 16 launches adding 1 in place. The turn, the context query and the mark are the batch's, once.
-// The same 16 launches a third time: CUDA captured them into a graph the second time and launches it now
-// (HIP, where rig loads no graph calls, launches 16 kernels again).
-enum class Batch { independent_copies, chained_copies, launches, launches_again };
+// The same 16 launches, or the 16 independent copies, a third time: CUDA captured them into a graph the
+// second time and launches it now (HIP, where rig loads no graph calls, makes the 16 calls again).
+enum class Batch { independent_copies, chained_copies, launches, launches_again, copies_again };
 constexpr int kBatch = 16;
 
 void batch(Batch what) {
@@ -209,8 +209,9 @@ void batch(Batch what) {
   if (gt_fake()) gt_set("reset", 0);
   rig_device dev;
   if (!gt_open(gt_name(0), &dev)) return;
-  bool again = what == Batch::launches_again;
-  bool launches = what == Batch::launches || again;
+  bool again = what == Batch::launches_again || what == Batch::copies_again;
+  bool launches = what == Batch::launches || what == Batch::launches_again;
+  bool independent = what == Batch::independent_copies || what == Batch::copies_again;
   rig_buffer buf[kBatch + 1], dst[kBatch];
   static uint32_t start[kBatch + 1][kBytes / 4], got[kBytes / 4];
   for (int b = 0; b <= kBatch; ++b) {
@@ -222,7 +223,7 @@ void batch(Batch what) {
   rig_module module = launches ? gt_kernels(dev) : nullptr;
   rig_run runs[kBatch];
   for (int b = 0; b < kBatch; ++b) {
-    if (what == Batch::independent_copies) runs[b] = rt_copy_run(dev, buf[b], dst[b]);
+    if (independent) runs[b] = rt_copy_run(dev, buf[b], dst[b]);
     if (what == Batch::chained_copies) runs[b] = rt_copy_run(dev, buf[b], buf[b + 1]);  // reads run b-1's write
     if (launches) {
       rig_access access[1] = {RIG_ACCESS_READ_WRITE};
@@ -235,6 +236,11 @@ void batch(Batch what) {
   make_current(0);
   rig_point points[kBatch];
   for (int seen = 0; again && seen < 2; ++seen) OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
+  // New sources before the graph's launch: the destinations show the replay copied what is there now.
+  for (int b = 0; what == Batch::copies_again && b < kBatch; ++b) {
+    for (int i = 0; i < kBytes / 4; ++i) start[b][i] ^= 0x5a5a5a5au;
+    OK(rig_buffer_write_from(buf[b], 0, start[b], kBytes));
+  }
   long long before[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
   OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
@@ -243,19 +249,19 @@ void batch(Batch what) {
   clear_current();
 
   // The budget of the whole batch: one context query, one mark, and the work's calls.
-  bool batched = what == Batch::independent_copies && !hip();
   bool graph = again && !hip();
+  bool batched = independent && !hip() && !graph;
   auto budget_of = [&](const char *field) -> long long {
     auto is = [&](const char *name) { return std::strcmp(field, name) == 0; };
     if (is("get_current") || is("event_record")) return 1;
     if (is("copy_batch")) return batched ? 1 : 0;
-    if (is("copy_async")) return launches || batched ? 0 : kBatch;
+    if (is("copy_async")) return launches || batched || graph ? 0 : kBatch;
     if (is("launch")) return launches && !graph ? kBatch : 0;
     if (is("graph_launch")) return graph ? 1 : 0;
     return 0;
   };
   static const char *const kWhat[] = {"16 independent copies", "16 chained copies", "16 launches",
-                                      "16 launches submitted twice before"};
+                                      "16 launches submitted twice before", "16 independent copies submitted twice before"};
   std::fprintf(stderr, "%s, a batch of %s: driver calls per batch (budget)\n", gt_name(0), kWhat[static_cast<int>(what)]);
   bool off = false;
   for (int e = 0; e < kEntryCount; ++e) {
@@ -267,7 +273,7 @@ void batch(Batch what) {
 
   // A run whose scalars change is recorded again: its batch is a new one, never the old graph replayed (run
   // 0 now adds 2, so the bytes show which).
-  if (again) {
+  if (what == Batch::launches_again) {
     uint32_t twice[2] = {kBytes / 4, 2};
     OK(rig_run_set_scalars(runs[0], twice, sizeof twice));
     OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
@@ -284,7 +290,7 @@ void batch(Batch what) {
       want = added;
     }
     if (what == Batch::chained_copies) want = start[0];  // every buffer holds the chain's first bytes
-    rig_buffer of = what == Batch::independent_copies ? dst[b] : launches ? buf[0] : buf[b + 1];
+    rig_buffer of = independent ? dst[b] : launches ? buf[0] : buf[b + 1];
     OK(rig_buffer_read_into(of, 0, got, kBytes));
     assert_memory_equal(got, want, kBytes);
   }
@@ -301,6 +307,7 @@ void test_a_batch_of_16_independent_copies_is_one_copy_batch(void **) { batch(Ba
 void test_a_batch_of_16_chained_copies_keeps_them_in_stream_order(void **) { batch(Batch::chained_copies); }
 void test_a_batch_of_16_launches_makes_16_launches_and_one_mark(void **) { batch(Batch::launches); }
 void test_a_batch_of_16_launches_seen_twice_is_one_graph_launch(void **) { batch(Batch::launches_again); }
+void test_a_batch_of_16_copies_seen_twice_is_one_graph_launch(void **) { batch(Batch::copies_again); }
 
 }  // namespace
 
@@ -317,6 +324,7 @@ int main() {
       cmocka_unit_test(test_a_batch_of_16_chained_copies_keeps_them_in_stream_order),
       cmocka_unit_test(test_a_batch_of_16_launches_makes_16_launches_and_one_mark),
       cmocka_unit_test(test_a_batch_of_16_launches_seen_twice_is_one_graph_launch),
+      cmocka_unit_test(test_a_batch_of_16_copies_seen_twice_is_one_graph_launch),
   };
   return rt_finish(cmocka_run_group_tests(tests, nullptr, nullptr));
 }

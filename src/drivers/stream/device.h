@@ -174,7 +174,7 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
     size_t sizes[kCopyGroup];
     size_t count = 0;
   };
-  // A batch of recorded runs with a launch, replayed as one graph launch (batch.cpp): the runs' records by
+  // A batch of recorded runs seen before, replayed as one graph launch (batch.cpp): the runs' records by
   // serial, in order; exec null until the batch is seen a second time and captured (refused: the driver
   // would not capture it, so it is handed over call by call for good). Fixed size: no allocation to
   // remember a batch. Used holding the turn.
