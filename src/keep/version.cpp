@@ -2,6 +2,7 @@
 
 #include "core/allocation.h"
 #include "core/error.h"
+#include "core/point.h"
 #include "core/registry.h"
 #include "interop/operations.h"
 #include "keep/shared_memory.h"
@@ -202,6 +203,9 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
     if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
     return fail(RIG_INTERRUPTED, "keep: the keeper stopped before tensor %zu was loaded", index);
   }
+  // A published entry never changes again and the vector never grows: read on without the lock, so that
+  // the driver's question below holds up no other connection.
+  lock.unlock();
   const Exported &e = exported_[index * devices_.size() + device];
   reply->index = uint32_t(index);
   reply->device = uint32_t(device);
@@ -211,7 +215,11 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
   reply->arena = e.region;
   reply->offset = e.offset;
   reply->memory = e.memory;
-  reply->point = e.point;
+  // A copy already reached leaves nothing to wait for: its point goes as zeros, and the client imports no
+  // event for it (a client attaching after the load imports none at all). One not reached yet goes as its
+  // handle, which the client's queue waits on.
+  if (e.copied && !device_at(point_device(e.copied))->reached(point_value(e.copied))) reply->point = e.point;
+  else reply->point = rig_ipc_handle{};
   *fd = e.fd.get();
   return RIG_OK;
 }

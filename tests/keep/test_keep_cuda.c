@@ -110,8 +110,10 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   OK(rig_attach(sock, gpu, &a));
   /* tensor 0 with its copy's point, sent while that copy (500 ms in the keeper) still runs: the point's
    * event opened here, and a device copy out of tensor 0 waits in queue for it */
+  long long events = fake_count("calls:ipc_open_event");
   rig_buffer t0, out = rt_create(gpu, lengths[0]);
   OK(rig_attachment_get(a, 0, NULL, &t0));
+  assert_int_equal(fake_count("calls:ipc_open_event"), events + 1);
   rig_point carried = 0;
   OK(rig_buffer_last_write(t0, &carried));
   assert_true(carried != 0);
@@ -163,7 +165,7 @@ static void ipc_many_tensors_one_open_per_arena(void **state) {
   child c = spawn_keeper(file, sock, "0", "loaded");
   rig_device gpu;
   OK(rig_device_open("cuda:0", &gpu));
-  long long opens = fake_count("calls:ipc_open_memory");
+  long long opens = fake_count("calls:ipc_open_memory"), events = fake_count("calls:ipc_open_event");
   rig_attachment a;
   OK(rig_attach(sock, gpu, &a));
   size_t count = 0;
@@ -182,6 +184,7 @@ static void ipc_many_tensors_one_open_per_arena(void **state) {
     OK(rig_buffer_release(b));
   }
   assert_int_equal(fake_count("calls:ipc_open_memory") - opens, 1);
+  assert_int_equal(fake_count("calls:ipc_open_event") - events, 0);
   OK(rig_attachment_release(a));
   ended(c);
   OK(rig_device_release(gpu));
