@@ -7,8 +7,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/error.h"
 #include "core/allocation.h"
+#include "core/error.h"
 #include "core/submit.h"
 #include "interop/operations.h"
 #include "keep/shared_memory.h"
@@ -60,31 +60,51 @@ void drop_imported(void *user) { delete static_cast<std::shared_ptr<Buffer> *>(u
 
 }  // namespace
 
-// The tensor's memory imported on `device`, with the keeper's copy point in its stamps as the last write:
-// the client's work on it waits in queue for that copy, and for nothing of the other tensors. Read-only
+// Region `t.arena`'s memory, imported at the first tensor that names it and kept for the attachment's
+// life: one cuIpcOpenMemHandle per region (a keeper's arena holds many tensors), where one per tensor cost
+// about 86 us on an H200. Later messages carry the same handle again; it is not opened twice. Read-only
 // unless the keeper allows writes: CUDA maps IPC memory writable, so rig refuses the writes itself (a
-// read-only allocation over the same memory).
-rig_status import_ipc(Device &device, const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out) {
-  std::shared_ptr<Buffer> imported, b;
-  if (rig_status s = interop::import_memory_ipc(device, t.memory, &imported)) return s;
-  if (imported->length < t.length)
-    return fail(RIG_INVALID_ARGUMENT, "attach: the keeper's memory has %zu bytes for a tensor of %llu",
-                imported->length, static_cast<unsigned long long>(t.length));
+// read-only allocation over the same memory, of which the tensors are then parts). Called holding mutex_.
+rig_status Attachment::import_region(const TensorReply &t, bool writable, std::shared_ptr<Allocation> *out) {
+  auto found = regions_.find(t.arena);
+  if (found != regions_.end()) {
+    if (found->second.writable != writable)
+      return fail(RIG_INVALID_ARGUMENT, "attach: the keeper sent region %u both writable and read-only (a hostile "
+                  "or broken keeper)", t.arena);
+    *out = found->second.whole;
+    return RIG_OK;
+  }
+  std::shared_ptr<Buffer> imported;
+  if (rig_status s = interop::import_memory_ipc(*device_, t.memory, &imported)) return s;
+  std::shared_ptr<Allocation> whole = imported->allocation;
+  if (!writable) {
+    auto keep = std::make_unique<std::shared_ptr<Buffer>>(imported);
+    whole = std::make_shared<Allocation>(*device_, imported->allocation->base(), imported->length, true, false);
+    whole->on_release(drop_imported, keep.release());
+  }
+  regions_[t.arena] = {whole, writable};
+  *out = std::move(whole);
+  return RIG_OK;
+}
+
+// The tensor as a part of its imported region (stamps of its own), with the keeper's copy point in them as
+// the last write: the client's work on it waits in queue for that copy, and for nothing of the other
+// tensors of its region. A point of zeros: the copy was reached when the keeper sent it, no event to open.
+// Called holding mutex_.
+rig_status Attachment::import_ipc(const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out) {
+  std::shared_ptr<Allocation> whole;
+  if (rig_status s = import_region(t, writable, &whole)) return s;
+  if (!in_range(whole->length(), t.offset, t.length))
+    return fail(RIG_INVALID_ARGUMENT, "attach: tensor %u lies at bytes [%llu, +%llu) of the keeper's region %u, "
+                "which has %zu (a hostile or broken keeper)", t.index, static_cast<unsigned long long>(t.offset),
+                static_cast<unsigned long long>(t.length), t.arena, whole->length());
   uint64_t point = 0;
   if (!no_point(t.point))
-    if (rig_status s = interop::import_point_ipc(device, t.point, &point)) return s;
-  if (writable) {
-    b = std::move(imported);
-  } else {
-    auto keep = std::make_unique<std::shared_ptr<Buffer>>(imported);
-    auto ro = std::make_shared<Allocation>(device, imported->allocation->base(), imported->length, true, false);
-    ro->on_release(drop_imported, keep.release());
-    b = interop::buffer_over(device, std::move(ro));
-  }
-  if (point) raise_outside(*b, device, point, true);
-  std::shared_ptr<Buffer> view;
-  if (rig_status s = buffer_view(*b, 0, t.length, &view)) return s;
-  *out = std::move(view);
+    if (rig_status s = interop::import_point_ipc(*device_, t.point, &point)) return s;
+  std::shared_ptr<Buffer> part;
+  if (rig_status s = buffer_part(whole, t.offset, t.length, &part)) return s;
+  if (point) raise_outside(*part, *device_, point, true);
+  *out = std::move(part);
   return RIG_OK;
 }
 
@@ -156,7 +176,7 @@ rig_status Attachment::receive_one() {
   bool writable = t.flags & kFlagWritable;
   if (s == RIG_OK)
     s = memfd ? map_shared_memory(*device_, m.fds[0].get(), t.length, writable, &b)
-              : import_ipc(*device_, t, writable, &b);
+              : import_ipc(t, writable, &b);
   if (s != RIG_OK) {
     // Out of step or refused: every later get answers the same.
     failed_ = s;

@@ -5,6 +5,7 @@
 
 #include <rig_keep.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,10 @@ class Attachment {
   rig_status receive_one();
   // RIG_LOST (with the message) once the keeper closed its end. Called holding mutex_.
   rig_status check_keeper();
+  // A tensor of kind ipc as a part of its region, the region imported once (attachment.cpp). Called
+  // holding mutex_.
+  rig_status import_region(const TensorReply &t, bool writable, std::shared_ptr<Allocation> *out);
+  rig_status import_ipc(const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out);
 
   Fd socket_;
   Device *device_ = nullptr;  // devices live until the process exits (core/registry.h)
@@ -45,6 +50,12 @@ class Attachment {
   std::mutex mutex_;  // guards what follows and the socket's reads
   std::vector<std::shared_ptr<Buffer>> received_;
   std::vector<bool> writable_;
+  // The keeper's regions (keep/version.h) imported so far, by the index its messages name them by.
+  struct Region {
+    std::shared_ptr<Allocation> whole;  // what the tensors are parts of (read-only unless writable)
+    bool writable = false;
+  };
+  std::map<uint32_t, Region> regions_;
   rig_status failed_ = RIG_OK;  // the keeper's error or its loss, answered ever after
   std::string message_;
 };

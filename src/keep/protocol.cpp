@@ -213,6 +213,8 @@ std::vector<uint8_t> encode_tensor(const TensorReply &t) {
   w.u32(uint32_t(t.kind));
   w.u32(t.flags);
   if (t.kind == MemoryKind::ipc) {
+    w.u32(t.arena);
+    w.u64(t.offset);
     w.put(t.memory.bytes, RIG_IPC_HANDLE_SIZE);
     w.put(t.point.bytes, RIG_IPC_HANDLE_SIZE);
   }
@@ -228,8 +230,12 @@ rig_status parse_tensor(const uint8_t *body, size_t n, TensorReply *out, std::st
   if (kind != uint32_t(MemoryKind::memfd) && kind != uint32_t(MemoryKind::ipc))
     return bad(why, "tensor: unknown memory kind " + std::to_string(kind));
   t.kind = MemoryKind(kind);
-  if (t.kind == MemoryKind::ipc && (!r.get(t.memory.bytes, RIG_IPC_HANDLE_SIZE) || !r.get(t.point.bytes, RIG_IPC_HANDLE_SIZE)))
-    return bad(why, "tensor: its IPC handles are cut short");
+  if (t.kind == MemoryKind::ipc && (!r.u32(&t.arena) || !r.u64(&t.offset) ||
+                                    !r.get(t.memory.bytes, RIG_IPC_HANDLE_SIZE) ||
+                                    !r.get(t.point.bytes, RIG_IPC_HANDLE_SIZE)))
+    return bad(why, "tensor: its region, offset or IPC handles are cut short");
+  // The range's end must be a number: whether it lies inside the region is the importer's to check.
+  if (t.offset + t.length < t.offset) return bad(why, "tensor: its range wraps past 2^64");
   if (t.flags & ~kFlagWritable) return bad(why, "tensor: unknown flags " + std::to_string(t.flags));
   if (r.left()) return bad(why, "tensor: " + std::to_string(r.left()) + " bytes past its end");
   *out = t;

@@ -18,7 +18,8 @@ namespace rig::keep {
 // Every message: a 12-byte header (little-endian) then `length` bytes of body. A peer of another version
 // is answered with an error naming both versions, then closed: versions never mix on one connection.
 inline constexpr uint32_t kMagic = 0x4b474952;  // "RIGK"
-inline constexpr uint16_t kVersion = 1;
+// 2: a tensor of kind ipc names its region (arena) and its offset in it.
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 12;
 // A request's body is a few indices: anything longer is hostile. A table may name many tensors.
 inline constexpr uint32_t kMaxRequestBody = 1u << 20;
@@ -36,14 +37,16 @@ enum class Type : uint16_t {
                   // tensor (u16 name length, name, u32 dtype, u32 ggml type, u32 rank, rank x u64 shape,
                   // u64 length)
   tensor = 0x82,  // u32 index, u32 device position, u64 length, u32 memory kind, u32 flags, then for
-                  // kind ipc: 128 bytes of the memory's rig_ipc_handle and 128 of its point's; the memfd
-                  // (kind memfd) travels as SCM_RIGHTS data beside the header
+                  // kind ipc: u32 region, u64 offset, 128 bytes of the region's rig_ipc_handle and 128 of
+                  // the point's (all zeros: nothing to wait for); the memfd (kind memfd) travels as
+                  // SCM_RIGHTS data beside the header
   error = 0xff,   // u32 rig_status, u32 length, message bytes
 };
 
 enum class MemoryKind : uint32_t {
   memfd = 1,  // a sealed memfd (memory devices), sent once the copy into it is reached
-  ipc = 2,    // CUDA/HIP IPC handles of the memory and of the point after which it holds the file's bytes
+  ipc = 2,    // CUDA/HIP IPC handles of the region holding the tensor (one of the keeper's arenas, or a
+              // buffer of the tensor's own) and of the point after which it holds the file's bytes
 };
 inline constexpr uint32_t kFlagWritable = 1;  // the keeper lets clients write the tensor
 
@@ -93,7 +96,11 @@ struct TensorReply {
   uint64_t length = 0;
   MemoryKind kind = MemoryKind::memfd;
   uint32_t flags = 0;
-  rig_ipc_handle memory{}, point{};  // kind ipc
+  // kind ipc: the tensor's bytes are [offset, offset + length) of region `arena` of its device, whose
+  // handle is `memory` (the same in every message naming that region: a client imports it once).
+  uint32_t arena = 0;
+  uint64_t offset = 0;
+  rig_ipc_handle memory{}, point{};
 };
 std::vector<uint8_t> encode_tensor(const TensorReply &t);
 rig_status parse_tensor(const uint8_t *body, size_t n, TensorReply *out, std::string *why);

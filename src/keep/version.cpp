@@ -2,6 +2,7 @@
 
 #include "core/allocation.h"
 #include "core/error.h"
+#include "core/point.h"
 #include "core/registry.h"
 #include "interop/operations.h"
 #include "keep/shared_memory.h"
@@ -38,6 +39,22 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
   for (const load::TensorEntry &t : file->tensors)
     v->table_.tensors.push_back({t.name, t.dtype, t.ggml_type, t.shape, t.length});
   v->exported_.resize(file->tensors.size() * devices.size());
+  // Each IPC device's tensors laid out in file order in arenas of plain device memory (never the reuse
+  // pool's: pool memory has no IPC handle), as the loader lays out its own (load/arenas.h).
+  std::vector<size_t> order(file->tensors.size());
+  std::vector<uint64_t> lengths(file->tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    lengths[i] = file->tensors[i].length;
+  }
+  v->memory_.resize(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (!v->ipc_[d]) continue;
+    DeviceMemory &m = v->memory_[d];
+    m.arenas = std::make_unique<load::Arenas>(order.size(), order, lengths, RIG_LOAD_DEFAULT_ARENA_BYTES,
+                                              RIG_MEMORY_DEVICE);
+    m.regions.resize(m.arenas->count());
+  }
   rig_load_placement placement{sizeof placement, nullptr, devices.size(), RIG_LOAD_RULE_EACH, nullptr};
   rig_load_options options{};
   options.size = sizeof options;
@@ -78,23 +95,59 @@ rig_status Version::publish_memfd(size_t index, size_t device, const Buffer &loa
   return RIG_OK;
 }
 
-// A buffer of the tensor's own (the loader's tensors are parts of arenas, which cannot leave one tensor at
-// a time), the copy into it submitted, and both exported at once: the client's queue waits for the copy's
-// point, so the tensor is sent before its bytes are there. An empty tensor gets a byte (IPC shares no
-// empty memory) and no point.
-rig_status Version::publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e) {
-  std::shared_ptr<Buffer> own;
+// Tensor `index`'s part on `device` and its region: its arena's, the arena made and exported whole with its
+// first tensor. A tensor with no part (an empty one) or whose arena the driver refused (out of memory, or
+// past its largest allocation) gets a buffer of its own instead, exported as a region of its own: the load
+// goes on, as the loader's does (load/arenas.h), and fails only where that allocation fails too, saying
+// why. An empty tensor's buffer has a byte (IPC shares no empty memory).
+rig_status Version::part_for(size_t index, size_t device, std::shared_ptr<Buffer> *part, Exported *e) {
+  DeviceMemory &m = memory_[device];
+  Device &d = *devices_[device];
+  size_t arena = 0;
+  uint64_t start = 0;
+  if (m.arenas->place(index, &arena, &start)) {
+    rig_status made = m.arenas->make(d, index, part);
+    if (made != RIG_OK && made != RIG_UNSUPPORTED) return made;
+    if (made == RIG_OK) {
+      Region &r = m.regions[arena];
+      if (!r.whole) {
+        std::shared_ptr<Allocation> whole = m.arenas->whole(arena);
+        std::shared_ptr<Buffer> b;
+        if (rig_status s = buffer_part(whole, 0, whole->length(), &b)) return s;
+        if (rig_status s = interop::export_memory_ipc(*b, &r.memory)) return s;
+        r.whole = std::move(b);
+      }
+      e->region = uint32_t(arena);
+      e->offset = start;
+      e->memory = r.memory;
+      return RIG_OK;
+    }
+  }
   uint64_t length = table_.tensors[index].length;
-  if (rig_status s = buffer_create(*devices_[device], length ? length : 1, RIG_MEMORY_DEVICE, &own)) return s;
+  Region r;
+  if (rig_status s = buffer_create(d, length ? length : 1, RIG_MEMORY_DEVICE, &r.whole)) return s;
+  if (rig_status s = interop::export_memory_ipc(*r.whole, &r.memory)) return s;
+  e->region = uint32_t(m.regions.size());
+  e->offset = 0;
+  e->memory = r.memory;
+  *part = r.whole;
+  m.regions.push_back(std::move(r));
+  return RIG_OK;
+}
+
+// The tensor's part, the copy into it submitted, and the copy's point exported: the client's queue waits
+// for that point, so the tensor is sent before its bytes are there. An empty tensor has no point.
+rig_status Version::publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+  std::shared_ptr<Buffer> part;
+  if (rig_status s = part_for(index, device, &part, e)) return s;
+  uint64_t length = table_.tensors[index].length;
   if (length) {
-    if (rig_status s = copiers_[device]->copy(loaded, 0, *own, 0, length)) return s;
-    uint64_t point = 0;
-    if (rig_status s = interop::last_write(*own, &point)) return s;
-    if (rig_status s = interop::export_point_ipc(point, &e->point)) return s;
+    if (rig_status s = copiers_[device]->copy(loaded, 0, *part, 0, length)) return s;
+    if (rig_status s = interop::last_write(*part, &e->copied)) return s;
+    if (rig_status s = interop::export_point_ipc(e->copied, &e->point)) return s;
     e->point_exported = true;
   }
-  if (rig_status s = interop::export_memory_ipc(*own, &e->memory)) return s;
-  e->buffer = std::move(own);
+  e->buffer = std::move(part);
   return RIG_OK;
 }
 
@@ -150,14 +203,23 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
     if (status_ != RIG_OK) return fail(status_, "%s", message_.c_str());
     return fail(RIG_INTERRUPTED, "keep: the keeper stopped before tensor %zu was loaded", index);
   }
+  // A published entry never changes again and the vector never grows: read on without the lock, so that
+  // the driver's question below holds up no other connection.
+  lock.unlock();
   const Exported &e = exported_[index * devices_.size() + device];
   reply->index = uint32_t(index);
   reply->device = uint32_t(device);
   reply->length = table_.tensors[index].length;
   reply->kind = ipc_[device] ? MemoryKind::ipc : MemoryKind::memfd;
   reply->flags = how_.writable ? kFlagWritable : 0;
+  reply->arena = e.region;
+  reply->offset = e.offset;
   reply->memory = e.memory;
-  reply->point = e.point;
+  // A copy already reached leaves nothing to wait for: its point goes as zeros, and the client imports no
+  // event for it (a client attaching after the load imports none at all). One not reached yet goes as its
+  // handle, which the client's queue waits on.
+  if (e.copied && !device_at(point_device(e.copied))->reached(point_value(e.copied))) reply->point = e.point;
+  else reply->point = rig_ipc_handle{};
   *fd = e.fd.get();
   return RIG_OK;
 }

@@ -19,6 +19,7 @@
 #include "keep/protocol.h"
 #include "load/copier.h"
 #include "load/file.h"
+#include "load/arenas.h"
 #include "load/load.h"
 
 namespace rig::keep {
@@ -54,19 +55,37 @@ class Version {
   void publish_all();
   rig_status publish(size_t index, size_t device);
 
-  // A tensor's memory as it leaves: a memfd (memory devices), or IPC handles of a buffer of its own and
-  // of the point after which it holds the file's bytes (CUDA, HIP).
+  // A tensor's memory as it leaves: a memfd (memory devices), or a part of one of its device's regions (an
+  // arena, or a buffer of the tensor's own) at `offset`, with IPC handles of the region and of the point
+  // after which the part holds the file's bytes (CUDA, HIP).
   struct Exported {
     Fd fd;
-    std::shared_ptr<Buffer> buffer;  // keeps the memfd's mapping, or the exported allocation
+    std::shared_ptr<Buffer> buffer;  // keeps the memfd's mapping, or the part (and through it its region)
+    uint32_t region = 0;
+    uint64_t offset = 0;
     rig_ipc_handle memory{}, point{};
+    uint64_t copied = 0;             // the point of the copy into the part (0: none, an empty tensor)
     bool point_exported = false;     // closed with the version (rig_point_export_ipc_close)
+  };
+  // What leaves a device as one IPC memory handle: an arena's whole allocation, or a tensor's own buffer.
+  // A client imports each once (keep/attachment.cpp), where one import per tensor cost ~86 us on an H200.
+  struct Region {
+    std::shared_ptr<Buffer> whole;  // null until its first tensor is published
+    rig_ipc_handle memory{};
+  };
+  // A device's regions: its arenas' first (by index, load/arenas.h), then the tensors made whole. Only the
+  // publishing thread touches them (and the destructor, after it ended): no lock.
+  struct DeviceMemory {
+    std::unique_ptr<load::Arenas> arenas;
+    std::vector<Region> regions;
   };
   rig_status publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e);
   rig_status publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e);
+  rig_status part_for(size_t index, size_t device, std::shared_ptr<Buffer> *part, Exported *e);
   Publishing how_;
   std::vector<Device *> devices_;
   std::vector<bool> ipc_;  // per device: its tensors leave as IPC handles (else as memfds)
+  std::vector<DeviceMemory> memory_;  // per device (IPC devices only)
   std::vector<std::unique_ptr<load::Copier>> copiers_;
   std::unique_ptr<load::Load> load_;  // released by the publishing thread once every tensor left it
   Table table_;

@@ -40,4 +40,17 @@ rig_status Arenas::make(Device &device, size_t position, std::shared_ptr<Buffer>
   return buffer_part(whole, p.start, p.length, out);
 }
 
+bool Arenas::place(size_t position, size_t *arena, uint64_t *start) const {
+  const Place &p = places_[position];
+  if (p.arena == SIZE_MAX) return false;
+  *arena = p.arena;
+  *start = p.start;
+  return true;
+}
+
+std::shared_ptr<Allocation> Arenas::whole(size_t index) {
+  std::lock_guard hold(lock_);
+  return arenas_[index].whole;
+}
+
 }  // namespace rig::load

@@ -45,6 +45,13 @@ class Arenas {
   rig_status make(Device &device, size_t position, std::shared_ptr<Buffer> *out);
   // The arenas' memory kind: a tensor made whole instead takes the same.
   rig_memory memory() const { return memory_; }
+  // How many arenas the layout has (made or not), and where the tensor at `position` lies in one: false
+  // where it has no part. The layout is fixed at construction: no lock.
+  size_t count() const { return arenas_.size(); }
+  bool place(size_t position, size_t *arena, uint64_t *start) const;
+  // Arena `index`'s allocation: null until make() made it, or where its making failed. The keeper exports
+  // it whole (keep/version.cpp), so that its tensors leave as one handle and offsets in it.
+  std::shared_ptr<Allocation> whole(size_t index);
 
  private:
   struct Arena {

@@ -337,6 +337,9 @@ static int connect_raw(const char *path) {
   return s;
 }
 
+/* The keeper protocol's version (src/keep/protocol.h's kVersion): 2 since tensors name their arena. */
+enum { PROTOCOL = 2 };
+
 static void header(unsigned char *h, uint16_t version, uint16_t type, uint32_t length) {
   uint32_t magic = 0x4b474952;
   memcpy(h, &magic, 4);
@@ -376,34 +379,42 @@ static void hostile_requests_answered_or_dropped(void **state) {
   assert_int_equal(status, RIG_UNSUPPORTED);
   assert_int_equal(reply(s, NULL), -1);
   close(s);
+  /* version 1's client (a memory handle per tensor) is refused the same way */
+  s = connect_raw(sock);
+  header(m, 1, 1, 0);
+  assert_int_equal(send(s, m, 12, 0), 12);
+  assert_int_equal(reply(s, &status), 0xff);
+  assert_int_equal(status, RIG_UNSUPPORTED);
+  assert_int_equal(reply(s, NULL), -1);
+  close(s);
   /* a body past the limit: refused before any of it is read */
   s = connect_raw(sock);
-  header(m, 1, 2, 0x7fffffff);
+  header(m, PROTOCOL, 2, 0x7fffffff);
   assert_int_equal(send(s, m, 12, 0), 12);
   assert_int_equal(reply(s, &status), 0xff);
   assert_int_equal(status, RIG_INVALID_ARGUMENT);
   close(s);
   /* an unknown tensor: answered, and the connection serves on */
   s = connect_raw(sock);
-  header(m, 1, 2, 12);
+  header(m, PROTOCOL, 2, 12);
   uint32_t body[3] = {0, 1, 77};
   memcpy(m + 12, body, 12);
   assert_int_equal(send(s, m, 24, 0), 24);
   assert_int_equal(reply(s, &status), 0xff);
   assert_int_equal(status, RIG_NOT_FOUND);
-  header(m, 1, 1, 0);
+  header(m, PROTOCOL, 1, 0);
   assert_int_equal(send(s, m, 12, 0), 12);
   assert_int_equal(reply(s, NULL), 0x81);
   close(s);
   /* truncated: a header promising 12 bytes, 4 sent, then gone */
   s = connect_raw(sock);
-  header(m, 1, 2, 12);
+  header(m, PROTOCOL, 2, 12);
   assert_int_equal(send(s, m, 16, 0), 16);
   close(s);
   /* a flood of attaches for every tensor, never read, then gone */
   s = connect_raw(sock);
   for (int i = 0; i < 200; ++i) {
-    header(m, 1, 2, 8);
+    header(m, PROTOCOL, 2, 8);
     uint32_t all[2] = {0, 0xffffffffu};
     memcpy(m + 12, all, 8);
     if (send(s, m, 20, MSG_DONTWAIT | MSG_NOSIGNAL) != 20) break;

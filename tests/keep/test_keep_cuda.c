@@ -1,13 +1,18 @@
 /* rig_keep.h on the fake libcuda's cuda:0: a keeper in a child process (this binary run again as `keeper
- * FILE SOCKET`) serves each tensor as IPC handles of its memory and of the point after its copy; this
- * process attaches on its own cuda:0. The keeper holds the last tensor back until told (a byte on its
- * stdin), so tensor 0's consumer runs while the last tensor has not landed, by construction rather than
- * by a clock: were its consumer to wait for the whole load, the test would never end. */
+ * FILE SOCKET DELAY_US MODE`) serves each tensor as a part of one of its arenas (one IPC memory handle per
+ * arena) and the IPC handle of the point after its copy, where that point is not reached yet; this process
+ * attaches on its own cuda:0. In mode "hold" the keeper holds the last tensor back until told (a byte on
+ * its stdin), so tensor 0's consumer runs while the last tensor has not landed, by construction rather
+ * than by a clock: were its consumer to wait for the whole load, the test would never end. Its copies take
+ * DELAY_US each (the fake's copy_delay_us, in the keeper only), so that tensor 0's point is still ahead
+ * when it is sent: the consumer's copy must wait for it in queue, else it reads the arena's bytes before
+ * they land. In mode "loaded" the keeper says it is ready only once every tensor is in. */
 #include <rig.h>
 #include <rig_interop.h>
 #include <rig_keep.h>
 #include <rig_load.h>
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,14 +39,17 @@ static void hold_last(void *user, size_t index) {
   if (index == TENSORS - 1) kt_read_byte(0);
 }
 
-static int run_keeper(const char *file, const char *sock) {
+static int run_keeper(const char *file, const char *sock, const char *delay_us, const char *mode) {
   rig_device d;
   rig_keeper k;
   rig_keep_options o;
   memset(&o, 0, sizeof o);
   o.size = sizeof o;
-  o.before_publish = hold_last;
-  if (rig_device_open("cuda:0", &d) || rig_keep_start(file, &d, 1, sock, &o, &k)) {
+  int hold = strcmp(mode, "hold") == 0;
+  if (hold) o.before_publish = hold_last;
+  setenv("FAKECUDA_COPY_DELAY_US", delay_us, 1); /* read at cuInit: this process's copies only */
+  if (rig_device_open("cuda:0", &d) || rig_keep_start(file, &d, 1, sock, &o, &k) ||
+      (!hold && rig_keep_wait_loaded(k))) {
     fprintf(stderr, "keeper: %s\n", rig_last_error());
     return 1;
   }
@@ -55,7 +63,7 @@ typedef struct child {
   int in, out;
 } child;
 
-static child spawn_keeper(const char *file, const char *sock) {
+static child spawn_keeper(const char *file, const char *sock, const char *delay_us, const char *mode) {
   int to[2], from[2];
   assert_int_equal(pipe(to), 0);
   assert_int_equal(pipe(from), 0);
@@ -64,7 +72,7 @@ static child spawn_keeper(const char *file, const char *sock) {
   if (pid == 0) {
     dup2(to[0], 0);
     dup2(from[1], 1);
-    execl("/proc/self/exe", "test_keep_cuda", "keeper", file, sock, (char *)NULL);
+    execl("/proc/self/exe", "test_keep_cuda", "keeper", file, sock, delay_us, mode, (char *)NULL);
     _exit(127);
   }
   kt_child = pid;
@@ -72,6 +80,16 @@ static child spawn_keeper(const char *file, const char *sock) {
   close(from[1]);
   assert_int_equal(kt_read_byte(from[0]), 'y');
   return (child){pid, to[1], from[0]};
+}
+
+/* A counter of the fake libcuda this process loaded (fake_cuda.h: "calls:ipc_open_memory" counts
+ * cuIpcOpenMemHandle): the same file rig loaded, so its state is rig's. */
+static long long fake_count(const char *name) {
+  const char *path = getenv("RIG_CUDA_LIBRARY");
+  void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+  long long (*query)(const char *) = lib ? (long long (*)(const char *))dlsym(lib, "fakecuda_query") : NULL;
+  if (!query) fail_msg("no fakecuda_query in %s", path ? path : "(RIG_CUDA_LIBRARY unset)");
+  return query(name);
 }
 
 static void ended(child c) {
@@ -85,14 +103,17 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   const char *file = tw_path("keep-cuda.safetensors");
   const char *sock = tw_path("keep-cuda.sock");
   tw_safetensors_u8(file, lengths, TENSORS);
-  child c = spawn_keeper(file, sock);
+  child c = spawn_keeper(file, sock, "500000", "hold");
   rig_device gpu;
   OK(rig_device_open("cuda:0", &gpu));
   rig_attachment a;
   OK(rig_attach(sock, gpu, &a));
-  /* tensor 0 with its copy's point: a device copy out of it waits in queue for that copy */
+  /* tensor 0 with its copy's point, sent while that copy (500 ms in the keeper) still runs: the point's
+   * event opened here, and a device copy out of tensor 0 waits in queue for it */
+  long long events = fake_count("calls:ipc_open_event");
   rig_buffer t0, out = rt_create(gpu, lengths[0]);
   OK(rig_attachment_get(a, 0, NULL, &t0));
+  assert_int_equal(fake_count("calls:ipc_open_event"), events + 1);
   rig_point carried = 0;
   OK(rig_buffer_last_write(t0, &carried));
   assert_true(carried != 0);
@@ -131,8 +152,48 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   unlink(file);
 }
 
+/* Many small tensors, attached once the keeper loaded them all: one IPC memory open for their arena, not one
+ * per tensor, and no event opened (every copy was reached when its tensor was sent). */
+static void ipc_many_tensors_one_open_per_arena(void **state) {
+  (void)state;
+  enum { MANY = 300 };
+  size_t many[MANY];
+  for (size_t i = 0; i < MANY; ++i) many[i] = 1 + (i * 37) % 1000;
+  const char *file = tw_path("keep-cuda-many.safetensors");
+  const char *sock = tw_path("keep-cuda-many.sock");
+  tw_safetensors_u8(file, many, MANY);
+  child c = spawn_keeper(file, sock, "0", "loaded");
+  rig_device gpu;
+  OK(rig_device_open("cuda:0", &gpu));
+  long long opens = fake_count("calls:ipc_open_memory"), events = fake_count("calls:ipc_open_event");
+  rig_attachment a;
+  OK(rig_attach(sock, gpu, &a));
+  size_t count = 0;
+  OK(rig_attachment_count(a, &count));
+  assert_int_equal(count, MANY);
+  for (size_t i = 0; i < MANY; ++i) {
+    rig_keep_tensor t;
+    memset(&t, 0, sizeof t);
+    t.size = sizeof t;
+    rig_buffer b;
+    OK(rig_attachment_get(a, i, &t, &b));
+    size_t length = 0;
+    OK(rig_buffer_length(b, &length));
+    assert_int_equal(length, t.length);
+    assert_true(tw_same_as_file(b, file, kt_offset(file, i), t.length));
+    OK(rig_buffer_release(b));
+  }
+  assert_int_equal(fake_count("calls:ipc_open_memory") - opens, 1);
+  assert_int_equal(fake_count("calls:ipc_open_event") - events, 0);
+  OK(rig_attachment_release(a));
+  ended(c);
+  OK(rig_device_release(gpu));
+  unlink(sock);
+  unlink(file);
+}
+
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "keeper") == 0) return run_keeper(argv[2], argv[3]);
+  if (argc == 6 && strcmp(argv[1], "keeper") == 0) return run_keeper(argv[2], argv[3], argv[4], argv[5]);
   signal(SIGPIPE, SIG_IGN);
   rig_device probe;
   if (rig_device_open("cuda:0", &probe) != RIG_OK) {
@@ -143,6 +204,7 @@ int main(int argc, char **argv) {
   rig_device_release(probe);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(ipc_attach_during_load_consumer_of_tensor0_runs_first, kt_kill_child),
+      cmocka_unit_test_teardown(ipc_many_tensors_one_open_per_arena, kt_kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
