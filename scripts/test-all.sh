@@ -22,7 +22,7 @@ run() {  # name, build dir, meson options...
   if [ -d "$dir" ]; then set -- --reconfigure "$@"; fi
   meson setup "$dir" "$@" > "$dir.setup.log" 2>&1 || { echo "=== $name: SETUP FAILED"; tail -20 "$dir.setup.log"; status=1; return; }
   ninja -C "$dir" >/dev/null || { echo "=== $name: BUILD FAILED"; ninja -C "$dir" | tail -40; status=1; return; }
-  if meson test -C "$dir" --print-errorlogs --num-processes 2 $SUITES; then echo "=== $name: passed"; else echo "=== $name: FAILED"; status=1; fi
+  if meson test -C "$dir" --print-errorlogs --num-processes 2 $SUITES ${WRAP:+--wrap="$WRAP"}; then echo "=== $name: passed"; else echo "=== $name: FAILED"; status=1; fi
 }
 SUITES="--no-suite fuzz"
 RIG_REQUIRE=${RIG_REQUIRE:-vulkan} export RIG_REQUIRE
@@ -46,8 +46,9 @@ RIG_MODEL_PROGRAMS=150 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1
 # nccl_step's two-GPU twin past its 120 s timeout (2026-12-01); a report fails a test either way. The fakes'
 # device arena is 16 GiB there, not 256: in that run one model program died of TSan failing to map memory
 # (ENOMEM) beside the 256 GiB reservation, and the tests use a few MiB of it.
-RIG_MODEL_PROGRAMS=150 TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1 FAKE_DEVICE_ARENA_GIB=16 \
-  run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
+# Each test runs under scripts/tsan-wrap.sh: once more where TSan's runtime itself died without a report.
+WRAP=$PWD/scripts/tsan-wrap.sh RIG_MODEL_PROGRAMS=150 TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1 \
+  FAKE_DEVICE_ARENA_GIB=16 run tsan "$out/tsan" -Db_sanitize=thread -Db_lundef=false -Dbench=false
 echo "=== fuzz: the safetensors and GGUF header parsers, 20 s of libFuzzer each (clang only)"
 if meson test -C "$out/plain" --suite fuzz --print-errorlogs; then
   echo "=== fuzz: passed"; else echo "=== fuzz: FAILED"; status=1; fi
