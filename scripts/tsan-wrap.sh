@@ -4,7 +4,7 @@
 # CHECK inside the runtime, on a 2-core machine with two instrumented programs each reserving their fake
 # GPUs' arenas). A data race, a lock inversion or any other report of TSan's fails the test as it is; so
 # does a second death. CI's tsan step of 2026-12-03 lost one model test (exit 66 at 88 s) whose output was
-# not kept; 12 more runs of that test here, two at a time, found nothing to report.
+# not kept; 14 more runs of that test here, most two at a time, found nothing to report.
 log=$(mktemp "${TMPDIR:-/tmp}/tsan-wrap.XXXXXX") || exit 1
 "$@" > "$log" 2>&1
 rc=$?
