@@ -4,13 +4,12 @@
 # split copy's hand-over cost (bench_cuda_split_copy). Usage (repository root): scripts/gpu/issue36.sh BUILD
 set -u
 B=$(cd "${1:?usage: issue36.sh BUILD}" && pwd)
-for f in .gl/*.deb "$B"/vulkan-debs/*.deb; do dpkg -x "$f" / 2>/dev/null; done
-ldconfig 2>/dev/null
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f "$icd" ] && export VK_DRIVER_FILES=$icd
 chmod -R u+x "$B" 2>/dev/null
-export LD_LIBRARY_PATH=$B
 unset RIG_CUDA_LIBRARY
+export LD_LIBRARY_PATH=$B
+# The Vulkan loader carried in $B/vulkan-debs and NVIDIA's ICD (vulkan-env.sh, as vulkan.sh does).
+source "$(dirname "${BASH_SOURCE[0]}")/vulkan-env.sh"
+vulkan_env "$B"
 "$B/tools/rig" devices
 step() { echo "=== $*"; timeout 180 "$@" 2>&1 | tail -25; echo "=== rc=${PIPESTATUS[0]}"; }
 step env RIG_REQUIRE=vulkan "$B/tests/core/test_pairs" README.md
