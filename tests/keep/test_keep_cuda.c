@@ -83,13 +83,20 @@ static child spawn_keeper(const char *file, const char *sock, const char *delay_
 }
 
 /* A counter of the fake libcuda this process loaded (fake_cuda.h: "calls:ipc_open_memory" counts
- * cuIpcOpenMemHandle): the same file rig loaded, so its state is rig's. */
+ * cuIpcOpenMemHandle): the same file rig loaded, so its state is rig's. -1 on a real driver, which counts
+ * nothing: there the tests check the bytes and the ordering, not the calls. */
 static long long fake_count(const char *name) {
   const char *path = getenv("RIG_CUDA_LIBRARY");
   void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
   long long (*query)(const char *) = lib ? (long long (*)(const char *))dlsym(lib, "fakecuda_query") : NULL;
-  if (!query) fail_msg("no fakecuda_query in %s", path ? path : "(RIG_CUDA_LIBRARY unset)");
-  return query(name);
+  if (!query && path && strstr(path, "fakecuda")) fail_msg("no fakecuda_query in %s", path);
+  return query ? query(name) : -1;
+}
+
+/* `now - before` equals `want`, where the fake counts; nothing to check on a real driver. */
+static void counted(long long before, const char *name, long long want) {
+  if (before < 0) return;
+  assert_int_equal(fake_count(name) - before, want);
 }
 
 static void ended(child c) {
@@ -113,7 +120,7 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   long long events = fake_count("calls:ipc_open_event");
   rig_buffer t0, out = rt_create(gpu, lengths[0]);
   OK(rig_attachment_get(a, 0, NULL, &t0));
-  assert_int_equal(fake_count("calls:ipc_open_event"), events + 1);
+  counted(events, "calls:ipc_open_event", 1);
   rig_point carried = 0;
   OK(rig_buffer_last_write(t0, &carried));
   assert_true(carried != 0);
@@ -183,8 +190,8 @@ static void ipc_many_tensors_one_open_per_arena(void **state) {
     assert_true(tw_same_as_file(b, file, kt_offset(file, i), t.length));
     OK(rig_buffer_release(b));
   }
-  assert_int_equal(fake_count("calls:ipc_open_memory") - opens, 1);
-  assert_int_equal(fake_count("calls:ipc_open_event") - events, 0);
+  counted(opens, "calls:ipc_open_memory", 1);
+  counted(events, "calls:ipc_open_event", 0);
   OK(rig_attachment_release(a));
   ended(c);
   OK(rig_device_release(gpu));
