@@ -9,6 +9,8 @@
   - 1000 attach/detach cycles (rig.Attachment, tensor 0 mapped, closed): the keeper's resident set and the
     GPU's used memory before and after (goal: flat);
   - SIGTERM: the keeper's exit status once its clients let go.
+ATTACH_FRAMEWORK (pt) picks rig.attach's framework; ATTACH_ONLY=1 leaves the cycles out; a client under the
+counting interposer (RIG_CUDA_LIBRARY=.../libcountcuda.so) also prints the driver's IPC opens of its attaches.
 
 Usage (GPU machine, rig's Python package importable): python3 bench/keep/attach.py RIG_BIN CHECKPOINT...
 """
@@ -42,7 +44,15 @@ elif mode == "attach":
         times.append((time.perf_counter() - t0) * 1e3)
         n = len(w)
         del w
-    print("attach", n, " ".join("%.2f" % t for t in times), flush=True)
+    # Under the counting interposer (RIG_CUDA_LIBRARY=libcountcuda.so): the driver's IPC opens of 5 attaches.
+    counts = ""
+    lib = os.environ.get("RIG_CUDA_LIBRARY", "")
+    if "countcuda" in lib:
+        import ctypes
+        q = ctypes.CDLL(lib).rigcount_query
+        q.restype, q.argtypes = ctypes.c_longlong, [ctypes.c_char_p]
+        counts = " opens:memory=%d,event=%d" % (q(b"calls:ipc_open_memory"), q(b"calls:ipc_open_event"))
+    print("attach", n, " ".join("%.2f" % t for t in times) + counts, flush=True)
 elif mode == "cycles":
     for _ in range(1000):
         with rig.Attachment(sock, device="cuda:0") as a:
@@ -121,12 +131,13 @@ def one(rig_bin, path):
         print("%s: rig.attach(framework=%r) of %s tensors, warm client: %s ms" % (
             name, os.environ.get("ATTACH_FRAMEWORK", "pt"), got[1], " ".join(got[2:])),
               flush=True)
-        rss0, gpu0 = rss_kib(keeper.pid), gpu_used_mib()
-        t0 = time.time()
-        got = ask(client(), sock, "cycles")
-        rss1, gpu1 = rss_kib(keeper.pid), gpu_used_mib()
-        print("%s: %s attach/detach cycles in %.1f s: keeper resident %d -> %d KiB, GPU used %d -> %d MiB" % (
-            name, got[1] if got else "no", time.time() - t0, rss0, rss1, gpu0, gpu1), flush=True)
+        if not os.environ.get("ATTACH_ONLY"):  # ATTACH_ONLY=1: no cycles
+            rss0, gpu0 = rss_kib(keeper.pid), gpu_used_mib()
+            t0 = time.time()
+            got = ask(client(), sock, "cycles")
+            rss1, gpu1 = rss_kib(keeper.pid), gpu_used_mib()
+            print("%s: %s attach/detach cycles in %.1f s: keeper resident %d -> %d KiB, GPU used %d -> %d MiB" % (
+                name, got[1] if got else "no", time.time() - t0, rss0, rss1, gpu0, gpu1), flush=True)
         keeper.send_signal(signal.SIGTERM)
         rc = keeper.wait(timeout=60)
         print("%s: SIGTERM: keeper exit %d" % (name, rc), flush=True)
