@@ -123,7 +123,9 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   counted(events, "calls:ipc_open_event", 1);
   rig_point carried = 0;
   OK(rig_buffer_last_write(t0, &carried));
-  assert_true(carried != 0);
+  /* the fake's copy takes 500 ms, so the point is ahead and carried; a real GPU's 4 KiB copy is often done
+   * before the keeper sends it, and then there is nothing to carry (the bytes below hold either way) */
+  if (events >= 0) assert_true(carried != 0);
   rt_copy(gpu, t0, out);
   assert_true(tw_same_as_file(out, file, kt_offset(file, 0), lengths[0]));
   /* consumed, and the keeper has not published the last tensor: it waits for this byte */
