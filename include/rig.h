@@ -500,8 +500,8 @@ RIG_API rig_status rig_submit(rig_run RIG_NONNULL run, const rig_point *RIG_NULL
  * an earlier run of the batch wrote follows it by rule 1, and every point of another device that any run
  * must follow is committed and waited for (in the device's queue where its driver can, else on the host
  * with no lock held) before the turn. Then the turn is taken once, the driver takes the whole batch (CUDA:
- * consecutive independent copies as one cuMemcpyBatchAsync where the driver has it) and the stamps are
- * raised run by run. No heap allocation unless it waits on the host.
+ * consecutive independent copies as one cuMemcpyBatchAsync where the driver has it; a batch of the same
+ * recorded runs seen before as one graph launch) and the stamps are raised run by run. No heap allocation unless it waits on the host.
  * RIG_INVALID_ARGUMENT, before any wait and with nothing assigned, for run_count 0 or above
  * RIG_SUBMIT_MANY_MAX, null runs, runs of more than one device, or any run rig_submit would refuse (a slot
  * not set, a range outside its buffer); RIG_INVALID_HANDLE for a released run; RIG_BUSY, nothing assigned,
