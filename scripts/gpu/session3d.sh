@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The fourth H200 call of 2026-12-03's third session: test_keep_cuda with RIG_REQUIRE=cuda (whole output), and
+# bench/keep/attach_sizes.py (a keeper's attach against tensor count and bytes, apart).
+# Usage (repository root, GPU machine): scripts/gpu/session3d.sh BUILD   Writes $OUT/session3d.txt.
+set -u
+B=$(cd "${1:?usage: session3d.sh BUILD}" && pwd)
+O=${OUT:-/tmp}
+export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
+unset RIG_CUDA_LIBRARY
+chmod -R u+x "$B" 2>/dev/null
+P=/tmp/pyrig
+{
+  date -u
+  echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
+  RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_cuda" 2>&1 | tail -30
+  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
+  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig -Wl,-rpath,$B
+  export PYTHONPATH=$P
+  echo "=== attach against tensor count and bytes (bench/keep/attach_sizes.py)"
+  timeout 300 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
+} 2>&1 | tee "$O/session3d.txt"
