@@ -278,8 +278,9 @@ typedef struct rig_load_options {
   size_t arena_bytes;       /* each device's tensors are parts of device allocations of at most this many
                                bytes, laid out in file order (a tensor larger has one of its own, so 1 gives
                                every tensor its own and its memory back alone); an allocation's memory
-                               returns once every tensor in it is released. 0: RIG_LOAD_DEFAULT_ARENA_BYTES
-                               (1 GiB); a caller built before this field gets the default */
+                               returns once every tensor in it is released; one past 2 MiB is allocated in
+                               whole 2 MiB pages. 0: RIG_LOAD_DEFAULT_ARENA_BYTES (1 GiB); a caller built
+                               before this field gets the default */
 } rig_load_options;
 
 /* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: RIG_LOAD_DEFAULT_CHUNK_BYTES, rounded up to 64 KiB) for

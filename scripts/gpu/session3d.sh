@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The fourth H200 call of 2026-12-03's third session: test_keep_cuda with RIG_REQUIRE=cuda (whole output), and
-# bench/keep/attach_sizes.py (a keeper's attach against tensor count and bytes, apart).
-# Usage (repository root, GPU machine): scripts/gpu/session3d.sh BUILD   Writes $OUT/session3d.txt.
+# bench/keep/attach_sizes.py (a keeper's attach against tensor count and bytes, apart, then from a client with
+# torch initialised).
+# Usage (repository root, GPU machine): scripts/gpu/session3d.sh BUILD [layout]  (layout: the last step only)
+#   Writes $OUT/session3d.txt.
 set -u
 B=$(cd "${1:?usage: session3d.sh BUILD}" && pwd)
 O=${OUT:-/tmp}
@@ -11,13 +13,21 @@ chmod -R u+x "$B" 2>/dev/null
 P=/tmp/pyrig
 {
   date -u
+  if [ "${2:-}" != layout ]; then
   echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
   RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_cuda" 2>&1 | tail -30
+  fi
   mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
   inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
   gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig -Wl,-rpath,$B
   export PYTHONPATH=$P
+  if [ "${2:-}" != layout ]; then
   echo "=== attach against tensor count and bytes (bench/keep/attach_sizes.py)"
-  timeout 300 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
+  timeout 200 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
+  echo "=== the same from a client with torch imported and cuda:0 initialised (ATTACH_TORCH=1)"
+  ATTACH_TORCH=1 timeout 200 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
+  fi
+  echo "=== which of layout and order the Llama file's slow IPC opens follow"
+  ATTACH_SHAPES=${ATTACH_SHAPES:-"llama llama2m llamasorted 160x108003328"} timeout 200 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
 } 2>&1 | tee "$O/session3d.txt"

@@ -31,7 +31,8 @@ rig_status Arenas::make(Device &device, size_t position, std::shared_ptr<Buffer>
     std::lock_guard hold(lock_);
     Arena &a = arenas_[p.arena];
     if (a.refused) return RIG_UNSUPPORTED;
-    if (!a.whole && allocation_create(device, a.length, memory_, &a.whole) != RIG_OK) {
+    uint64_t bytes = a.length > kPage ? (a.length + kPage - 1) / kPage * kPage : a.length;
+    if (!a.whole && allocation_create(device, bytes, memory_, &a.whole) != RIG_OK) {
       a.refused = true;  // its tensors are made whole, each saying why where it fails as well
       return RIG_UNSUPPORTED;
     }

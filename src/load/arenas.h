@@ -5,9 +5,11 @@
 // the arenas).
 //
 // Tensors are laid out in the order given (file order), each at a kAlign-aligned start, into arenas of at
-// most `limit` bytes (rig_load_options' arena_bytes; a tensor larger has one of its own). An arena is made
-// when its first tensor is, so memory grows as the load goes; its memory returns once every tensor made in
-// it is released.
+// most `limit` bytes (rig_load_options' arena_bytes; a tensor larger has one of its own). An arena of more
+// than kPage bytes is allocated in whole kPages (at most 2 MiB more than its tensors): on an H200, CUDA's
+// IPC open of a 1 GiB arena that was not a whole number of large pages cost another process 4-8 ms, of one
+// that was, well under 1 ms (bench/README.md, bench/keep: attach_sizes.py). An arena is made when its first
+// tensor is, so memory grows as the load goes; its memory returns once every tensor made in it is released.
 #pragma once
 
 #include <rig.h>
@@ -29,6 +31,7 @@ namespace rig::load {
 class Arenas {
  public:
   static constexpr uint64_t kAlign = 256;  // cuMemAlloc's own alignment; every dtype's and vector load's
+  static constexpr uint64_t kPage = 2 << 20;  // a GPU's large page (CUDA's allocation granularity)
 
   // Lays out the tensors `lengths[i]` of positions `order[i]` (positions index the load's selection; a
   // length of 0 gets no part) in arenas of memory kind `memory` (RIG_MEMORY_DEVICE, or kMemoryDeviceReused

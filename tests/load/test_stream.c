@@ -580,6 +580,36 @@ static void tensors_share_allocations_up_to_arena_bytes(void **state) {
   assert_int_equal(rig_load_file_release(f), RIG_OK);
 }
 
+/* An arena past 2 MiB is allocated in whole 2 MiB pages (load/arenas.h: CUDA's IPC open of a ragged one
+ * cost another process milliseconds), and one under it at its tensors' size: the device's bytes in use
+ * while the load holds them, every byte still the file's. */
+static void an_arena_past_a_large_page_is_allocated_in_whole_pages(void **state) {
+  (void)state;
+  GT_FAKE_ONLY(); /* counts the fake's device bytes */
+  const size_t big[] = {1 << 20, (1 << 20) + 4096, 3}; /* 2 MiB + 4 KiB + 3 bytes at 256-byte starts */
+  char file[512];
+  snprintf(file, sizeof file, "%s", tw_path("pages"));
+  tw_safetensors_u8(file, big, 3);
+  rig_load_file f;
+  assert_int_equal(rig_load_open(file, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
+  const struct {
+    size_t limit;
+    long long bytes;
+  } cases[] = {{0, 4 << 20}, {(1 << 20) + 256, (2 << 20) + 4096 + 3} /* three arenas under 2 MiB, unpadded */};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    rig_load_options o = options(RIG_LOAD_PATH_STAGED, 0);
+    o.arena_bytes = cases[c].limit;
+    long long before = gt_query("device_bytes");
+    rig_load load;
+    assert_int_equal(load_on(gpu, 1, o, f, &load), RIG_OK);
+    for (size_t i = 0; i < 3; ++i) assert_true(tw_tensor_as_file(load, f, file, i, 0));
+    assert_int_equal(gt_query("device_bytes") - before, cases[c].bytes);
+    assert_int_equal(rig_load_release(load), RIG_OK);
+  }
+  assert_int_equal(rig_load_file_release(f), RIG_OK);
+  unlink(file);
+}
+
 static void need_two_gpus(void) {
   if (gpu[1]) return;
   char two[32];
@@ -732,6 +762,7 @@ int main(void) {
       cmocka_unit_test(staging_refused_behind_its_first_piece_still_delivers_every_byte),
       cmocka_unit_test(two_gpus_get_each_tensor_with_one_read_and_a_peer_copy),
       cmocka_unit_test(tensors_share_allocations_up_to_arena_bytes),
+      cmocka_unit_test(an_arena_past_a_large_page_is_allocated_in_whole_pages),
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
       cmocka_unit_test(a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps),
       cmocka_unit_test(a_released_device_gives_back_what_its_pool_keeps),
