@@ -11,9 +11,10 @@
  * Memory: a memory device's tensor leaves as a sealed memfd (it cannot shrink, so a mapping never faults;
  * clients map it read-only unless the keeper allows writes), sent once the copy into it is reached: the
  * client has nothing to wait for but the tensor's message. A CUDA or HIP device's tensor leaves as IPC
- * handles of a buffer of its own and of the point after the copy into it, sent at once: the client's
- * buffer carries that point as its last write, so the client's work on it waits in queue for that copy
- * only (and rig refuses the client's writes unless the keeper allows them).
+ * handles of the keeper's arena holding it (one per arena) and of the point after the copy into it, sent
+ * at once: the client's buffer carries that point as its last write, so the client's work on it waits in
+ * queue for that copy only (and rig refuses the client's writes unless the keeper allows them). A Vulkan
+ * device's tensor leaves as the memory fd of its arena (one import per arena), sent once its copy is in.
  *
  * Statuses for what happens between processes:
  *   RIG_NOT_FOUND         no keeper listens at the socket path; a tensor or device the keeper does not have;
@@ -62,13 +63,15 @@ typedef struct rig_keep_options {
 } rig_keep_options;
 
 /* Loads the checkpoint at `checkpoint` (any layout rig_load_open takes) onto every one of `devices` (1..64
- * distinct memory devices or devices with RIG_INTEROP_IPC_MEMORY and RIG_INTEROP_IPC_EVENT, which must stay open until rig_keep_stop returns: a released device's tensors
+ * distinct memory devices, devices with RIG_INTEROP_IPC_MEMORY and RIG_INTEROP_IPC_EVENT, or devices with
+ * RIG_INTEROP_MEMORY_FD, which must stay open until rig_keep_stop returns: a released device's tensors
  * answer RIG_LOST to the clients still to get them) and serves it on a new UNIX socket at
  * `socket_path`, made with options' socket_mode: clients may attach at once, while the load runs, and get
  * each tensor as it lands. `options` null: every default. Waits for the checkpoint's headers and the load's
  * start; returns while threads load, publish and serve. RIG_BUSY where `socket_path` exists (remove a stale
  * one first), RIG_INVALID_ARGUMENT for a path too long for a socket, rig_load_open's and rig_load_start's
- * statuses, RIG_UNSUPPORTED for a device whose tensors cannot leave the process (Vulkan). */
+ * statuses, RIG_UNSUPPORTED for a device whose tensors cannot leave the process (a Vulkan device without
+ * VK_KHR_external_memory_fd). */
 RIG_API rig_status rig_keep_start(const char *RIG_NONNULL checkpoint, const rig_device *RIG_NONNULL devices,
                                   size_t device_count, const char *RIG_NONNULL socket_path,
                                   const rig_keep_options *RIG_NULLABLE options, rig_keeper *RIG_NONNULL out);

@@ -35,9 +35,9 @@ run() {  # LIMIT_S COMMAND...: one step, its last lines and its status
   echo "=== bench/cuda chain (2048 ops, ${CHAIN_ROUNDS:-51} rounds)"
   timeout 200 "$B/bench/cuda/bench_cuda_chain" 2048 "${CHAIN_ROUNDS:-51}" > /tmp/chain.log 2>&1
   echo "rc=$?"; grep -E "ratio|edge|\((a|a16|b|b16|br|d)\) " /tmp/chain.log
-  if [ -x "$B/tests/keep/test_keep_cuda" ]; then
+  if [ -x "$B/tests/keep/test_keep_gpu" ]; then
     echo "=== keeper on CUDA"
-    RIG_REQUIRE=cuda TAIL=30 run 120 "$B/tests/keep/test_keep_cuda"
+    RIG_REQUIRE=cuda TAIL=30 run 120 "$B/tests/keep/test_keep_gpu"
   fi
 } 2>&1 | tee "${OUT:-/tmp}/final.txt"
 # issue 32: Python with torch, the layouts with phases, Python's rows

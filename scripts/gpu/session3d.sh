@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fourth H200 call of 2026-12-03's third session: test_keep_cuda with RIG_REQUIRE=cuda (whole output), and
+# The fourth H200 call of 2026-12-03's third session: test_keep_gpu with RIG_REQUIRE=cuda (whole output), and
 # bench/keep/attach_sizes.py (a keeper's attach against tensor count and bytes, apart, then from a client with
 # torch initialised).
 # Usage (repository root, GPU machine): scripts/gpu/session3d.sh BUILD [layout]  (layout: the last step only)
@@ -15,7 +15,7 @@ P=/tmp/pyrig
   date -u
   if [ "${2:-}" != layout ]; then
   echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
-  RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_cuda" 2>&1 | tail -30
+  RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_gpu" 2>&1 | tail -30
   fi
   mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
   inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')

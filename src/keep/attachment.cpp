@@ -62,10 +62,11 @@ void drop_imported(void *user) { delete static_cast<std::shared_ptr<Buffer> *>(u
 
 // Region `t.arena`'s memory, imported at the first tensor that names it and kept for the attachment's
 // life: one cuIpcOpenMemHandle per region (a keeper's arena holds many tensors), where one per tensor cost
-// about 86 us on an H200. Later messages carry the same handle again; it is not opened twice. Read-only
+// about 86 us on an H200; for a Vulkan keeper, one import of the region's memory fd (`fd`, beside the
+// message). Later messages carry the same handle or descriptor again; it is not imported twice. Read-only
 // unless the keeper allows writes: CUDA maps IPC memory writable, so rig refuses the writes itself (a
 // read-only allocation over the same memory, of which the tensors are then parts). Called holding mutex_.
-rig_status Attachment::import_region(const TensorReply &t, bool writable, std::shared_ptr<Allocation> *out) {
+rig_status Attachment::import_region(const TensorReply &t, int fd, bool writable, std::shared_ptr<Allocation> *out) {
   auto found = regions_.find(t.arena);
   if (found != regions_.end()) {
     if (found->second.writable != writable)
@@ -75,7 +76,9 @@ rig_status Attachment::import_region(const TensorReply &t, bool writable, std::s
     return RIG_OK;
   }
   std::shared_ptr<Buffer> imported;
-  if (rig_status s = interop::import_memory_ipc(*device_, t.memory, &imported)) return s;
+  rig_status s = t.kind == MemoryKind::fd ? interop::import_memory_fd(*device_, fd, t.region_length, &imported)
+                                          : interop::import_memory_ipc(*device_, t.memory, &imported);
+  if (s != RIG_OK) return s;
   std::shared_ptr<Allocation> whole = imported->allocation;
   if (!writable) {
     auto keep = std::make_unique<std::shared_ptr<Buffer>>(imported);
@@ -89,17 +92,17 @@ rig_status Attachment::import_region(const TensorReply &t, bool writable, std::s
 
 // The tensor as a part of its imported region (stamps of its own), with the keeper's copy point in them as
 // the last write: the client's work on it waits in queue for that copy, and for nothing of the other
-// tensors of its region. A point of zeros: the copy was reached when the keeper sent it, no event to open.
-// Called holding mutex_.
-rig_status Attachment::import_ipc(const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out) {
+// tensors of its region. A point of zeros (and every tensor of a memory fd): the copy was reached when the
+// keeper sent it, no event to open. Called holding mutex_.
+rig_status Attachment::import_part(const TensorReply &t, int fd, bool writable, std::shared_ptr<Buffer> *out) {
   std::shared_ptr<Allocation> whole;
-  if (rig_status s = import_region(t, writable, &whole)) return s;
+  if (rig_status s = import_region(t, fd, writable, &whole)) return s;
   if (!in_range(whole->length(), t.offset, t.length))
     return fail(RIG_INVALID_ARGUMENT, "attach: tensor %u lies at bytes [%llu, +%llu) of the keeper's region %u, "
                 "which has %zu (a hostile or broken keeper)", t.index, static_cast<unsigned long long>(t.offset),
                 static_cast<unsigned long long>(t.length), t.arena, whole->length());
   uint64_t point = 0;
-  if (!no_point(t.point))
+  if (t.kind == MemoryKind::ipc && !no_point(t.point))
     if (rig_status s = interop::import_point_ipc(*device_, t.point, &point)) return s;
   std::shared_ptr<Buffer> part;
   if (rig_status s = buffer_part(whole, t.offset, t.length, &part)) return s;
@@ -168,15 +171,16 @@ rig_status Attachment::receive_one() {
   TensorReply t;
   if (s == RIG_OK && (s = parse_tensor(m.body.data(), m.body.size(), &t, &why)) != RIG_OK)
     fail(s, "attach: %s", why.c_str());
-  bool memfd = t.kind == MemoryKind::memfd;
+  // A memory device takes memfds, a GPU IPC handles or memory fds; a descriptor comes with memfd and fd.
+  bool memfd = t.kind == MemoryKind::memfd, with_fd = memfd || t.kind == MemoryKind::fd;
   if (s == RIG_OK && (t.index >= received_.size() || t.device != position_ || memfd != (device_->kind() == RIG_DEVICE_MEMORY) ||
-                      m.fds.size() != (memfd ? 1u : 0u) || t.length != table_.tensors[t.index].length))
+                      m.fds.size() != (with_fd ? 1u : 0u) || t.length != table_.tensors[t.index].length))
     s = fail(RIG_INVALID_ARGUMENT, "attach: tensor %u's message disagrees with the table", t.index);
   std::shared_ptr<Buffer> b;
   bool writable = t.flags & kFlagWritable;
   if (s == RIG_OK)
     s = memfd ? map_shared_memory(*device_, m.fds[0].get(), t.length, writable, &b)
-              : import_ipc(t, writable, &b);
+              : import_part(t, with_fd ? m.fds[0].get() : -1, writable, &b);
   if (s != RIG_OK) {
     // Out of step or refused: every later get answers the same.
     failed_ = s;

@@ -38,10 +38,10 @@ class Attachment {
   rig_status receive_one();
   // RIG_LOST (with the message) once the keeper closed its end. Called holding mutex_.
   rig_status check_keeper();
-  // A tensor of kind ipc as a part of its region, the region imported once (attachment.cpp). Called
-  // holding mutex_.
-  rig_status import_region(const TensorReply &t, bool writable, std::shared_ptr<Allocation> *out);
-  rig_status import_ipc(const TensorReply &t, bool writable, std::shared_ptr<Buffer> *out);
+  // A tensor of kind ipc or fd as a part of its region (`fd`: the descriptor beside a kind fd message), the
+  // region imported once (attachment.cpp). Called holding mutex_.
+  rig_status import_region(const TensorReply &t, int fd, bool writable, std::shared_ptr<Allocation> *out);
+  rig_status import_part(const TensorReply &t, int fd, bool writable, std::shared_ptr<Buffer> *out);
 
   Fd socket_;
   Device *device_ = nullptr;  // devices live until the process exits (core/registry.h)

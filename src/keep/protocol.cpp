@@ -217,6 +217,10 @@ std::vector<uint8_t> encode_tensor(const TensorReply &t) {
     w.u64(t.offset);
     w.put(t.memory.bytes, RIG_IPC_HANDLE_SIZE);
     w.put(t.point.bytes, RIG_IPC_HANDLE_SIZE);
+  } else if (t.kind == MemoryKind::fd) {
+    w.u32(t.arena);
+    w.u64(t.offset);
+    w.u64(t.region_length);
   }
   return std::move(w.bytes);
 }
@@ -227,13 +231,15 @@ rig_status parse_tensor(const uint8_t *body, size_t n, TensorReply *out, std::st
   uint32_t kind;
   if (!r.u32(&t.index) || !r.u32(&t.device) || !r.u64(&t.length) || !r.u32(&kind) || !r.u32(&t.flags))
     return bad(why, "tensor: too short");
-  if (kind != uint32_t(MemoryKind::memfd) && kind != uint32_t(MemoryKind::ipc))
+  if (kind != uint32_t(MemoryKind::memfd) && kind != uint32_t(MemoryKind::ipc) && kind != uint32_t(MemoryKind::fd))
     return bad(why, "tensor: unknown memory kind " + std::to_string(kind));
   t.kind = MemoryKind(kind);
   if (t.kind == MemoryKind::ipc && (!r.u32(&t.arena) || !r.u64(&t.offset) ||
                                     !r.get(t.memory.bytes, RIG_IPC_HANDLE_SIZE) ||
                                     !r.get(t.point.bytes, RIG_IPC_HANDLE_SIZE)))
     return bad(why, "tensor: its region, offset or IPC handles are cut short");
+  if (t.kind == MemoryKind::fd && (!r.u32(&t.arena) || !r.u64(&t.offset) || !r.u64(&t.region_length)))
+    return bad(why, "tensor: its region, offset or region length are cut short");
   // The range's end must be a number: whether it lies inside the region is the importer's to check.
   if (t.offset + t.length < t.offset) return bad(why, "tensor: its range wraps past 2^64");
   if (t.flags & ~kFlagWritable) return bad(why, "tensor: unknown flags " + std::to_string(t.flags));

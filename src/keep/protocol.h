@@ -38,8 +38,9 @@ enum class Type : uint16_t {
                   // u64 length)
   tensor = 0x82,  // u32 index, u32 device position, u64 length, u32 memory kind, u32 flags, then for
                   // kind ipc: u32 region, u64 offset, 128 bytes of the region's rig_ipc_handle and 128 of
-                  // the point's (all zeros: nothing to wait for); the memfd (kind memfd) travels as
-                  // SCM_RIGHTS data beside the header
+                  // the point's (all zeros: nothing to wait for); for kind fd: u32 region, u64 offset, u64
+                  // the region's length. A descriptor (kinds memfd and fd) travels as SCM_RIGHTS data
+                  // beside the header
   error = 0xff,   // u32 rig_status, u32 length, message bytes
 };
 
@@ -47,6 +48,8 @@ enum class MemoryKind : uint32_t {
   memfd = 1,  // a sealed memfd (memory devices), sent once the copy into it is reached
   ipc = 2,    // CUDA/HIP IPC handles of the region holding the tensor (one of the keeper's arenas, or a
               // buffer of the tensor's own) and of the point after which it holds the file's bytes
+  fd = 3,     // the opaque memory fd of the region holding the tensor (Vulkan), sent once the copy into the
+              // tensor is reached; every message of a region carries its fd again, a client imports one
 };
 inline constexpr uint32_t kFlagWritable = 1;  // the keeper lets clients write the tensor
 
@@ -96,10 +99,12 @@ struct TensorReply {
   uint64_t length = 0;
   MemoryKind kind = MemoryKind::memfd;
   uint32_t flags = 0;
-  // kind ipc: the tensor's bytes are [offset, offset + length) of region `arena` of its device, whose
-  // handle is `memory` (the same in every message naming that region: a client imports it once).
+  // kinds ipc and fd: the tensor's bytes are [offset, offset + length) of region `arena` of its device,
+  // whose handle is `memory` (ipc) or the descriptor beside the message, of `region_length` bytes (fd): the
+  // same in every message naming that region, so a client imports it once.
   uint32_t arena = 0;
   uint64_t offset = 0;
+  uint64_t region_length = 0;  // kind fd
   rig_ipc_handle memory{}, point{};
 };
 std::vector<uint8_t> encode_tensor(const TensorReply &t);

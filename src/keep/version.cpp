@@ -16,14 +16,20 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
   v->how_ = how;
   v->devices_ = devices;
   for (Device *d : devices) {
-    int memory = 0, event = 0;
+    int memory = 0, event = 0, fds = 0;
     if (interop::supported(*d, nullptr, RIG_INTEROP_IPC_MEMORY, &memory) != RIG_OK ||
-        interop::supported(*d, nullptr, RIG_INTEROP_IPC_EVENT, &event) != RIG_OK)
+        interop::supported(*d, nullptr, RIG_INTEROP_IPC_EVENT, &event) != RIG_OK ||
+        interop::supported(*d, nullptr, RIG_INTEROP_MEMORY_FD, &fds) != RIG_OK)
       return RIG_INVALID_ARGUMENT;
-    if (d->kind() != RIG_DEVICE_MEMORY && !(memory && event))
+    MemoryKind kind = d->kind() == RIG_DEVICE_MEMORY ? MemoryKind::memfd
+                      : memory && event              ? MemoryKind::ipc
+                      : fds                          ? MemoryKind::fd
+                                                     : MemoryKind(0);
+    if (kind == MemoryKind(0))
       return fail(RIG_UNSUPPORTED, "keep_start: %s's tensors cannot leave the process: a keeper serves memory devices "
-                  "(memfd) and devices with IPC memory and events (CUDA, HIP)", d->info().name.c_str());
-    v->ipc_.push_back(d->kind() != RIG_DEVICE_MEMORY);
+                  "(memfd), devices with IPC memory and events (CUDA, HIP) and devices with memory fds (Vulkan's "
+                  "VK_KHR_external_memory_fd)", d->info().name.c_str());
+    v->kinds_.push_back(kind);
     std::unique_ptr<load::Copier> c;
     if (rig_status s = load::Copier::make(*d, &c)) return s;
     v->copiers_.push_back(std::move(c));
@@ -39,8 +45,8 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
   for (const load::TensorEntry &t : file->tensors)
     v->table_.tensors.push_back({t.name, t.dtype, t.ggml_type, t.shape, t.length});
   v->exported_.resize(file->tensors.size() * devices.size());
-  // Each IPC device's tensors laid out in file order in arenas of plain device memory (never the reuse
-  // pool's: pool memory has no IPC handle), as the loader lays out its own (load/arenas.h).
+  // Each GPU's tensors laid out in file order in arenas of plain device memory (never the reuse pool's:
+  // pool memory has no IPC handle), as the loader lays out its own (load/arenas.h).
   std::vector<size_t> order(file->tensors.size());
   std::vector<uint64_t> lengths(file->tensors.size());
   for (size_t i = 0; i < order.size(); ++i) {
@@ -49,13 +55,16 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
   }
   v->memory_.resize(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
-    if (!v->ipc_[d]) continue;
+    if (v->kinds_[d] == MemoryKind::memfd) continue;
     DeviceMemory &m = v->memory_[d];
     m.arenas = std::make_unique<load::Arenas>(order.size(), order, lengths, RIG_LOAD_DEFAULT_ARENA_BYTES,
                                               RIG_MEMORY_DEVICE);
     m.regions.resize(m.arenas->count());
   }
-  rig_load_placement placement{sizeof placement, nullptr, devices.size(), RIG_LOAD_RULE_EACH, nullptr};
+  rig_load_placement placement{};
+  placement.size = sizeof placement;
+  placement.device_count = devices.size();
+  placement.rule = RIG_LOAD_RULE_EACH;
   rig_load_options options{};
   options.size = sizeof options;
   if (rig_status s = load::Load::start(host_device(), file, nullptr, 0, devices, placement, options, {}, &v->load_))
@@ -110,42 +119,69 @@ rig_status Version::part_for(size_t index, size_t device, std::shared_ptr<Buffer
     if (made != RIG_OK && made != RIG_UNSUPPORTED) return made;
     if (made == RIG_OK) {
       Region &r = m.regions[arena];
-      if (!r.whole) {
-        std::shared_ptr<Allocation> whole = m.arenas->whole(arena);
-        std::shared_ptr<Buffer> b;
-        if (rig_status s = buffer_part(whole, 0, whole->length(), &b)) return s;
-        if (rig_status s = interop::export_memory_ipc(*b, &r.memory)) return s;
-        r.whole = std::move(b);
-      }
+      if (!r.whole)
+        if (rig_status s = export_region(device, m.arenas->whole(arena), &r)) return s;
       e->region = uint32_t(arena);
       e->offset = start;
       e->memory = r.memory;
+      e->region_fd = r.fd.get();
+      e->region_length = r.length;
       return RIG_OK;
     }
   }
   uint64_t length = table_.tensors[index].length;
   Region r;
-  if (rig_status s = buffer_create(d, length ? length : 1, RIG_MEMORY_DEVICE, &r.whole)) return s;
-  if (rig_status s = interop::export_memory_ipc(*r.whole, &r.memory)) return s;
+  std::shared_ptr<Buffer> own;
+  if (rig_status s = buffer_create(d, length ? length : 1, RIG_MEMORY_DEVICE, &own)) return s;
+  if (rig_status s = export_region(device, own->allocation, &r)) return s;
   e->region = uint32_t(m.regions.size());
   e->offset = 0;
   e->memory = r.memory;
-  *part = r.whole;
+  e->region_fd = r.fd.get();
+  e->region_length = r.length;
+  *part = std::move(own);
   m.regions.push_back(std::move(r));
   return RIG_OK;
 }
 
-// The tensor's part, the copy into it submitted, and the copy's point exported: the client's queue waits
-// for that point, so the tensor is sent before its bytes are there. An empty tensor has no point.
-rig_status Version::publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e) {
+// Region `r` over the allocation `whole`, exported as its device's tensors leave: an IPC handle (over a
+// part that spans it, as the arena's tensors are parts), or a memory fd (over the allocation itself: a
+// descriptor carries a whole allocation, never a part).
+rig_status Version::export_region(size_t device, std::shared_ptr<Allocation> whole, Region *r) {
+  std::shared_ptr<Buffer> b;
+  if (kinds_[device] == MemoryKind::fd) {
+    b = interop::buffer_over(*devices_[device], std::move(whole));
+    int fd = -1;
+    size_t length = 0;
+    if (rig_status s = interop::export_memory_fd(*b, &fd, &length)) return s;
+    r->fd = Fd(fd);
+    r->length = length;
+  } else {
+    if (rig_status s = buffer_part(whole, 0, whole->length(), &b)) return s;
+    if (rig_status s = interop::export_memory_ipc(*b, &r->memory)) return s;
+    r->length = whole->length();
+  }
+  r->whole = std::move(b);
+  return RIG_OK;
+}
+
+// The tensor's part and the copy into it submitted. IPC: the copy's point exported, and the client's queue
+// waits for that point, so the tensor is sent before its bytes are there (an empty tensor has no point).
+// A memory fd: the copy waited for here, as a memfd's is (publish_memfd), since a point would need a
+// semaphore fd of its own beside the memory's; the tensor still leaves as soon as its own copy is in.
+rig_status Version::publish_part(size_t index, size_t device, const Buffer &loaded, Exported *e) {
   std::shared_ptr<Buffer> part;
   if (rig_status s = part_for(index, device, &part, e)) return s;
   uint64_t length = table_.tensors[index].length;
   if (length) {
     if (rig_status s = copiers_[device]->copy(loaded, 0, *part, 0, length)) return s;
-    if (rig_status s = interop::last_write(*part, &e->copied)) return s;
-    if (rig_status s = interop::export_point_ipc(e->copied, &e->point)) return s;
-    e->point_exported = true;
+    if (kinds_[device] == MemoryKind::fd) {
+      if (rig_status s = part->allocation->wait_last_write()) return s;
+    } else {
+      if (rig_status s = interop::last_write(*part, &e->copied)) return s;
+      if (rig_status s = interop::export_point_ipc(e->copied, &e->point)) return s;
+      e->point_exported = true;
+    }
   }
   e->buffer = std::move(part);
   return RIG_OK;
@@ -155,7 +191,8 @@ rig_status Version::publish(size_t index, size_t device) {
   std::shared_ptr<Buffer> loaded;
   if (rig_status s = load_->buffer(index, device, &loaded)) return s;
   Exported e;
-  rig_status s = ipc_[device] ? publish_ipc(index, device, *loaded, &e) : publish_memfd(index, device, *loaded, &e);
+  rig_status s = kinds_[device] == MemoryKind::memfd ? publish_memfd(index, device, *loaded, &e)
+                                                     : publish_part(index, device, *loaded, &e);
   std::lock_guard<std::mutex> lock(mutex_);
   exported_[index * devices_.size() + device] = std::move(e);  // kept on failure too: its export is closed
   return s;
@@ -210,17 +247,18 @@ rig_status Version::published(size_t index, size_t device, TensorReply *reply, i
   reply->index = uint32_t(index);
   reply->device = uint32_t(device);
   reply->length = table_.tensors[index].length;
-  reply->kind = ipc_[device] ? MemoryKind::ipc : MemoryKind::memfd;
+  reply->kind = kinds_[device];
   reply->flags = how_.writable ? kFlagWritable : 0;
   reply->arena = e.region;
   reply->offset = e.offset;
   reply->memory = e.memory;
+  reply->region_length = e.region_length;
   // A copy already reached leaves nothing to wait for: its point goes as zeros, and the client imports no
   // event for it (a client attaching after the load imports none at all). One not reached yet goes as its
   // handle, which the client's queue waits on.
   if (e.copied && !device_at(point_device(e.copied))->reached(point_value(e.copied))) reply->point = e.point;
   else reply->point = rig_ipc_handle{};
-  *fd = e.fd.get();
+  *fd = reply->kind == MemoryKind::fd ? e.region_fd : e.fd.get();
   return RIG_OK;
 }
 

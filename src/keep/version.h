@@ -57,9 +57,12 @@ class Version {
 
   // A tensor's memory as it leaves: a memfd (memory devices), or a part of one of its device's regions (an
   // arena, or a buffer of the tensor's own) at `offset`, with IPC handles of the region and of the point
-  // after which the part holds the file's bytes (CUDA, HIP).
+  // after which the part holds the file's bytes (CUDA, HIP), or the region's memory fd, sent once the part
+  // holds them (Vulkan).
   struct Exported {
-    Fd fd;
+    Fd fd;                           // the memfd (kind memfd)
+    int region_fd = -1;              // kind fd: its region's descriptor (the region owns it)
+    uint64_t region_length = 0;      // kind fd
     std::shared_ptr<Buffer> buffer;  // keeps the memfd's mapping, or the part (and through it its region)
     uint32_t region = 0;
     uint64_t offset = 0;
@@ -67,11 +70,14 @@ class Version {
     uint64_t copied = 0;             // the point of the copy into the part (0: none, an empty tensor)
     bool point_exported = false;     // closed with the version (rig_point_export_ipc_close)
   };
-  // What leaves a device as one IPC memory handle: an arena's whole allocation, or a tensor's own buffer.
-  // A client imports each once (keep/attachment.cpp), where one import per tensor cost ~86 us on an H200.
+  // What leaves a device as one IPC memory handle or one memory fd: an arena's whole allocation, or a
+  // tensor's own buffer. A client imports each once (keep/attachment.cpp), where one import per tensor cost
+  // ~86 us on an H200.
   struct Region {
     std::shared_ptr<Buffer> whole;  // null until its first tensor is published
-    rig_ipc_handle memory{};
+    rig_ipc_handle memory{};        // kind ipc
+    Fd fd;                          // kind fd
+    uint64_t length = 0;
   };
   // A device's regions: its arenas' first (by index, load/arenas.h), then the tensors made whole. Only the
   // publishing thread touches them (and the destructor, after it ended): no lock.
@@ -80,12 +86,13 @@ class Version {
     std::vector<Region> regions;
   };
   rig_status publish_memfd(size_t index, size_t device, const Buffer &loaded, Exported *e);
-  rig_status publish_ipc(size_t index, size_t device, const Buffer &loaded, Exported *e);
+  rig_status publish_part(size_t index, size_t device, const Buffer &loaded, Exported *e);
   rig_status part_for(size_t index, size_t device, std::shared_ptr<Buffer> *part, Exported *e);
+  rig_status export_region(size_t device, std::shared_ptr<Allocation> whole, Region *r);
   Publishing how_;
   std::vector<Device *> devices_;
-  std::vector<bool> ipc_;  // per device: its tensors leave as IPC handles (else as memfds)
-  std::vector<DeviceMemory> memory_;  // per device (IPC devices only)
+  std::vector<MemoryKind> kinds_;  // per device: how its tensors leave (memfd, IPC handles, memory fds)
+  std::vector<DeviceMemory> memory_;  // per device (GPUs only)
   std::vector<std::unique_ptr<load::Copier>> copiers_;
   std::unique_ptr<load::Load> load_;  // released by the publishing thread once every tensor left it
   Table table_;

@@ -1,6 +1,6 @@
-/* What both keeper tests (test_keep.c on memory devices, test_keep_cuda.c on the fake libcuda) need: where
- * a tensor's bytes lie in the checkpoint they serve, and the child process a test runs, which must not
- * outlive it. */
+/* What both keeper tests (test_keep.c on memory devices, test_keep_gpu.c on the fake libcuda and lavapipe)
+ * need: where a tensor's bytes lie in the checkpoint they serve, and the child process a test runs, which
+ * must not outlive it. */
 #ifndef RIG_TEST_KEEP_H
 #define RIG_TEST_KEEP_H
 

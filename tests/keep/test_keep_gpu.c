@@ -1,12 +1,14 @@
-/* rig_keep.h on the fake libcuda's cuda:0: a keeper in a child process (this binary run again as `keeper
- * FILE SOCKET DELAY_US MODE`) serves each tensor as a part of one of its arenas (one IPC memory handle per
- * arena) and the IPC handle of the point after its copy, where that point is not reached yet; this process
- * attaches on its own cuda:0. In mode "hold" the keeper holds the last tensor back until told (a byte on
- * its stdin), so tensor 0's consumer runs while the last tensor has not landed, by construction rather
- * than by a clock: were its consumer to wait for the whole load, the test would never end. Its copies take
- * DELAY_US each (the fake's copy_delay_us, in the keeper only), so that tensor 0's point is still ahead
- * when it is sent: the consumer's copy must wait for it in queue, else it reads the arena's bytes before
- * they land. In mode "loaded" the keeper says it is ready only once every tensor is in. */
+/* rig_keep.h on a GPU, RIG_KEEP_DEVICE (cuda:0 by default: the fake libcuda's, or an H200's; vulkan:0 on
+ * lavapipe): a keeper in a child process (this binary run again as `keeper FILE SOCKET DELAY_US MODE`)
+ * serves each tensor as a part of one of its arenas, one IPC memory handle (CUDA) or memory fd (Vulkan) per
+ * arena, with the IPC handle of the point after its copy where that point is not reached yet (CUDA; a
+ * Vulkan keeper sends a tensor once its copy is in); this process attaches on its own device of the same
+ * name. In mode "hold" the keeper holds the last tensor back until told (a byte on its stdin), so tensor
+ * 0's consumer runs while the last tensor has not landed, by construction rather than by a clock: were its
+ * consumer to wait for the whole load, the test would never end. On the fake libcuda its copies take
+ * DELAY_US each (copy_delay_us, in the keeper only), so that tensor 0's point is still ahead when it is
+ * sent: the consumer's copy must wait for it in queue, else it reads the arena's bytes before they land.
+ * In mode "loaded" the keeper says it is ready only once every tensor is in. */
 #include <rig.h>
 #include <rig_interop.h>
 #include <rig_keep.h>
@@ -31,9 +33,14 @@
 
 
 enum { TENSORS = 4 };
+/* The device the keeper and this process open: RIG_KEEP_DEVICE, else cuda:0. */
+static const char *device_name(void) {
+  const char *d = getenv("RIG_KEEP_DEVICE");
+  return d && *d ? d : "cuda:0";
+}
 static const size_t lengths[TENSORS] = {4096, 0, 65536 + 7, 3000};
 
-/* The child: a keeper on cuda:0 whose last tensor waits for a byte on stdin. */
+/* The child: a keeper on device_name() whose last tensor waits for a byte on stdin. */
 static void hold_last(void *user, size_t index) {
   (void)user;
   if (index == TENSORS - 1) kt_read_byte(0);
@@ -48,7 +55,7 @@ static int run_keeper(const char *file, const char *sock, const char *delay_us, 
   int hold = strcmp(mode, "hold") == 0;
   if (hold) o.before_publish = hold_last;
   setenv("FAKECUDA_COPY_DELAY_US", delay_us, 1); /* read at cuInit: this process's copies only */
-  if (rig_device_open("cuda:0", &d) || rig_keep_start(file, &d, 1, sock, &o, &k) ||
+  if (rig_device_open(device_name(), &d) || rig_keep_start(file, &d, 1, sock, &o, &k) ||
       (!hold && rig_keep_wait_loaded(k))) {
     fprintf(stderr, "keeper: %s\n", rig_last_error());
     return 1;
@@ -72,7 +79,7 @@ static child spawn_keeper(const char *file, const char *sock, const char *delay_
   if (pid == 0) {
     dup2(to[0], 0);
     dup2(from[1], 1);
-    execl("/proc/self/exe", "test_keep_cuda", "keeper", file, sock, delay_us, mode, (char *)NULL);
+    execl("/proc/self/exe", "test_keep_gpu", "keeper", file, sock, delay_us, mode, (char *)NULL);
     _exit(127);
   }
   kt_child = pid;
@@ -86,6 +93,7 @@ static child spawn_keeper(const char *file, const char *sock, const char *delay_
  * cuIpcOpenMemHandle): the same file rig loaded, so its state is rig's. -1 on a real driver, which counts
  * nothing: there the tests check the bytes and the ordering, not the calls. */
 static long long fake_count(const char *name) {
+  if (strncmp(device_name(), "cuda", 4) != 0) return -1;
   const char *path = getenv("RIG_CUDA_LIBRARY");
   void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
   long long (*query)(const char *) = lib ? (long long (*)(const char *))dlsym(lib, "fakecuda_query") : NULL;
@@ -105,14 +113,14 @@ static void ended(child c) {
   close(c.out);
 }
 
-static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) {
+static void attach_during_load_consumer_of_tensor0_runs_first(void **state) {
   (void)state;
-  const char *file = tw_path("keep-cuda.safetensors");
-  const char *sock = tw_path("keep-cuda.sock");
+  const char *file = tw_path("keep-gpu.safetensors");
+  const char *sock = tw_path("keep-gpu.sock");
   tw_safetensors_u8(file, lengths, TENSORS);
   child c = spawn_keeper(file, sock, "500000", "hold");
   rig_device gpu;
-  OK(rig_device_open("cuda:0", &gpu));
+  OK(rig_device_open(device_name(), &gpu));
   rig_attachment a;
   OK(rig_attach(sock, gpu, &a));
   /* tensor 0 with its copy's point, sent while that copy (500 ms in the keeper) still runs: the point's
@@ -124,7 +132,8 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
   rig_point carried = 0;
   OK(rig_buffer_last_write(t0, &carried));
   /* the fake's copy takes 500 ms, so the point is ahead and carried; a real GPU's 4 KiB copy is often done
-   * before the keeper sends it, and then there is nothing to carry (the bytes below hold either way) */
+   * before the keeper sends it, and a Vulkan keeper sends it done: then there is nothing to carry (the
+   * bytes below hold either way) */
   if (events >= 0) assert_true(carried != 0);
   rt_copy(gpu, t0, out);
   assert_true(tw_same_as_file(out, file, kt_offset(file, 0), lengths[0]));
@@ -162,18 +171,19 @@ static void ipc_attach_during_load_consumer_of_tensor0_runs_first(void **state) 
 }
 
 /* Many small tensors, attached once the keeper loaded them all: one IPC memory open for their arena, not one
- * per tensor, and no event opened (every copy was reached when its tensor was sent). */
-static void ipc_many_tensors_one_open_per_arena(void **state) {
+ * per tensor, and no event opened (every copy was reached when its tensor was sent), where the fake counts;
+ * every tensor's bytes the file's on every device. */
+static void many_tensors_one_import_per_arena(void **state) {
   (void)state;
   enum { MANY = 300 };
   size_t many[MANY];
   for (size_t i = 0; i < MANY; ++i) many[i] = 1 + (i * 37) % 1000;
-  const char *file = tw_path("keep-cuda-many.safetensors");
-  const char *sock = tw_path("keep-cuda-many.sock");
+  const char *file = tw_path("keep-gpu-many.safetensors");
+  const char *sock = tw_path("keep-gpu-many.sock");
   tw_safetensors_u8(file, many, MANY);
   child c = spawn_keeper(file, sock, "0", "loaded");
   rig_device gpu;
-  OK(rig_device_open("cuda:0", &gpu));
+  OK(rig_device_open(device_name(), &gpu));
   long long opens = fake_count("calls:ipc_open_memory"), events = fake_count("calls:ipc_open_event");
   rig_attachment a;
   OK(rig_attach(sock, gpu, &a));
@@ -205,15 +215,18 @@ int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "keeper") == 0) return run_keeper(argv[2], argv[3], argv[4], argv[5]);
   signal(SIGPIPE, SIG_IGN);
   rig_device probe;
-  if (rig_device_open("cuda:0", &probe) != RIG_OK) {
-    fprintf(stderr, "%s: no cuda:0 (%s)\n", rt_required("cuda") ? "FAIL (RIG_REQUIRE names cuda)" : "SKIP",
+  char backend[32];
+  snprintf(backend, sizeof backend, "%.*s", (int)strcspn(device_name(), ":"), device_name());
+  if (rig_device_open(device_name(), &probe) != RIG_OK) {
+    int required = rt_required(backend);
+    fprintf(stderr, "%s: no %s (%s)\n", required ? "FAIL (RIG_REQUIRE names it)" : "SKIP", device_name(),
             rig_last_error());
-    return rt_required("cuda") ? 1 : 77;
+    return required ? 1 : 77;
   }
   rig_device_release(probe);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(ipc_attach_during_load_consumer_of_tensor0_runs_first, kt_kill_child),
-      cmocka_unit_test_teardown(ipc_many_tensors_one_open_per_arena, kt_kill_child),
+      cmocka_unit_test_teardown(attach_during_load_consumer_of_tensor0_runs_first, kt_kill_child),
+      cmocka_unit_test_teardown(many_tensors_one_import_per_arena, kt_kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
