@@ -10,15 +10,9 @@ set -u
 B=$(cd "${1:?usage: issue32.sh BUILD}" && pwd)
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
 unset RIG_CUDA_LIBRARY
-P=/tmp/pyrig
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 --version
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
-  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig \
-    -Wl,-rpath,$B && echo "python extension built for $(python3 --version)"
-  export PYTHONPATH=$P
+  . scripts/gpu/pyrig.sh
   python3 -c 'import rig; print("rig", rig.__version__, rig.device_list())'
   echo "=== pytest (RIG_REQUIRE=cuda)"
   RIG_TOOL=$B/tools/rig RIG_REQUIRE=cuda RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx timeout 240 python3 -m pytest -q -rs \

@@ -10,17 +10,11 @@ O=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:$B/tests/cuda:${LD_LIBRARY_PATH:-} RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
 unset RIG_CUDA_LIBRARY
 chmod -R u+x "$B" 2>/dev/null
-P=/tmp/pyrig
 {
   date -u
   echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
   RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_cuda" 2>&1 | tail -12
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
-  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig \
-    -Wl,-rpath,$B && echo "python extension built for $(python3 --version)"
-  export PYTHONPATH=$P
+  . scripts/gpu/pyrig.sh
   echo "=== pytest (RIG_REQUIRE=cuda)"
   RIG_TOOL=$B/tools/rig RIG_REQUIRE=cuda timeout 240 python3 -m pytest -q -rs -p no:cacheprovider bindings/python/tests 2>&1 | tail -8
   echo "=== files: 4 GiB uniform and MoE (one load each), a 16 GiB 4-shard checkpoint"

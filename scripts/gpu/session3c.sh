@@ -9,16 +9,11 @@ O=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:$B/tests/cuda:${LD_LIBRARY_PATH:-} RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
 unset RIG_CUDA_LIBRARY
 chmod -R u+x "$B" 2>/dev/null
-P=/tmp/pyrig
 {
   date -u
   echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
   RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_cuda" 2>&1 | tail -8
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
-  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig -Wl,-rpath,$B
-  export PYTHONPATH=$P
+  . scripts/gpu/pyrig.sh
   LAYOUTS="moe" ROUNDS=0 timeout 100 python3 bench/load/layouts.py "$B/tools/rig" /tmp/layouts "$B" 2>&1 | tail -2
   LAYOUT_GIB=16 LAYOUTS=sharded ROUNDS=0 timeout 150 python3 bench/load/layouts.py "$B/tools/rig" /tmp/layouts16 "$B" 2>&1 | tail -2
   for f in /tmp/layouts/moe.safetensors /tmp/layouts16/sharded.d/model.safetensors.index.json; do

@@ -10,18 +10,13 @@ O=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
 unset RIG_CUDA_LIBRARY
 chmod -R u+x "$B" 2>/dev/null
-P=/tmp/pyrig
 {
   date -u
   if [ "${2:-}" != layout ]; then
   echo "=== keeper on CUDA (RIG_REQUIRE=cuda)"
   RIG_REQUIRE=cuda timeout 120 "$B/tests/keep/test_keep_gpu" 2>&1 | tail -30
   fi
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
-  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig -Wl,-rpath,$B
-  export PYTHONPATH=$P
+  . scripts/gpu/pyrig.sh
   if [ "${2:-}" != layout ]; then
   echo "=== attach against tensor count and bytes (bench/keep/attach_sizes.py)"
   timeout 200 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1

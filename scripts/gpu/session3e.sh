@@ -10,14 +10,9 @@ O=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
 unset RIG_CUDA_LIBRARY
 chmod -R u+x "$B" 2>/dev/null
-P=/tmp/pyrig
 {
   date -u
-  mkdir -p $P/rig && cp bindings/python/rig/*.py bindings/python/rig/*.pyi bindings/python/rig/py.typed $P/rig/ && cp $B/bindings/python/rig/rig.py $P/rig/
-  inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -shared -fPIC -w -I"$inc" -Iinclude -I$B/include $B/bindings/python/rig/rig_wrap.c -o $P/rig/_rig$ext -L$B -lrig -Wl,-rpath,$B
-  export PYTHONPATH=$P
+  . scripts/gpu/pyrig.sh
   echo "=== attach as torch tensors, torch client (attach_sizes.py, ATTACH_FRAMEWORK=pt)"
   ATTACH_TORCH=1 ATTACH_FRAMEWORK=pt ATTACH_SHAPES="64x67108864 1341x3145728 llama llama4" \
     timeout 120 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1
