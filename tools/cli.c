@@ -22,6 +22,8 @@ int rig_tool_exit_for(rig_verdict_kind kind) {
 rig_status rig_tool_open_device(const char *name, rig_device *out) {
   if (name && strncmp(name, "memory:", 7) == 0) return rig_memory_device(name + 7, out);
   if (name && strcmp(name, "host") == 0) return rig_host(out);
+  /* "cpu" as Python's rig.Device("cpu") and torch name host memory: the memory device "cpu" */
+  if (name && strcmp(name, "cpu") == 0) return rig_memory_device("cpu", out);
   return rig_device_open(name, out);
 }
 

@@ -27,8 +27,9 @@ enum {
 /* The exit status for a verdict kind. Pure. */
 int rig_tool_exit_for(rig_verdict_kind kind);
 
-/* Opens a device by the name `rig devices` prints: "memory:NAME" makes a memory device called NAME,
- * "host" is the host, anything else goes to rig_device_open ("cuda:0"). Statuses as those calls; NULL or
+/* Opens a device by the name `rig devices` prints: "memory:NAME" makes a memory device called NAME ("cpu"
+ * the one called cpu, as Python names it), "host" is the host, anything else goes to rig_device_open
+ * ("cuda:0"). Statuses as those calls; NULL or
  * an empty memory name is RIG_INVALID_ARGUMENT with rig_last_error set. May block opening a driver. */
 rig_status rig_tool_open_device(const char *name, rig_device *out);
 

@@ -47,7 +47,7 @@ static int keep_usage(void) {
          "  exists (clients may attach while it still loads). SIGTERM or SIGINT: stops listening, waits for\n"
          "  the clients to let go, exits 0; a second signal cuts them off (exit 1). SIGHUP: loads the\n"
          "  checkpoint again as it is now (new attaches get it; attached clients keep theirs).\n"
-         "  --device D[,D...]  where the tensors live (memory:NAME)\n"
+         "  --device D[,D...]  where the tensors live (cuda:0, vulkan:0, memory:NAME, cpu)\n"
          "  --socket PATH      the UNIX socket to make (mode 0600 unless --mode)\n"
          "  --gid GID          peers of this group may attach too (the keeper's own uid always may)\n"
          "  --mode OCTAL       the socket's permission bits (0660 lets --gid's group connect)\n"

@@ -32,6 +32,8 @@ done
 grep -q '^a.weight U8 \[4096\] 4096 bytes$' "$dir/list" || fail "list: $(cat "$dir/list")"
 [ "$(wc -l < "$dir/list")" = 3 ] || fail "list has $(wc -l < "$dir/list") lines"
 "$rig" attach "$dir/s" --verify "$dir/w.safetensors" > "$dir/verify" || fail "attach --verify"
+# "cpu" names the memory device called cpu, as Python's device="cpu" does
+"$rig" attach "$dir/s" --verify "$dir/w.safetensors" --device cpu > /dev/null || fail "attach --verify --device cpu"
 grep -q '^verified 3 tensors, 74106 bytes$' "$dir/verify" || fail "verify: $(cat "$dir/verify")"
 
 # A copy with one byte changed: --verify must see it.
