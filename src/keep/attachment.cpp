@@ -134,8 +134,12 @@ rig_status Attachment::attach(const std::string &socket_path, Device &device, st
       a->position_ = uint32_t(d);
       found = true;
     }
-  if (!found)
-    return fail(RIG_NOT_FOUND, "attach: the keeper holds no tensors on %s", memory ? "a memory device" : device.info().name.c_str());
+  if (!found) {
+    std::string held;  // where it does hold them, so that the caller knows which device to attach with
+    for (const std::string &d : a->table_.devices) held += (held.empty() ? "" : ", ") + d;
+    return fail(RIG_NOT_FOUND, "attach: the keeper holds no tensors on %s: it holds them on %s (attach with one of "
+                "those)", memory ? "a memory device" : device.info().name.c_str(), held.c_str());
+  }
   a->received_.resize(a->table_.tensors.size());
   a->writable_.resize(a->table_.tensors.size());
   if (send_message(a->socket_.get(), Type::attach, encode_attach(a->position_, nullptr)) != RIG_OK)
