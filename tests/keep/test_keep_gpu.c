@@ -205,6 +205,13 @@ static void many_tensors_one_import_per_arena(void **state) {
   counted(opens, "calls:ipc_open_memory", 1);
   counted(events, "calls:ipc_open_event", 0);
   OK(rig_attachment_release(a));
+  /* a memory device finds nothing here, and is told which device holds the tensors */
+  rig_device host;
+  OK(rig_memory_device("attach", &host));
+  rig_attachment none;
+  STATUS(RIG_NOT_FOUND, rig_attach(sock, host, &none));
+  if (!strstr(rig_last_error(), device_name())) fail_msg("the message names no %s: %s", device_name(), rig_last_error());
+  OK(rig_device_release(host));
   ended(c);
   OK(rig_device_release(gpu));
   unlink(sock);
