@@ -113,10 +113,11 @@ typedef struct rig_keep_tensor {
 } rig_keep_tensor;
 
 /* Connects to the keeper at `socket_path`, asks for its table and attaches every tensor for `device` (a
- * memory device gets the keeper's first memory device's tensors; a CUDA or HIP device those of the keeper's
- * device of the same name, "cuda:0"). Returns once the
- * table is in; tensors arrive as the keeper publishes them (rig_attachment_get waits for each). Waits for
- * the connection and the table, holding no lock. Statuses: see above. */
+ * memory device gets the keeper's first memory device's tensors; a CUDA, HIP or Vulkan device those of the
+ * keeper's device of the same name, "cuda:0", "vulkan:0"). Returns once the table is in; tensors arrive as
+ * the keeper publishes them (rig_attachment_get waits for each). Waits for the connection and the table,
+ * holding no lock. Statuses: see above; RIG_NOT_FOUND where the keeper holds nothing on `device`, its
+ * message naming the devices it does hold tensors on. */
 RIG_API rig_status rig_attach(const char *RIG_NONNULL socket_path, rig_device RIG_NONNULL device,
                               rig_attachment *RIG_NONNULL out);
 
