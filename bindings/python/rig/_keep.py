@@ -57,10 +57,12 @@ def attach(path, framework="np", device="cpu"):
     """{name: tensor} of every tensor the keeper at ``path`` serves, as ``framework`` wants it: "np"
     numpy arrays, "pt" torch tensors (through DLPack) or "rig" rig.Buffers, of the file's dtypes and
     shapes over the keeper's memory, without a copy. ``device``: where this process sees them ("cpu", a
-    memory device, by default; "cuda:0" for a keeper on that GPU). numpy arrays are read-only unless the
-    keeper allows writes (torch has no read-only tensors: do not write through them). Waits for every
-    tensor the keeper still loads. rig's NotFound where no keeper listens, Unsupported where it refuses
-    this process; TypeError where ``framework`` has no type for a tensor (before any is mapped)."""
+    memory device, by default; "cuda:0" for a keeper on that GPU; "vulkan:0" with framework "rig", which
+    DLPack cannot carry). numpy arrays are read-only unless the keeper allows writes (torch has no
+    read-only tensors: do not write through them). Waits for every tensor the keeper still loads. rig's
+    NotFound where no keeper listens or it holds nothing on ``device`` (the message names where it does),
+    Unsupported where it refuses this process; TypeError where ``framework`` has no type for a tensor
+    (before any is mapped)."""
     framework = checked_framework(framework)
     a = Attachment(path, device)
     check_device(framework, a.device)
