@@ -31,25 +31,34 @@ def write_safetensors(path):
     return header, 8 + len(h), data
 
 
-@pytest.fixture
-def keeper():
+def serve(path, device, sock):
+    """`rig keep PATH --device DEVICE --socket SOCK` as a user starts it, once its socket exists."""
     if not RIG_TOOL:
         pytest.skip("RIG_TOOL (the rig command) not set: no keeper to attach to")
+    p = subprocess.Popen([RIG_TOOL, "keep", path, "--device", device, "--socket", sock], stderr=subprocess.PIPE)
+    for _ in range(500):
+        if os.path.exists(sock) or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    assert os.path.exists(sock), "the keeper made no socket: %s" % p.stderr.read().decode()
+    return p
+
+
+def stopped(p):
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10) == 0, p.stderr.read().decode()
+
+
+@pytest.fixture
+def keeper():
     with tempfile.TemporaryDirectory() as d:
         path, sock = os.path.join(d, "w.safetensors"), os.path.join(d, "s")
         header, _, data = write_safetensors(path)
-        p = subprocess.Popen([RIG_TOOL, "keep", path, "--device", "memory:k", "--socket", sock],
-                             stderr=subprocess.PIPE)
+        p = serve(path, "memory:k", sock)
         try:
-            for _ in range(500):
-                if os.path.exists(sock):
-                    break
-                time.sleep(0.01)
-            assert os.path.exists(sock), "the keeper made no socket"
             yield sock, header, data
         finally:
-            p.send_signal(signal.SIGTERM)
-            assert p.wait(timeout=10) == 0, p.stderr.read().decode()
+            stopped(p)
 
 
 def test_attach_numpy_arrays_of_the_files_dtypes_shapes_and_bytes_read_only(keeper, numpy):
@@ -76,3 +85,37 @@ def test_attach_rig_buffers_and_errors(keeper):
         rig.attach(sock + ".none", framework="rig")
     with pytest.raises(ValueError):
         rig.attach(sock, framework="tf")
+
+
+def test_a_torch_client_computes_on_every_tensor_of_a_cuda_keeper(numpy, cuda_device):
+    """A keeper on cuda:0 (a real GPU: torch computes on the memory) and this process a PyTorch client:
+    every one of 300 tensors of mixed shapes summed by torch on the GPU equals the file's, and tensor
+    shapes and dtypes are the file's."""
+    torch = pytest.importorskip("torch", reason="torch not installed: no PyTorch client")
+    if not torch.cuda.is_available() or os.environ.get("RIG_CUDA_LIBRARY"):
+        pytest.skip("torch needs a real CUDA GPU (the fake libcuda is rig's only)")
+    rng = numpy.random.default_rng(7)
+    arrays = {"layer.%03d.w" % i: rng.standard_normal((1 + i % 7, 1 + (i * 37) % 900)).astype(numpy.float32)
+              for i in range(300)}
+    header, data = {}, b""
+    for name, a in arrays.items():
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [len(data), len(data) + a.nbytes]}
+        data += a.tobytes()
+    h = json.dumps(header).encode()
+    with tempfile.TemporaryDirectory() as d:
+        path, sock = os.path.join(d, "m.safetensors"), os.path.join(d, "s")
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + data)
+        p = serve(path, "cuda:0", sock)
+        try:
+            weights = rig.attach(sock, framework="pt", device="cuda:0")
+            assert sorted(weights) == sorted(arrays)
+            sums = torch.stack([weights[n].double().sum() for n in sorted(arrays)]).cpu().numpy()
+            want = numpy.array([arrays[n].astype(numpy.float64).sum() for n in sorted(arrays)])
+            assert numpy.allclose(sums, want, rtol=1e-9, atol=1e-9)
+            for n, a in arrays.items():
+                assert tuple(weights[n].shape) == a.shape and weights[n].dtype == torch.float32
+                assert weights[n].device.type == "cuda"
+            del weights
+        finally:
+            stopped(p)
