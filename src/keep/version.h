@@ -71,8 +71,8 @@ class Version {
     bool point_exported = false;     // closed with the version (rig_point_export_ipc_close)
   };
   // What leaves a device as one IPC memory handle or one memory fd: an arena's whole allocation, or a
-  // tensor's own buffer. A client imports each once (keep/attachment.cpp), where one import per tensor cost
-  // ~86 us on an H200.
+  // tensor's own buffer. A client imports each once (keep/attachment.cpp), not once per tensor (bench/README.md,
+  // bench/keep).
   struct Region {
     std::shared_ptr<Buffer> whole;  // null until its first tensor is published
     rig_ipc_handle memory{};        // kind ipc

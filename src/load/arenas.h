@@ -6,9 +6,9 @@
 //
 // Tensors are laid out in the order given (file order), each at a kAlign-aligned start, into arenas of at
 // most `limit` bytes (rig_load_options' arena_bytes; a tensor larger has one of its own). An arena of more
-// than kPage bytes is allocated in whole kPages (at most 2 MiB more than its tensors): on an H200, CUDA's
-// IPC open of a 1 GiB arena that was not a whole number of large pages cost another process 4-8 ms, of one
-// that was, well under 1 ms (bench/README.md, bench/keep: attach_sizes.py). An arena is made when its first
+// than kPage bytes is allocated in whole kPages (at most 2 MiB more than its tensors): CUDA's IPC open of an
+// arena that is not a whole number of large pages costs another process milliseconds, of one that is, a
+// small fraction of that (bench/README.md, bench/keep: attach_sizes.py). An arena is made when its first
 // tensor is, so memory grows as the load goes; its memory returns once every tensor made in it is released.
 #pragma once
 

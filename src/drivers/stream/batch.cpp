@@ -106,9 +106,9 @@ void StreamDevice::destroy_graphs() noexcept {
 namespace {
 
 // Whether the batch may become a graph: the library has graphs and every run is recorded (its calls fixed,
-// its record's serial names them). Copies alone too: on an H200 a batch of 16 recorded 4 KiB copies as one
-// cuMemcpyBatchAsync cost 0.89-0.91 of the 16 calls by hand, the same batch of launches as a graph 0.06-0.31
-// (bench/README.md); a batch seen once still goes to copy_batch.
+// its record's serial names them). Copies alone too: a batch of copies seen before replays faster as a graph
+// than as one cuMemcpyBatchAsync (bench/README.md, bench/cuda: the a16/b16 rows); a batch seen once still
+// goes to copy_batch.
 bool graph_worthy(const Calls &calls, std::span<const BatchWork> batch) {
   if (!calls.capture_begin || !calls.capture_end || !calls.graph_instantiate || !calls.graph_launch ||
       !calls.graph_exec_destroy || !calls.graph_destroy)
