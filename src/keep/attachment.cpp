@@ -66,7 +66,8 @@ void drop_imported(void *user) { delete static_cast<std::shared_ptr<Buffer> *>(u
 // message). Later messages carry the same handle or descriptor again; it is not imported twice. Read-only
 // unless the keeper allows writes: CUDA maps IPC memory writable, so rig refuses the writes itself (a
 // read-only allocation over the same memory, of which the tensors are then parts). Called holding mutex_.
-rig_status Attachment::import_region(const TensorReply &t, int fd, bool writable, std::shared_ptr<Allocation> *out) {
+rig_status Attachment::import_region(const TensorReply &t, int fd, bool writable,
+                                      std::shared_ptr<Allocation> *out) {
   auto found = regions_.find(t.arena);
   if (found != regions_.end()) {
     if (found->second.writable != writable)
