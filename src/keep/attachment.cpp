@@ -62,10 +62,11 @@ void drop_imported(void *user) { delete static_cast<std::shared_ptr<Buffer> *>(u
 
 // Region `t.arena`'s memory, imported at the first tensor that names it and kept for the attachment's
 // life: one cuIpcOpenMemHandle per region (a keeper's arena holds many tensors), not one per tensor, whose
-// cost grew with the tensor count (bench/README.md, bench/keep); for a Vulkan keeper, one import of the region's memory fd (`fd`, beside the
-// message). Later messages carry the same handle or descriptor again; it is not imported twice. Read-only
-// unless the keeper allows writes: CUDA maps IPC memory writable, so rig refuses the writes itself (a
-// read-only allocation over the same memory, of which the tensors are then parts). Called holding mutex_.
+// cost grew with the tensor count (bench/README.md, bench/keep); for a Vulkan keeper, one import of the
+// region's memory fd (`fd`, beside the message). Later messages carry the same handle or descriptor again;
+// it is not imported twice. Read-only unless the keeper allows writes: CUDA maps IPC memory writable, so
+// rig refuses the writes itself (a read-only allocation over the same memory, of which the tensors are
+// then parts). Called holding mutex_.
 rig_status Attachment::import_region(const TensorReply &t, int fd, bool writable,
                                       std::shared_ptr<Allocation> *out) {
   auto found = regions_.find(t.arena);
