@@ -903,8 +903,20 @@ static void rig_py_dlpack_capsule_free(PyObject *capsule) {
   DLManagedTensor *t = (DLManagedTensor *)PyCapsule_GetPointer(capsule, "dltensor");
   if (t && t->deleter) t->deleter(t);
 }
+/* rig_py_dlpack_capsule_shaped's tensor: a copy of rig's 1-D tensor with a shape of its own, owning it. */
+typedef struct {
+  DLManagedTensor outer;
+  DLManagedTensor *inner;
+  int64_t shape[];
+} rig_py_shaped;
+static void rig_py_shaped_delete(DLManagedTensor *t) {
+  rig_py_shaped *s = (rig_py_shaped *)t->manager_ctx;
+  if (s->inner->deleter) s->inner->deleter(s->inner);
+  free(s);
+}
 %}
 %nothread rig_py_dlpack_capsule;
+%nothread rig_py_dlpack_capsule_shaped;
 %nothread rig_py_dlpack_device;
 %nothread rig_py_device_address;
 %nothread rig_py_last_write;
@@ -920,6 +932,61 @@ static PyObject *rig_py_dlpack_capsule(rig_buffer buffer, int code, int bits, in
   }
   PyObject *capsule = PyCapsule_New(t, "dltensor", rig_py_dlpack_capsule_free);
   if (!capsule) t->deleter(t);
+  return capsule;
+}
+/* A capsule of the buffer's bytes as a C-contiguous tensor of `shape` (a tuple of ints) and (code, bits)
+ * elements, the whole buffer: what a framework would otherwise rebuild from a 1-D capsule by a retype and
+ * a reshape, two framework calls a tensor. rig_buffer_to_dlpack's tensor is 1-D, so this wraps it in a
+ * tensor of its own carrying the shape; deleting the wrapper deletes rig's tensor. ValueError where the
+ * shape does not cover the buffer's bytes exactly. */
+static PyObject *rig_py_dlpack_capsule_shaped(rig_buffer buffer, int code, int bits, PyObject *shape) {
+  PyObject *dims = PySequence_Fast(shape, "shape: a sequence of ints");
+  if (!dims) return NULL;
+  Py_ssize_t ndim = PySequence_Fast_GET_SIZE(dims);
+  rig_py_shaped *s = (rig_py_shaped *)calloc(1, sizeof(rig_py_shaped) + (size_t)ndim * sizeof(int64_t));
+  if (!s) {
+    Py_DECREF(dims);
+    return PyErr_NoMemory();
+  }
+  s->outer.manager_ctx = s;
+  unsigned long long elements = 1;
+  for (Py_ssize_t i = 0; i < ndim; i++) {
+    long long d = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dims, i));
+    if (d < 0) {
+      if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "shape: dimension %lld is negative", d);
+      Py_DECREF(dims);
+      free(s);
+      return NULL;
+    }
+    s->shape[i] = d;
+    if (__builtin_mul_overflow(elements, (unsigned long long)d, &elements)) {
+      PyErr_SetString(PyExc_ValueError, "shape: more elements than 64 bits count");
+      Py_DECREF(dims);
+      free(s);
+      return NULL;
+    }
+  }
+  Py_DECREF(dims);
+  rig_status status = rig_buffer_to_dlpack(buffer, (uint8_t)code, (uint8_t)bits, 1, &s->inner);
+  if (status != RIG_OK) {
+    free(s);
+    rig_py_raise(status);
+    return NULL;
+  }
+  DLTensor *in = &s->inner->dl_tensor;
+  if (in->shape[0] != (int64_t)elements) {
+    PyErr_Format(PyExc_ValueError, "shape: %llu elements of %d bits, the buffer holds %lld", elements, bits,
+                 (long long)in->shape[0]);
+    rig_py_shaped_delete(&s->outer);
+    return NULL;
+  }
+  s->outer.dl_tensor = *in;
+  s->outer.dl_tensor.ndim = (int32_t)ndim;
+  s->outer.dl_tensor.shape = s->shape;
+  s->outer.dl_tensor.strides = NULL;  /* C-contiguous */
+  s->outer.deleter = rig_py_shaped_delete;
+  PyObject *capsule = PyCapsule_New(&s->outer, "dltensor", rig_py_dlpack_capsule_free);
+  if (!capsule) rig_py_shaped_delete(&s->outer);
   return capsule;
 }
 /* (device_type, device_id) as DLPack numbers them. */

@@ -107,9 +107,10 @@ class Buffer(Owned, _rig.BufferBase):
 
     # ---- interop: DLPack, the CUDA array interface, native streams (rig._dlpack says how they order) ----
 
-    def __dlpack__(self, stream=None):
-        """A DLPack capsule of the bytes as uint8, after rig's last write on the consumer's ``stream``."""
-        return _dlpack.dlpack(self, "uint8", stream)
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the bytes as uint8, after rig's last write on the consumer's ``stream``
+        (the Array API's keywords as rig._dlpack.dlpack takes them)."""
+        return _dlpack.dlpack(self, "uint8", stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         """(device type, device id) as DLPack numbers them: (1, 0) host, (2, n) CUDA, (10, n) ROCm."""

@@ -50,23 +50,35 @@ def _native_stream(device_type, stream):
     return 0 if stream in (None, 0) else int(stream)  # ROCm: the null stream is the default
 
 
-def dlpack(buf, dtype="uint8", stream=None):
-    """A "dltensor" capsule over buf's bytes as a 1-D tensor of ``dtype``, ordered as the module says."""
+def dlpack(buf, dtype="uint8", stream=None, max_version=None, dl_device=None, copy=None):
+    """A "dltensor" capsule over buf's bytes as a 1-D tensor of ``dtype``, ordered as the module says.
+    ``max_version``, ``dl_device`` and ``copy`` are the Array API's: rig answers the unversioned capsule
+    every consumer reads (the protocol allows it), on the buffer's own device and without a copy
+    (BufferError where ``dl_device`` names another device or ``copy`` is True)."""
     code, bits, _ = _dtype(dtype)
-    device_type, _ = _rig.rig_py_dlpack_device(buf._raw)
+    device_type, device_id = _rig.rig_py_dlpack_device(buf._raw)
+    if dl_device is not None and tuple(dl_device) != (device_type, device_id):
+        raise BufferError("dl_device=%r: the buffer is on %r and rig does not copy across devices"
+                          % (tuple(dl_device), (device_type, device_id)))
+    if copy:
+        raise BufferError("copy=True: rig hands out its own memory, never a copy")
+    order(buf, device_type, None if device_type == DLPACK_CPU else _native_stream(device_type, stream), stream)
+    return _rig.rig_py_dlpack_capsule(buf._raw, code, bits, 1)
+
+
+def order(buf, device_type, native, stream=None):
+    """Orders a consumer's reads of buf after rig's last write: the native stream ``native`` (a handle, or
+    None for none) waits in its queue; a host buffer waits here for every use (``stream`` must be None)."""
     if device_type == DLPACK_CPU:
         if stream is not None:
             raise BufferError("a host buffer takes no stream (DLPack: stream=None for kDLCPU)")
         _rig.rig_buffer_export(buf._raw)  # waits for every use: host code may now read and write
-    else:
-        native = _native_stream(device_type, stream)
-        if native is not None:
-            last = _rig.rig_py_last_write(buf._raw)
-            try:
-                _rig.rig_py_stream_wait_point(buf.device._raw, native, last)
-            except Unsupported:  # a writer whose queue no native stream can wait on (Vulkan): the host waits
-                _rig.rig_wait_point(last, _FOREVER)
-    return _rig.rig_py_dlpack_capsule(buf._raw, code, bits, 1)
+    elif native is not None:
+        last = _rig.rig_py_last_write(buf._raw)
+        try:
+            _rig.rig_py_stream_wait_point(buf.device._raw, native, last)
+        except Unsupported:  # a writer whose queue no native stream can wait on (Vulkan): the host waits
+            _rig.rig_wait_point(last, _FOREVER)
 
 
 def cuda_array_interface(buf, dtype="uint8"):
@@ -102,8 +114,8 @@ class ArrayView:
         _dtype(dtype)
         self.buffer, self.dtype = buf, str(dtype)
 
-    def __dlpack__(self, stream=None):
-        return dlpack(self.buffer, self.dtype, stream)
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return dlpack(self.buffer, self.dtype, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         return self.buffer.__dlpack_device__()

@@ -13,7 +13,7 @@ from ._buffers import Buffer
 from ._devices import named_device
 from ._load import Tensor
 from ._owned import Owned
-from ._typed import check_device, check_type, framework as checked_framework, typed
+from ._typed import Typer, check_device, check_type, framework as checked_framework
 
 # rig_dtype -> the name a safetensors file gives it, for Tensor.dtype (the keeper sends rig's dtype).
 _DTYPE_NAMES = {
@@ -68,10 +68,10 @@ def attach(path, framework="np", device="cpu"):
     check_device(framework, a.device)
     for t in a.tensors:
         check_type(t, framework)
-    result = {}
+    result, typer = {}, Typer(framework)
     for t in a.tensors:
         buf, writable = a.buffer(t.index)
-        value = typed(buf, t, framework)
+        value = typer(buf, t)
         if framework == "np" and not writable:
             value.flags.writeable = False
         result[t.name] = value

@@ -55,7 +55,8 @@ def load_file(filename, device=None, framework="pt", split=None, **options):
             _typed.check_type(t, framework)
         if not _single(device):
             loaded = load(weights, device, **options)
-            result = Loaded((name, _typed.typed(buf, weights[name], framework)) for name, buf in loaded.items())
+            typer = _typed.Typer(framework)
+            result = Loaded((name, typer(buf, weights[name])) for name, buf in loaded.items())
             result.stats = loaded.stats
             return result
         # Each tensor is typed as soon as its own copies are submitted (rig_load_buffer waits for that
@@ -64,9 +65,9 @@ def load_file(filename, device=None, framework="pt", split=None, **options):
         # overlaps the load instead of following it, which on a file of a thousand small tensors was a
         # third of the load's time (bench/README.md, Python's rows).
         with start_load(weights, device, **options) as running:
-            typed = {}
+            typed, typer = {}, _typed.Typer(framework)
             for t in sorted(running.tensors, key=lambda t: (t.shard, t.offset)):
-                typed[t.index] = _typed.typed(running.buffer(t, 0), weights[t.name], framework)
+                typed[t.index] = typer(running.buffer(t, 0), weights[t.name])
             running.wait()
             result = Loaded((t.name, typed[t.index]) for t in running.tensors)
             result.stats = running.stats
@@ -83,7 +84,7 @@ def _load_split(filename, devices, framework, split, options):
             _typed.check_type(t, framework)
         with start_load(weights, devices, split=split, **options) as running:
             running.wait()
-            result = Loaded()
+            result, typer = Loaded(), _typed.Typer(framework)
             for t in running.tensors:
                 parts = []
                 for d in range(len(devices)):
@@ -91,7 +92,7 @@ def _load_split(filename, devices, framework, split, options):
                         buf = running.buffer(t, d)
                     except ValueError:  # InvalidArgument: not placed on that device (a rule's choice)
                         continue
-                    parts.append(_typed.typed(buf, running.part(t, d), framework))
+                    parts.append(typer(buf, running.part(t, d)))
                 result[t.name] = parts
             result.stats = running.stats
             return result

@@ -5,7 +5,7 @@ left a rig.Buffer (framework "rig")."""
 import importlib
 
 from . import _rig
-from ._dlpack import ArrayView
+from ._dlpack import DLPACK_CPU, ArrayView, order
 
 FRAMEWORKS = ("pt", "np", "rig")
 
@@ -33,6 +33,18 @@ TYPES = {
 # code for float8 and older torch reads no unsigned type but uint8); the framework's view() then retypes
 # the same bytes, and reshape() gives the file's shape: both views of the one allocation.
 CARRIER = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+# The types DLPack itself names, rig_dtype -> (type code, bits): such a tensor crosses to torch already typed
+# and shaped, one framework call instead of three (import, view, reshape), which was most of an attach's
+# Python time a tensor. Float8 and the wider unsigned types (which older torch reads through no DLPack code)
+# cross as their CARRIER instead, as does any type the running torch refuses (_CARRIED, learnt once).
+DLPACK_TYPES = {
+    _rig.RIG_DTYPE_BOOL: (6, 8), _rig.RIG_DTYPE_U8: (1, 8), _rig.RIG_DTYPE_I8: (0, 8),
+    _rig.RIG_DTYPE_I16: (0, 16), _rig.RIG_DTYPE_F16: (2, 16), _rig.RIG_DTYPE_BF16: (4, 16),
+    _rig.RIG_DTYPE_I32: (0, 32), _rig.RIG_DTYPE_F32: (2, 32), _rig.RIG_DTYPE_I64: (0, 64),
+    _rig.RIG_DTYPE_F64: (2, 64),
+}
+_CARRIED = set()
 
 # rig_device_info's framework names whose buffers DLPack sees: host memory (kDLCPU) and GPUs.
 HOST_FRAMEWORKS = ("host", "memory")
@@ -77,11 +89,48 @@ def typed(buf, tensor, framework):
     "rig", else a tensor or array of the file's dtype and shape over the same bytes. TypeError naming the
     tensor and its type where the framework has no such type (a ggml block type, bf16 in numpy without
     ml_dtypes, float8 or an unsigned type in a torch without them)."""
-    if framework == "rig":
-        return buf
-    dtype = _dtype(tensor, framework)
-    carrier = ArrayView(buf, CARRIER[TYPES[tensor.rig_dtype][0]])
-    return _module(framework).from_dlpack(carrier).view(dtype).reshape(tensor.shape)
+    return Typer(framework)(buf, tensor)
+
+
+class Typer:
+    """typed() for the tensors of one call (an attach, a load): torch's current stream on each device is
+    looked up once for them all, which is right while no user code runs between them."""
+
+    def __init__(self, framework):
+        self.framework = framework
+        self._streams = {}
+
+    def __call__(self, buf, tensor):
+        framework = self.framework
+        if framework == "rig":
+            return buf
+        dtype = _dtype(tensor, framework)
+        if framework == "pt" and tensor.rig_dtype in DLPACK_TYPES and tensor.rig_dtype not in _CARRIED:
+            found = self._shaped(buf, tensor)
+            if found is not None:
+                return found
+        carrier = ArrayView(buf, CARRIER[TYPES[tensor.rig_dtype][0]])
+        return _module(framework).from_dlpack(carrier).view(dtype).reshape(tensor.shape)
+
+    def _shaped(self, buf, tensor):
+        """``tensor`` as torch sees a capsule of its own type and shape, ordered as __dlpack__ orders it
+        (the consumer's stream waits for rig's last write; a host buffer waits here); None where this
+        torch has no such DLPack type (then the carrier's path types it, as it will from now on)."""
+        torch = _module("pt")
+        device_type, device_id = _rig.rig_py_dlpack_device(buf._raw)
+        native = None
+        if device_type != DLPACK_CPU:
+            native = self._streams.get(device_id)
+            if native is None:  # what torch.from_dlpack would pass to __dlpack__ (1, the legacy default: 0)
+                native = self._streams[device_id] = torch.cuda.current_stream(device_id).cuda_stream
+        order(buf, device_type, native)
+        code, bits = DLPACK_TYPES[tensor.rig_dtype]
+        capsule = _rig.rig_py_dlpack_capsule_shaped(buf._raw, code, bits, tensor.shape)
+        try:
+            return torch.from_dlpack(capsule)
+        except (BufferError, RuntimeError, TypeError):
+            _CARRIED.add(tensor.rig_dtype)
+            return None
 
 
 # Each answer of _dtype and _module, kept: a checkpoint of 1461 tensors asked them 4383 times, and the

@@ -61,3 +61,48 @@ def test_cuda_buffer_states_its_device_address_and_array_interface(cuda_device):
     assert type(buf.__dlpack__(stream=-1)).__name__ == "PyCapsule"
     assert type(buf.__dlpack__()).__name__ == "PyCapsule"  # the legacy default stream waits for the write
     buf.close()
+
+
+def test_the_array_api_keywords_are_taken(device, numpy):
+    # numpy 2 and torch pass max_version first and retry without it on a TypeError: rig takes it (and
+    # answers the unversioned capsule, as the protocol allows), and refuses a copy or another device.
+    buf = rig.Buffer.create(device, 8)
+    assert type(buf.__dlpack__(max_version=(1, 0))).__name__ == "PyCapsule"
+    assert type(buf.__dlpack__(dl_device=(1, 0), copy=False)).__name__ == "PyCapsule"
+    with pytest.raises(BufferError, match="copy=True"):
+        buf.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="dl_device"):
+        buf.__dlpack__(dl_device=(2, 0))
+
+
+class _Capsule:
+    """A capsule handed to numpy.from_dlpack, which takes only objects with __dlpack__."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **_):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_a_shaped_capsule_carries_the_tensors_type_and_shape(device, numpy):
+    # What rig.load_file hands torch: the tensor's own type and shape in the capsule, no view or reshape.
+    from rig import _rig
+
+    want = numpy.arange(24, dtype=numpy.float32).reshape(2, 3, 4)
+    buf = rig.Buffer.create(device, want.nbytes)
+    buf.write_from(0, want.tobytes())
+    buf.export()  # the host waits for every use, as rig._typed's path does
+    a = numpy.from_dlpack(_Capsule(_rig.rig_py_dlpack_capsule_shaped(buf._raw, 2, 32, (2, 3, 4))))
+    assert a.dtype == numpy.float32 and a.shape == (2, 3, 4) and (a == want).all()
+    first = buf.view(0, 4)
+    scalar = numpy.from_dlpack(_Capsule(_rig.rig_py_dlpack_capsule_shaped(first._raw, 2, 32, ())))
+    assert scalar.shape == () and scalar == 0.0
+    for bad, message in (((5, 5), "25 elements"), ((2, -3, 4), "negative"), ((1 << 40, 1 << 40), "64 bits")):
+        with pytest.raises(ValueError, match=message):
+            _rig.rig_py_dlpack_capsule_shaped(buf._raw, 2, 32, bad)
+    with pytest.raises(TypeError):
+        _rig.rig_py_dlpack_capsule_shaped(buf._raw, 2, 32, 7)
