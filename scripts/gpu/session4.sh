@@ -27,11 +27,13 @@ chmod -R u+x "$B" 2>/dev/null
     tail -15 "$O/pytest.log"
     echo "=== attach as torch tensors, torch client (attach_sizes.py, ATTACH_FRAMEWORK=pt)"
     ATTACH_TORCH=1 ATTACH_FRAMEWORK=pt ATTACH_SHAPES="64x67108864 1341x3145728 llama llama4" \
-      timeout 120 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1 | tail -12
+      timeout 120 python3 bench/keep/attach_sizes.py "$B/tools/rig" /tmp/sizes 2>&1 | grep -v "^ *$"
     rm -rf /tmp/sizes
     echo "=== Vulkan: NVIDIA's ICD, the keeper on vulkan:0, bench/vulkan's chain"
     . scripts/gpu/vulkan-env.sh
     vulkan_env "$B"
+    [ -n "${manifest:-}" ] && cat "$manifest" && ldconfig -p | grep -i "GLX_nvidia\|nvidia-glcore\|libnvidia-gpucomp" | head
+    VK_LOADER_DEBUG=error,warn,driver timeout 30 "$B/tests/keep/test_keep_gpu" 2>&1 | grep -i "nvidia\|icd\|error\|driver" | head -20
     RIG_KEEP_DEVICE=vulkan:0 RIG_REQUIRE=vulkan timeout 60 "$B/tests/keep/test_keep_gpu" 2>&1 | tail -8
     timeout 90 "$B/bench/vulkan/bench_vulkan_chain" 512 101 2>&1 | tail -12
   fi
@@ -43,7 +45,7 @@ chmod -R u+x "$B" 2>/dev/null
     timeout 200 python3 bench/keep/attach.py "$B/tools/rig" /tmp/layouts/moe.safetensors \
       /tmp/layouts16/sharded.d/model.safetensors.index.json 2>&1
     echo "=== rig.load_file against rig load (python_rows.py, one round)"
-    ROUNDS=1 timeout 100 python3 bench/load/python_rows.py "$B/tools/rig" /tmp/layouts/uniform.safetensors \
+    ROUNDS=1 timeout 80 python3 bench/load/python_rows.py "$B/tools/rig" /tmp/layouts/uniform.safetensors \
       /tmp/layouts/moe.safetensors 2>&1 | tail -10
   fi
   date -u

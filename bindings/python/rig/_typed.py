@@ -37,9 +37,10 @@ CARRIER = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
 # The types DLPack itself names, rig_dtype -> (type code, bits): such a tensor crosses to torch already typed
 # and shaped, one framework call instead of three (import, view, reshape), which was most of an attach's
 # Python time a tensor. Float8 and the wider unsigned types (which older torch reads through no DLPack code)
-# cross as their CARRIER instead, as does any type the running torch refuses (_CARRIED, learnt once).
+# cross as their CARRIER instead, as does bool (rig_buffer_to_dlpack takes the codes up to kDLComplex) and
+# any type the running torch refuses (_CARRIED, learnt once).
 DLPACK_TYPES = {
-    _rig.RIG_DTYPE_BOOL: (6, 8), _rig.RIG_DTYPE_U8: (1, 8), _rig.RIG_DTYPE_I8: (0, 8),
+    _rig.RIG_DTYPE_U8: (1, 8), _rig.RIG_DTYPE_I8: (0, 8),
     _rig.RIG_DTYPE_I16: (0, 16), _rig.RIG_DTYPE_F16: (2, 16), _rig.RIG_DTYPE_BF16: (4, 16),
     _rig.RIG_DTYPE_I32: (0, 32), _rig.RIG_DTYPE_F32: (2, 32), _rig.RIG_DTYPE_I64: (0, 64),
     _rig.RIG_DTYPE_F64: (2, 64),

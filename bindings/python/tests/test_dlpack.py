@@ -106,3 +106,13 @@ def test_a_shaped_capsule_carries_the_tensors_type_and_shape(device, numpy):
             _rig.rig_py_dlpack_capsule_shaped(buf._raw, 2, 32, bad)
     with pytest.raises(TypeError):
         _rig.rig_py_dlpack_capsule_shaped(buf._raw, 2, 32, 7)
+
+
+def test_every_type_rig_types_in_the_capsule_is_one_rig_hands_out(device):
+    # rig._typed sends these types through the shaped capsule; rig_buffer_to_dlpack must take each code.
+    from rig import _rig, _typed
+
+    buf = rig.Buffer.create(device, 16)
+    for rig_dtype, (code, bits) in _typed.DLPACK_TYPES.items():
+        capsule = _rig.rig_py_dlpack_capsule_shaped(buf._raw, code, bits, (16 * 8 // bits,))
+        assert type(capsule).__name__ == "PyCapsule", rig_dtype
