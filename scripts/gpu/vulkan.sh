@@ -2,8 +2,10 @@
 # The Vulkan part of the H200 run, from the repository root.
 #
 #   scripts/gpu/vulkan.sh --fetch BUILD_DIR   here, before BUILD_DIR is carried: downloads the Vulkan loader
-#                                             (libvulkan1) and the validation layer (vulkan-validationlayers)
-#                                             as .debs into BUILD_DIR/vulkan-debs with apt-get download
+#                                             (libvulkan1), the validation layer (vulkan-validationlayers) and
+#                                             libglvnd with its X libraries (NVIDIA's ICD, libGLX_nvidia.so.0,
+#                                             needs libGLdispatch.so.0; without it the loader answers
+#                                             VK_ERROR_INCOMPATIBLE_DRIVER) as .debs into BUILD_DIR/vulkan-debs
 #   scripts/gpu/vulkan.sh BUILD_DIR           on the GPU machine: unpacks them (no apt there), finds NVIDIA's
 #                                             Vulkan driver, runs the Vulkan tests and the ordering suite
 #                                             over Vulkan kinds with RIG_REQUIRE=vulkan (a test that would
@@ -22,7 +24,8 @@ set -u
 if [ "${1:-}" = --fetch ]; then
   build=${2:?usage: scripts/gpu/vulkan.sh --fetch BUILD_DIR}
   mkdir -p "$build/vulkan-debs" && cd "$build/vulkan-debs" || exit 1
-  apt-get download libvulkan1 vulkan-validationlayers || exit 1
+  apt-get download libvulkan1 vulkan-validationlayers libglvnd0 libglx0 libegl1 libx11-6 libxext6 libxcb1 \
+    libxau6 libxdmcp6 libbsd0 libmd0 || exit 1
   ls -la
   exit 0
 fi
