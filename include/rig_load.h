@@ -285,19 +285,24 @@ typedef struct rig_load_options {
 
 /* A pool of `bytes` of pinned staging in chunks of chunk_bytes (0: RIG_LOAD_DEFAULT_CHUNK_BYTES, rounded up to 64 KiB) for
  * `device`, kept across loads. Where the device borrows host memory (CUDA, HIP, memory devices) the pool
- * is ordinary memory registered with the driver once, as a whole; elsewhere (Vulkan) each chunk is a
- * rig_buffer_create(device, chunk, RIG_MEMORY_PINNED). Making pinned memory still costs (registering runs
- * near the link's rate, the driver's own pinned allocation at 2.4 GB/s on an H200), so a process that
- * loads more than once keeps one. Loads through it also take their CUDA and HIP tensors from a pool of the
- * device's that keeps what rig frees (docs/load.md; RIG_REUSE_POOL=0 turns it off), given back when an
- * allocation on the device would run out and when the device is released: a later load's copies then run
- * at the link's rate; that pool is made here (a first allocation, given back), not by the first load.
- * Used by one load at a time (RIG_BUSY otherwise). Waits for the driver's registration or allocations;
- * holds no lock of rig's but the range table's while it does. */
+ * is ordinary memory registered with the driver in pieces (a quarter of the pool, at most 16 MiB each);
+ * elsewhere (Vulkan) each chunk is a rig_buffer_create(device, chunk, RIG_MEMORY_PINNED), all made here.
+ * Making pinned memory costs (registering runs near the link's rate, the driver's own pinned allocation at
+ * 2.4 GB/s on an H200), so a process that loads more than once keeps one. Returns once the first piece is
+ * made; a thread of the pool's registers the others, and a load already running takes each piece's chunks
+ * as they land (so a first load pays one piece before its reads start, not the pool). A piece the driver
+ * refuses ends that growth: the pool stays smaller, which rig_load_stats' staging_bytes shows. Loads
+ * through it also take their CUDA and HIP tensors from a pool of the device's that keeps what rig frees
+ * (docs/load.md; RIG_REUSE_POOL=0 turns it off), given back when an allocation on the device would run out
+ * and when the device is released: a later load's copies then run at the link's rate; that pool is made
+ * here (a first allocation, given back), not by the first load. Used by one load at a time (RIG_BUSY
+ * otherwise). Waits for the first piece's registration or allocations; holds no lock of rig's but the
+ * range table's while it does. */
 RIG_API rig_status rig_load_pool_create(rig_device RIG_NONNULL device, size_t bytes, size_t chunk_bytes,
                                         rig_load_pool *RIG_NONNULL out);
 /* Releases the pool (its memory returns once the copies reading it are reached: rule 6, no wait here).
- * RIG_BUSY while a load uses it. Waits for nothing; holds no lock but the handle table's, briefly. */
+ * RIG_BUSY while a load uses it. Waits only for a piece its thread is registering, if one is (the pieces
+ * after it are not made); holds no lock but the handle table's, briefly. */
 RIG_API rig_status rig_load_pool_release(rig_load_pool RIG_NONNULL pool);
 
 /* ---------------------------------------------------------------------------------------------------- */

@@ -222,7 +222,9 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     auto d = pin_device(device, "load_pool_create");
     if (!d) return RIG_INVALID_HANDLE;
     std::unique_ptr<StagingPool> pool;
-    if (rig_status s = StagingPool::make(*d, rig::host_device(), chunk, bytes / chunk, false, &pool)) return s;
+    // Grown behind, as a load's own pool is: a first load through it starts reading after one piece
+    // (rig_load.h); made whole first, the pinning was a sixth of a fresh process's 4 GiB load (bench/README.md).
+    if (rig_status s = StagingPool::make(*d, rig::host_device(), chunk, bytes / chunk, &pool)) return s;
     warm_reuse_pool(*d);
     return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });

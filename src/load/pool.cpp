@@ -123,7 +123,7 @@ void StagingPool::make_behind(size_t from, size_t count) noexcept {
   if (Mapping *unused = take_ahead()) unused->drop();  // touched, never registered: unmapped here
 }
 
-rig_status StagingPool::make(Device &device, Device &host, size_t chunk_bytes, size_t count, bool behind,
+rig_status StagingPool::make(Device &device, Device &host, size_t chunk_bytes, size_t count,
                              std::unique_ptr<StagingPool> *out) {
   auto empty = [&] {  // no chunk made yet, every slot's place set
     auto p = std::make_unique<StagingPool>();
@@ -138,9 +138,9 @@ rig_status StagingPool::make(Device &device, Device &host, size_t chunk_bytes, s
   auto p = empty();
   StagingPool *self = p.get();
   size_t piece = piece_chunks(chunk_bytes, count);
-  size_t now = behind ? std::min(count, piece) : count;
+  size_t now = std::min(count, piece);
   Mapping *first = count ? p->map_piece(now) : nullptr;
-  // Made behind: the second piece's memory is touched while the first registers; the grower takes it.
+  // The second piece's memory is touched while the first registers; the grower takes it.
   if (first && now < count) p->touch_ahead(std::min(piece, count - now));
   rig_status s = count ? p->make_piece(0, now, first) : RIG_OK;
   if (s == RIG_OK) {
@@ -216,7 +216,7 @@ rig_status stage(const std::vector<Device *> &devices, Device &host, const std::
     }
     size_t slots = std::clamp<size_t>(budget / readers / chunk_bytes, 1, chunks_of[d]);
     std::unique_ptr<StagingPool> pool;
-    if (rig_status s = StagingPool::make(*devices[d], host, chunk_bytes, slots, true, &pool)) return s;
+    if (rig_status s = StagingPool::make(*devices[d], host, chunk_bytes, slots, &pool)) return s;
     pool->claim();
     pools->push_back(pool.get());
     own->push_back(std::move(pool));

@@ -27,11 +27,11 @@ class StagingPool {
  public:
   // `count` chunks of `chunk_bytes` pinned bytes on `device`: host memory wrapped on `host` (the host
   // device) and borrowed by `device`, or the device's RIG_MEMORY_PINNED buffers where it borrows none.
-  // `behind`: only the first piece is made before this returns and a thread of the pool's own registers
-  // the others, each piece's chunks handed out as it lands (a load's own pool: its reads start after one
-  // piece, not the whole pool); otherwise every chunk is made first. Waits for the driver's registrations
-  // and allocations, holding no lock. Sets rig's message.
-  static rig_status make(Device &device, Device &host, size_t chunk_bytes, size_t count, bool behind,
+  // Only the first piece is made before this returns; a thread of the pool's registers the others, each
+  // piece's chunks handed out as it lands (a load's reads start after one piece, not the whole pool: a
+  // load's own pool and a caller's alike). Waits for the driver's registrations and allocations, holding
+  // no lock. Sets rig's message.
+  static rig_status make(Device &device, Device &host, size_t chunk_bytes, size_t count,
                          std::unique_ptr<StagingPool> *out);
   // Stops the pieces still to be made (waits for the one being registered), then releases every chunk.
   ~StagingPool();

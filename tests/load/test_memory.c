@@ -555,7 +555,8 @@ static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **
     assert_int_equal(rig_load_wait(load), RIG_OK);
     expect_all_equal(load, f, path, 0);
     rig_load_stats st = tw_stats(load);
-    assert_int_equal(st.staging_bytes, 4 << 20);
+    /* the pool grows behind its first piece: a load that ends early counts only the pieces made by then */
+    assert_true(st.staging_bytes >= 1 << 20 && st.staging_bytes <= 4 << 20 && st.staging_bytes % (1 << 20) == 0);
     rig_load_release(load);
   }
   /* held by a running load: a second load and a release are refused */
@@ -572,6 +573,40 @@ static void a_kept_pool_serves_later_loads_and_is_refused_to_two_at_once(void **
   rig_load_release(load);
   assert_int_equal(rig_load_pool_release(pool), RIG_OK);
   assert_int_equal(rig_load_pool_release(pool), RIG_INVALID_HANDLE);
+  rig_load_file_release(f);
+  rig_device_release(a);
+  unlink(path);
+}
+
+/* A kept pool grows behind its first piece: released while its thread still registers the rest (64 MiB in
+ * 64 KiB chunks, four pieces), and released while a load that started at once still runs through it, it
+ * stops its growth and goes without a leak or a wait past one piece (the sanitizer and valgrind steps hold
+ * the leak; the loads hold the bytes). */
+static void a_kept_pool_growing_behind_is_used_and_released_midway(void **state) {
+  (void)state;
+  const char *path = tw_path("weights");
+  tw_safetensors_u8(path, lengths, COUNT);
+  rig_device a;
+  rig_memory_device("A", &a);
+  rig_load_file f = open_file(path);
+  for (int round = 0; round < 8; ++round) {
+    rig_load_pool pool;
+    assert_int_equal(rig_load_pool_create(a, 64 << 20, 64 << 10, &pool), RIG_OK);
+    if (round % 2) { /* a load at once, on whatever pieces have landed */
+      rig_load_options o = options(RIG_LOAD_PATH_STAGED);
+      o.pools = &pool;
+      o.pool_count = 1;
+      rig_load_placement p = placement(&a, 1, RIG_LOAD_RULE_EACH, NULL);
+      rig_load load;
+      assert_int_equal(rig_load_start(f, NULL, 0, &p, &o, &load), RIG_OK);
+      assert_int_equal(rig_load_wait(load), RIG_OK);
+      expect_all_equal(load, f, path, 0);
+      rig_load_stats st = tw_stats(load);
+      assert_true(st.staging_bytes >= 16 << 20 && st.staging_bytes <= 64 << 20);
+      rig_load_release(load);
+    }
+    assert_int_equal(rig_load_pool_release(pool), RIG_OK);
+  }
   rig_load_file_release(f);
   rig_device_release(a);
   unlink(path);
@@ -634,6 +669,7 @@ int main(void) {
       cmocka_unit_test(a_file_cut_by_another_thread_mid_load_never_kills_the_process),
       cmocka_unit_test(a_cancelled_load_answers_interrupted_and_hands_out_nothing_more),
       cmocka_unit_test(a_stopped_load_gives_a_kept_pool_back_every_chunk),
+      cmocka_unit_test(a_kept_pool_growing_behind_is_used_and_released_midway),
       cmocka_unit_test(a_device_lost_midway_fails_the_load_and_other_devices_buffers_stay),
       cmocka_unit_test(device_memory_running_out_halfway_releases_everything),
       cmocka_unit_test(a_read_error_fails_the_load_with_the_systems_words),
