@@ -204,7 +204,9 @@ RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device 
     if (!a.registered)
       return fail(RIG_UNSUPPORTED, "load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
-    return h->keep_on(*d, rig::host_device());
+    if (rig_status s = h->keep_on(*d, rig::host_device())) return s;
+    warm_reuse_pool(*d);  // its loads take reuse-pool memory (load.cpp, place_selection): made here, not by them
+    return RIG_OK;
   });
 }
 

@@ -83,10 +83,11 @@ rig_status Load::take_devices(std::vector<Device *> devices) {
 }
 
 // The selection placed (plan.h's place), then each device's tensors as parts of a few allocations
-// (load/arenas.h), laid out in file order. Where the caller keeps a staging pool for the device (it loads
-// again: given_), from the device's reuse pool (core/driver_memory.h): a later load's copies then land in
-// memory no free gave back to the driver, which they reach faster, while the pool's growth costs the load
-// that makes it (bench/README.md, bench/load): a load with no kept pool takes plain device memory.
+// (load/arenas.h), laid out in file order. Where the caller loads again (it keeps a staging pool for the
+// device, given_, or keeps the file registered on it), from the device's reuse pool (core/driver_memory.h):
+// a later load's copies then land in memory no free gave back to the driver, which they reach faster, while
+// the pool's growth costs the load that makes it (bench/README.md, bench/load: fresh memory held a kept
+// registration's reload to 0.89 of the link); a load that says nothing of loading again takes plain memory.
 rig_status Load::place_selection(const size_t *selected, size_t count, const rig_load_placement &placement) {
   std::vector<Placed> placed;
   if (rig_status s = place(file_->tensors, selected, count, placement, devices_.size(), &placed)) return s;
@@ -95,8 +96,9 @@ rig_status Load::place_selection(const size_t *selected, size_t count, const rig
     std::vector<size_t> order;
     std::vector<uint64_t> lengths;
     arena_order(placed, d, &order, &lengths);
+    bool again = given_[d] || file_->kept_on(*devices_[d]);
     arenas_.push_back(std::make_unique<Arenas>(placed.size(), order, lengths, limit,
-                                               given_[d] ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
+                                               again ? kMemoryDeviceReused : RIG_MEMORY_DEVICE));
   }
   by_file_index_.assign(file_->tensors.size(), 0);
   for (size_t i = 0; i < placed.size(); ++i) {
