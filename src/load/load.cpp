@@ -206,6 +206,26 @@ rig_status Load::copy(size_t device, const Buffer &src, uint64_t src_offset, con
   return RIG_OK;
 }
 
+rig_status Load::flush_copies() {
+  Timed timed(phase_ns_[SUBMIT]);
+  for (size_t d = 0; d < copiers_.size(); ++d) {
+    if (!copiers_[d] || !copiers_[d]->pending()) continue;
+    if (rig_status s = copiers_[d]->flush())
+      return fail(s, "copying to placement device %zu: %s", d, last_error());
+    trace_.mark(Trace::FIRST_COPY);
+  }
+  return RIG_OK;
+}
+
+rig_status Load::settle(std::vector<LoadTensor *> *done) {
+  rig_status s = flush_copies();
+  // A tensor is handed out only once its copies are submitted, so that work on it follows them (rule 3).
+  for (LoadTensor *t : *done)
+    if (!s) s = finish_tensor(*t);
+  done->clear();
+  return s;
+}
+
 rig_status Load::make_buffer(LoadTensor &t, size_t position) {
   std::lock_guard lock(t.make_mutex);
   if (t.buffers[position]) return RIG_OK;
@@ -253,14 +273,23 @@ rig_status Load::finish_tensor(LoadTensor &t) {
   return RIG_OK;
 }
 
-rig_status Load::copy_chunk(const Chunk &c, const Buffer &src, const unsigned char *host_bytes) {
+rig_status Load::copy_chunk(const Chunk &c, const Buffer &src, const unsigned char *host_bytes,
+                            std::vector<LoadTensor *> *done) {
   std::vector<unsigned char> reference;
   for (const Piece &p : c.pieces) {
     LoadTensor &t = *tensors_[p.tensor];
     size_t primary = t.devices[0];
     if (rig_status s = make_buffer(t, primary)) return s;
-    if (rig_status s = copy(primary, src, p.chunk_offset, *t.buffers[primary], p.tensor_offset, p.length)) return s;
-    if (options_.verify) {
+    if (p.length) {
+      Timed timed(phase_ns_[SUBMIT]);  // the views' binding, and the batch's submit where this fills it
+      if (rig_status s = copiers_[primary]->add(src, p.chunk_offset, *t.buffers[primary], p.tensor_offset, p.length))
+        return fail(s, "copying %llu bytes to placement device %zu: %s", (unsigned long long)p.length, primary,
+                    last_error());
+      bytes_copied_ += p.length;
+      if (!copiers_[primary]->pending()) trace_.mark(Trace::FIRST_COPY);  // the add filled the batch: submitted
+    }
+    if (options_.verify) {  // reads the copy back: submitted first
+      if (rig_status s = flush_copies()) return s;
       const unsigned char *ref = host_bytes ? host_bytes + p.chunk_offset : nullptr;
       if (!ref) {  // a window: the reference is read independently of the mapping
         reference.resize(p.length);
@@ -269,8 +298,7 @@ rig_status Load::copy_chunk(const Chunk &c, const Buffer &src, const unsigned ch
       }
       if (rig_status s = verify(t, primary, p.tensor_offset, p.length, ref)) return s;
     }
-    if (t.remaining.fetch_sub(p.length, std::memory_order_acq_rel) == p.length)
-      if (rig_status s = finish_tensor(t)) return s;
+    if (t.remaining.fetch_sub(p.length, std::memory_order_acq_rel) == p.length) done->push_back(&t);
   }
   return RIG_OK;
 }

@@ -96,8 +96,15 @@ class Load {
   void give_back_unsubmitted();
   void run_windows();
   void run_kept();
-  // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device).
-  rig_status copy_chunk(const Chunk &chunk, const Buffer &src, const unsigned char *host_bytes);
+  // The copies of one chunk from `src` (a staging chunk or a window borrowed by the chunk's device), added
+  // to the copiers' batches (load/copier.h); the tensors whose last copy is among them go to `done`, to be
+  // handed out by settle once their copies are submitted. `src` stays alive in the batch until then.
+  rig_status copy_chunk(const Chunk &chunk, const Buffer &src, const unsigned char *host_bytes,
+                        std::vector<LoadTensor *> *done);
+  // Submits every copier's batch, then finishes the tensors in `done` (finish_tensor) and empties it.
+  rig_status settle(std::vector<LoadTensor *> *done);
+  rig_status flush_copies();
+  // One copy submitted now (a peer copy of a finished tensor).
   rig_status copy(size_t device, const Buffer &src, uint64_t src_offset, const Buffer &dst, uint64_t dst_offset,
                   uint64_t length);
   rig_status make_buffer(LoadTensor &t, size_t position);

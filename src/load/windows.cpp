@@ -18,6 +18,7 @@ namespace rig::load {
 // Windows of the file's kept registration: views, so nothing is registered, mapped or released per window.
 void Load::run_kept() {
   rig_status s = RIG_OK;
+  std::vector<LoadTensor *> done;
   uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   for (const Chunk &c : chunks_) {
     if (stopping(&s)) break;
@@ -26,7 +27,8 @@ void Load::run_kept() {
     std::shared_ptr<Buffer> view;  // not the last reference: the registration stays
     s = buffer_view(*file_->kept_on(*devices_[c.device], c.shard), c.start - shard.base, length, &view);
     if (s) s = fail(s, "a window of the kept registration: %s", last_error());
-    if (!s) s = copy_chunk(c, *view, nullptr);
+    if (!s) s = copy_chunk(c, *view, nullptr, &done);
+    if (!s) s = settle(&done);  // a window's many tensors go kBatch copies a submit (load/copier.h)
     if (!s) s = file_->unchanged();
     if (s) break;
     bytes_read_ += length;
@@ -87,6 +89,7 @@ void Load::run_windows() {
   // Dropping a window's last reference waits for the copies that read it (rule 6), so the window before
   // goes only after the next one is registered and its copies submitted: released behind, by one.
   std::shared_ptr<Buffer> behind;
+  std::vector<LoadTensor *> done;
   for (const Chunk &c : chunks_) {
     if (stopping(&s)) break;
     const Shard &shard = *file_->shards[c.shard];
@@ -112,7 +115,8 @@ void Load::run_windows() {
     s = buffer_borrow(*devices_[c.device], *window, &borrowed);
     if (s) s = fail(s, "registering a window of %llu bytes: %s", (unsigned long long)length, last_error());
     window.reset();  // the borrow holds the allocation: unregistered and unmapped with it
-    if (!s) s = copy_chunk(c, *borrowed, nullptr);
+    if (!s) s = copy_chunk(c, *borrowed, nullptr, &done);
+    if (!s) s = settle(&done);
     if (!s) s = file_->unchanged();
     if (s) fail_with(s);  // before a drop below may wait and leave words of its own
     behind = std::move(borrowed);  // the window before goes here, once its copies are reached
