@@ -100,29 +100,15 @@ void Load::read_worker() {
 // Why one copier: with every reader submitting its own chunk's copies, the readers took turns on one
 // device's turn and one driver stream, and spent a good part of their time waiting there instead of reading
 // (bench/README.md, bench/load). One thread submits in file order (the first tensors land first) and the
-// readers only read. Its copies go in batches (load/copier.h): the chunks already filled when one is done
-// join its batch, and the batch is submitted once the next chunk is not filled yet, so a batch never waits
-// for a read; each chunk's staging goes back once its copies are submitted.
+// readers only read. A chunk's copies go as one batch (load/copier.h: one turn and one mark for its
+// pieces). Why not several chunks a batch: a batch's copies are seen done only once its last is, and a
+// reader reuses a chunk only once its copies are done, so chunks held for a batch came back later; on an
+// H200 batches of up to a quarter of the pool ran later loads 0.92-0.93 of the link where a batch a chunk
+// ran 0.94 (bench/README.md, bench/load: the copies in batches).
 void Load::copy_worker() {
   rig_status s = RIG_OK;
   size_t ahead = 0;  // chunks before this one have their tensors made
   std::vector<LoadTensor *> done;
-  struct Held {
-    size_t chunk;
-    uint32_t slot;
-  };
-  std::vector<Held> held;  // chunks whose copies are added, not yet submitted
-  held.reserve(Copier::kBatch);
-  auto submit_held = [&] {
-    if (s == RIG_OK) s = settle(&done);
-    for (const Held &h : held) {
-      const Chunk &c = chunks_[h.chunk];
-      // at or past the chunk's copies: the next reader of this chunk spins up to it
-      pools_[c.device]->give_back(h.slot, s == RIG_OK ? devices_[c.device]->submitted() : 0);
-      if (s == RIG_OK) progress(c.bytes());
-    }
-    held.clear();
-  };
   for (size_t i = 0; i < chunks_.size() && !stopping(&s); ++i) {
     uint32_t v = filled_[i].load(std::memory_order_acquire);
     // A chunk takes a while to read: spin that long before sleeping, making the tensors of the chunks ahead
@@ -153,12 +139,13 @@ void Load::copy_worker() {
     const Chunk &c = chunks_[i];
     StagingPool &pool = *pools_[c.device];
     s = copy_chunk(c, pool.buffer(v - 1), static_cast<const unsigned char *>(filled_host_[i]), &done);
-    held.push_back({i, v - 1});
-    bool next_filled = i + 1 < chunks_.size() && filled_[i + 1].load(std::memory_order_acquire) != 0;
-    if (s || !next_filled || held.size() == Copier::kBatch) submit_held();
+    if (!s) s = settle(&done);
+    uint64_t submitted = 0;  // at or past the chunk's copies: the next reader of this chunk spins up to it
+    if (!s) submitted = devices_[c.device]->submitted();
+    pool.give_back(v - 1, submitted);
     if (s) break;
+    progress(c.bytes());
   }
-  submit_held();  // a stop left some added: submitted (or, failed, their staging handed back)
   if (s) fail_with(s);
 }
 

@@ -2,7 +2,9 @@
 // Copies at several offsets move exactly their bytes; a copy allocates nothing once the run exists
 // (counted by a malloc hook, plain builds only); a copy outside its buffers is refused and the next one
 // still lands; and a copy keeps no allocation alive after it is submitted, so the buffers' holders alone
-// decide when each goes (a wrap's release callback runs at its last handle's release).
+// decide when each goes (a wrap's release callback runs at its last handle's release). Copies added to a
+// batch are submitted kBatch at a time (or by a flush), one value each, and land as copies one by one do;
+// nothing added and not flushed is submitted.
 #include <rig.h>
 
 #include <atomic>
@@ -165,6 +167,45 @@ void a_copy_keeps_no_allocation_alive(void **) {
   rig_device_release(d);
 }
 
+void added_copies_go_a_batch_at_a_time_and_land(void **) {
+  rig_device d;
+  assert_int_equal(rig_memory_device("copier-batch", &d), RIG_OK);
+  const size_t piece = 1024, count = 2 * rig::load::Copier::kBatch + 3;
+  const size_t n = piece * count;
+  rig_buffer src = created(d, n), dst = created(d, n);
+  std::vector<unsigned char> file(n), zero(n, 0);
+  for (size_t i = 0; i < n; ++i) file[i] = static_cast<unsigned char>(i * 37 + 11);
+  assert_int_equal(rig_buffer_write_from(src, 0, file.data(), n), RIG_OK);
+  assert_int_equal(rig_buffer_write_from(dst, 0, zero.data(), n), RIG_OK);
+  auto s = buffer_of(src), t = buffer_of(dst);
+  std::unique_ptr<rig::load::Copier> copier;
+  assert_int_equal(rig::load::Copier::make(device_of(d), &copier), RIG_OK);
+  uint64_t before = 0, after = 0;
+  assert_int_equal(rig_device_submitted(d, &before), RIG_OK);
+  // pieces in reverse, each to its mirror place: every copy its own range
+  for (size_t i = 0; i < count; ++i) {
+    size_t k = count - 1 - i;
+    assert_int_equal(copier->add(*s, k * piece, *t, (count - 1 - k) * piece, piece), RIG_OK);
+    assert_int_equal(copier->pending(), (i + 1) % rig::load::Copier::kBatch);
+  }
+  assert_int_equal(rig_device_submitted(d, &after), RIG_OK);
+  assert_int_equal(after - before, 2 * rig::load::Copier::kBatch);  // two full batches, three held
+  assert_int_equal(copier->flush(), RIG_OK);
+  assert_int_equal(copier->pending(), 0);
+  assert_int_equal(copier->flush(), RIG_OK);  // nothing added: nothing submitted
+  assert_int_equal(rig_device_submitted(d, &after), RIG_OK);
+  assert_int_equal(after - before, count);  // one value a copy
+  std::vector<unsigned char> want(n);
+  for (size_t k = 0; k < count; ++k) std::memcpy(want.data() + (count - 1 - k) * piece, file.data() + k * piece, piece);
+  assert_true(bytes_of(dst, n) == want);
+  copier.reset();
+  s.reset();
+  t.reset();
+  rig_buffer_release(src);
+  rig_buffer_release(dst);
+  rig_device_release(d);
+}
+
 }  // namespace
 
 int main() {
@@ -172,6 +213,7 @@ int main() {
       cmocka_unit_test(copies_move_their_bytes_and_allocate_nothing),
       cmocka_unit_test(a_copy_outside_its_buffers_is_refused_and_the_next_lands),
       cmocka_unit_test(a_copy_keeps_no_allocation_alive),
+      cmocka_unit_test(added_copies_go_a_batch_at_a_time_and_land),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
