@@ -327,12 +327,18 @@ static void a_file_cut_under_the_registered_path_fails_the_load_never_with_a_sig
 
 /* A registration kept across loads: registered once (one more driver registration, then none per load),
  * every later load copies from it, and it goes with the file (the driver unregisters it then). */
+static void check_export(rig_load load, int pooled);
+
+/* ... and the file kept says the program loads it again: its loads take their tensors from the device's
+ * reuse pool, which the keep makes (copies into memory fresh from the driver ran at 0.89 of the link). */
 static void a_kept_registration_serves_every_reload_without_registering(void **state) {
   (void)state;
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   long long registers = gt_query("registers"), unregisters = gt_query("unregisters");
+  long long pooled = gt_query("pool_allocations");
   assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK);
+  if (gt_fake()) assert_int_equal(gt_query("pool_allocations") - pooled, 1); /* the reuse pool, made here */
   long long kept = gt_query("registers");
   assert_true(kept > registers);                                   /* the probe's windows and the file */
   assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK); /* a second call does nothing */
@@ -345,6 +351,7 @@ static void a_kept_registration_serves_every_reload_without_registering(void **s
     assert_int_equal(st.path, RIG_LOAD_PATH_REGISTERED);
     assert_non_null(strstr(st.why, "kept"));
     assert_true(all_equal(load, f, 0));
+    check_export(load, 1); /* in the reuse pool */
     rig_load_release(load);
   }
   assert_int_equal(gt_query("registers"), kept); /* nothing registered per load */
