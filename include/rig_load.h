@@ -332,8 +332,8 @@ RIG_API rig_status rig_load_start(rig_load_file RIG_NONNULL file, const size_t *
  * tensor has one of its own; docs/load.md says why): each tensor still has stamps of its own, so work on
  * it waits for nothing of the others, but an allocation's memory returns to the driver only once every
  * tensor in it is released, and rig_buffer_export_fd refuses a tensor that shares one. Loaded through a
- * staging pool the caller keeps for the device (rig_load_pool_create), a CUDA or HIP tensor's memory
- * comes from the device's reuse pool (docs/load.md) and has no interprocess handle (rig_buffer_export_ipc
+ * staging pool the caller keeps for the device (rig_load_pool_create), or from a file kept registered on
+ * it (rig_load_file_keep_registered), a CUDA or HIP tensor's memory comes from the device's reuse pool (docs/load.md) and has no interprocess handle (rig_buffer_export_ipc
  * answers RIG_UNSUPPORTED): copy it into a buffer of rig_buffer_create to share it. */
 RIG_API rig_status rig_load_buffer(rig_load RIG_NONNULL load, size_t index, size_t device,
                                    rig_buffer *RIG_NONNULL out);

@@ -146,7 +146,8 @@ class WeightsFile(Owned):
     def keep_registered(self, device):
         """Registers the whole file with ``device``'s driver once and keeps it while this file is open:
         later loads onto that device copy from it with nothing to register or stage (a reload at the
-        link's rate). Unsupported (naming the verdict) where the device's verdict is not Usable."""
+        link's rate), into device memory rig reuses (such tensors have no IPC handle: copy one to share
+        it). Unsupported (naming the verdict) where the device's verdict is not Usable."""
         _rig.rig_load_file_keep_registered(self._raw, device._raw)
 
     @property
