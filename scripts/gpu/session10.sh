@@ -2,11 +2,7 @@
 # Issue 32: what the loader's small copies cost through rig, one submit a copy against rig_submit_many
 # batches (bench/load/copy_batches.py), at the MoE file's 3 MiB and the staging's 4 MiB.
 # Usage (repository root, GPU machine): scripts/gpu/session10.sh BUILD. Writes $OUT/session10.txt.
-set -u
-B=$(cd "${1:?usage: session10.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
+. scripts/gpu/session-env.sh "${1:-}"
 {
   date -u
   . scripts/gpu/pyrig.sh

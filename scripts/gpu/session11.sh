@@ -3,13 +3,7 @@
 # RIG_REQUIRE=cuda, a verified load of the MoE file (each copy read back), and every 4 GiB layout
 # (layouts.py, two rounds).
 # Usage (repository root, GPU machine): scripts/gpu/session11.sh BUILD. Writes $OUT/session11.txt.
-set -u
-B=$(cd "${1:?usage: session11.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
-RIG=$B/tools/rig
+. scripts/gpu/session-env.sh "${1:-}"
 {
   date -u
   for t in "$B/tests/load/test_load_cuda" "$B/tests/keep/test_keep_gpu"; do

@@ -3,12 +3,7 @@
 # batching, libB batches of at most a quarter of the staging pool (a window's copies 16 a submit), libC the
 # windows batched and the staged copies one a submit.
 # Usage (repository root, GPU machine): scripts/gpu/session12.sh BUILD. Writes $OUT/session12.txt.
-set -u
-B=$(cd "${1:?usage: session12.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
+. scripts/gpu/session-env.sh "${1:-}"
 {
   date -u
   LAYOUTS="uniform moe" ROUNDS=2 timeout 400 python3 bench/load/layouts.py "$B/tools/rig" /tmp/layouts \

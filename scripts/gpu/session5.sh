@@ -7,14 +7,8 @@
 # kept registration's reload spends its time.
 # Usage (repository root, GPU machine): scripts/gpu/session5.sh BUILD [PARTS]   PARTS any of v c l (default
 # "v c l"). Writes $OUT/session5.txt.
-set -u
-B=$(cd "${1:?usage: session5.sh BUILD [PARTS]}" && pwd)
-O=${OUT:-/tmp}
+. scripts/gpu/session-env.sh "${1:-}"
 PARTS=${2:-v c l}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
-RIG=$B/tools/rig
 smi() { nvidia-smi --query-gpu=pstate,clocks.sm,clocks.mem,pcie.link.gen.gpucurrent,pcie.link.width.current,power.draw \
   --format=csv,noheader "$@"; }
 # a kernel that sleeps on one SM for SECONDS, then exits: the GPU busy, the link and memory idle

@@ -4,13 +4,7 @@
 # by safetensors.torch.save_file start their data 8-byte aligned): the copies alone at four source offsets,
 # then each file and its 4 KiB-aligned twin loaded in turn, three rounds.
 # Usage (repository root, GPU machine): scripts/gpu/session6.sh BUILD. Writes $OUT/session6.txt.
-set -u
-B=$(cd "${1:?usage: session6.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
-RIG=$B/tools/rig
+. scripts/gpu/session-env.sh "${1:-}"
 load() {  # FILE EXTRA...: one fresh `rig load --repeat 3 --json`: each load's GB/s and ms on one line
   local f=$1; shift
   "$RIG" load "$f" --device cuda:0 --repeat 3 --json "$@" | python3 -c '

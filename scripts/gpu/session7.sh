@@ -2,13 +2,7 @@
 # Issue 32: whether the page cache a file's writer left behind moves a load, against the same file evicted
 # and read back (the page cache a user's model file has after its first read from disk: readahead's folios).
 # Usage (repository root, GPU machine): scripts/gpu/session7.sh BUILD. Writes $OUT/session7.txt.
-set -u
-B=$(cd "${1:?usage: session7.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
-RIG=$B/tools/rig
+. scripts/gpu/session-env.sh "${1:-}"
 load() {
   local f=$1; shift
   "$RIG" load "$f" --device cuda:0 --repeat 3 --json "$@" | python3 -c '

@@ -4,13 +4,7 @@
 # Python's rig.load_file against `rig load`, and where a first load's fresh device memory costs (copies into
 # memory fresh from the driver, into the same memory again, and into fresh memory a memset touched first).
 # Usage (repository root, GPU machine): scripts/gpu/session8.sh BUILD. Writes $OUT/session8.txt.
-set -u
-B=$(cd "${1:?usage: session8.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
-RIG=$B/tools/rig
+. scripts/gpu/session-env.sh "${1:-}"
 {
   date -u
   echo "=== fresh device memory: 4 GiB from pinned memory in 64 MiB copies"

@@ -4,12 +4,7 @@
 # RIG_REQUIRE=vulkan; and whether the loader's small copies lose the link to the event each copy records
 # (1341 copies of 3 MiB and 64 of 64 MiB, pinned to cuda:0, with and without a cuEventRecord after each).
 # Usage (repository root, GPU machine): scripts/gpu/session9.sh BUILD. Writes $OUT/session9.txt.
-set -u
-B=$(cd "${1:?usage: session9.sh BUILD}" && pwd)
-O=${OUT:-/tmp}
-export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
-unset RIG_CUDA_LIBRARY
-chmod -R u+x "$B" 2>/dev/null
+. scripts/gpu/session-env.sh "${1:-}"
 run() {  # TIMEOUT COMMAND...: its last lines and its status
   local t=$1; shift
   timeout "$t" "$@" > /tmp/step.log 2>&1; local rc=$?
