@@ -4,7 +4,8 @@
 # puts the build's librig first on the library path, drops a counting interposer's RIG_CUDA_LIBRARY, makes
 # the carried binaries executable and turns on set -u. The usage line names the sourcing script.
 set -u
-B=$(cd "${1:?usage: $(basename "$0") BUILD}" && pwd)
+[ -d "${1:-}" ] || { echo "usage: $(basename "$0") BUILD (a carried build directory)" >&2; exit 2; }
+B=$(cd "$1" && pwd)
 O=${OUT:-/tmp}
 RIG=$B/tools/rig
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$B:${LD_LIBRARY_PATH:-}
