@@ -301,13 +301,12 @@ struct RawChain {
     check_cu(api, api.cuStreamSynchronize(stream[d]), "sync");
   }
 
-  // (d) the calls rig's driver makes with its event timeline: its current-context guard (a query, and a
-  // switch and a switch back only where another context is current), a wait for the other stream's last
-  // value's event, enqueue, a record of this value's event of the ring.
+  // (d) the calls rig's driver makes with its event timeline: a wait for the other stream's last value's
+  // event, enqueue, a record of this value's event of the ring. No context query and no switch: each call
+  // names the stream, which the driver runs in the stream's context (drivers/stream/gpu.h, CurrentWhenAsked).
   // alternate false: (d1), all on the first stream with no wait, as rig's (a1).
   void ring_events(bool kernels, int i, bool alternate = true) {
     int d = alternate ? i % 2 : 0;
-    rig::stream::Current c(*gpu[d]);
     if (i && alternate) check_cu(api, api.cuStreamWaitEvent(stream[d], ring[1 - d][value[1 - d] % kRing], 0), "wait event");
     check_cu(api, enqueue(d, i, kernels), "enqueue");
     check_cu(api, api.cuEventRecord(ring[d][++value[d] % kRing], stream[d]), "record");

@@ -38,17 +38,26 @@ enum class Caller { no_context, first_gpu_current };
 
 bool hip() { return std::strcmp(gt()->prefix, "hip") == 0; }
 
+// Whether the library refuses a call naming a stream without the stream's context current, which rig
+// answers by making it current (stream/gpu.h, CurrentWhenAsked) and remembering it for the GPU: never on the
+// fake unless its switch stream_calls_need_context says so; unknown on a real driver (CUDA documents the
+// stream's context as the one used, and the H200's driver takes such calls: bench/README.md).
+enum class Library { takes_stream_context, asks_for_context, unknown };
+
 // The budget of `field` for kOps chained operations. `switches`: operations submitted while another
 // context (or none) is current on the thread.
-long long budget(const char *field, bool launches, long long switches) {
+long long budget(const char *field, bool launches, long long switches, Library library) {
   auto is = [&](const char *name) { return std::strcmp(field, name) == 0; };
-  // (b): the wait for the other device's last value, the operation, the record of its own value.
-  if (is("stream_wait_event") || is("event_record")) return kOps;
-  if (is(launches ? "launch" : "copy_async")) return kOps;
-  // rig's promise (stream/gpu.h, Current): the query of what the caller has current, and a switch and a
-  // switch back where that is not the device's context.
-  if (is("get_current")) return kOps;
-  if (is("set_current")) return 2 * switches;
+  bool asks = library != Library::takes_stream_context;
+  // (b): the wait for the other device's last value, the operation, the record of its own value; where the
+  // library asks for the context, the one refused call that taught rig so (whichever of the three it was).
+  if (is("stream_wait_event") || is("event_record") || is(launches ? "launch" : "copy_async"))
+    return kOps + (asks && switches ? 1 : 0);
+  // No context query and no switch: every call of a hand-over names rig's stream. Where the library asks
+  // for the context: Current's query on each operation, and a switch and a switch back where the caller's
+  // context is not the device's.
+  if (is("get_current")) return asks && switches ? kOps : 0;
+  if (is("set_current")) return asks ? 2 * switches : 0;
   // The event ring's reuse: a query per half ring at most, or a wait where the GPU is far behind.
   if (is("event_query") || is("event_synchronize")) return 2 * (kOps / 512 + 1);
   return 0;
@@ -86,7 +95,21 @@ void clear_current() {
 
 // kOps chained operations alternating between devices n0 and n1 (x on n0, borrowed by n1): copies x->y,
 // y->x, or launches of rig_add_u32 in place on x, each the other device's last operation's reader.
-void chain(const char *n0, const char *n1, bool launches, Caller caller) {
+// What the thread has current: CUDA's context, HIP's device (as a pointer-sized number).
+Context now_current() {
+  if (hip()) {
+    auto get_device = reinterpret_cast<int (*)(int *)>(gt_symbol("hipGetDevice"));
+    int device = -1;
+    assert_int_equal(get_device(&device), 0);
+    return reinterpret_cast<Context>(static_cast<intptr_t>(device + 1));
+  }
+  auto get_current = reinterpret_cast<int (*)(Context *)>(gt_symbol("cuCtxGetCurrent"));
+  Context context = nullptr;
+  assert_int_equal(get_current(&context), 0);
+  return context;
+}
+
+void chain(const char *n0, const char *n1, bool launches, Caller caller, Library library) {
   // The fake's counters, or the counting interposer's over a real driver (tests/doubles/count_cuda).
   if (entered("copy_async") < 0) {
     std::fprintf(stderr, "SKIP %s: needs per-entry counters: the fake, or RIG_CUDA_LIBRARY=libcountcuda.so\n", __func__);
@@ -124,6 +147,7 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
   // The caller's thread as it is while the chain is submitted (rig leaves it so: Current restores it).
   if (caller == Caller::first_gpu_current) make_current(0);
   if (caller == Caller::no_context && hip()) make_current(1);
+  Context callers = now_current();
   rig_point last = 0;
   OK(rig_submit(run[0][0], nullptr, 0, &last));  // the chain's first operation waits for nothing
   long long before[kEntryCount];
@@ -131,19 +155,22 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
   for (int i = 1; i <= kOps; ++i) OK(rig_submit(run[i % 2][i % 2], nullptr, 0, &last));
   long long n[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
+  // rig left the caller's context as it was (read outside the counts: these queries are the test's own).
+  assert_ptr_equal(now_current(), callers);
   clear_current();
 
   bool one_gpu = std::strcmp(n0, n1) == 0;
   // Operations made while the caller's context is not the device's: every one with none current; with the
   // first GPU's current, those on the second GPU.
   long long switches = caller == Caller::no_context ? kOps : one_gpu ? 0 : kOps / 2;
-  std::fprintf(stderr, "%s/%s, %s, caller %s: driver calls per operation (budget)\n", n0, n1,
+  std::fprintf(stderr, "%s/%s, %s, caller %s%s: driver calls per operation (budget)\n", n0, n1,
                launches ? "launches" : "4 KiB copies",
                caller == Caller::no_context ? (hip() ? "with hip:1 current" : "with no context")
-                                            : "with the first GPU's context current");
+                                            : "with the first GPU's context current",
+               library == Library::asks_for_context ? " (a library that asks for the context)" : "");
   bool over = false;
   for (int e = 0; e < kEntryCount; ++e) {
-    long long b = budget(kEntries[e], launches, switches);
+    long long b = budget(kEntries[e], launches, switches, library);
     if (n[e] || b)
       std::fprintf(stderr, "  %-20s %.4f (%.4f)%s\n", kEntries[e], double(n[e]) / kOps, double(b) / kOps,
                    n[e] > b ? "  OVER" : "");
@@ -175,20 +202,39 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller) {
   OK(rig_device_release(dev[0]));
 }
 
+// The library as it is: the fake takes a call naming a stream in the stream's context; a real driver's
+// answer is what these tests find out (a refusal costs the calls budget() allows for it).
+Library as_it_is() { return gt_fake() ? Library::takes_stream_context : Library::unknown; }
+
 void test_copies_on_one_gpu_with_its_context_current(void **) {
-  chain(gt_name(0), gt_name(0), false, Caller::first_gpu_current);
+  // With the device's context current not even a library that asks for it refuses a call: exact.
+  chain(gt_name(0), gt_name(0), false, Caller::first_gpu_current, Library::takes_stream_context);
 }
 void test_launches_on_one_gpu_with_its_context_current(void **) {
-  chain(gt_name(0), gt_name(0), true, Caller::first_gpu_current);
+  chain(gt_name(0), gt_name(0), true, Caller::first_gpu_current, Library::takes_stream_context);
 }
 void test_copies_on_one_gpu_with_another_context_or_none(void **) {
-  chain(gt_name(0), gt_name(0), false, Caller::no_context);
+  chain(gt_name(0), gt_name(0), false, Caller::no_context, as_it_is());
 }
 void test_launches_on_one_gpu_with_another_context_or_none(void **) {
-  chain(gt_name(0), gt_name(0), true, Caller::no_context);
+  chain(gt_name(0), gt_name(0), true, Caller::no_context, as_it_is());
 }
-void test_copies_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), false, Caller::first_gpu_current); }
-void test_launches_across_two_gpus(void **) { chain(gt_name(0), gt_name(1), true, Caller::first_gpu_current); }
+void test_copies_across_two_gpus(void **) {
+  chain(gt_name(0), gt_name(1), false, Caller::first_gpu_current, as_it_is());
+}
+void test_launches_across_two_gpus(void **) {
+  chain(gt_name(0), gt_name(1), true, Caller::first_gpu_current, as_it_is());
+}
+// A library that refuses a call naming a stream without its context current (the fake's switch): rig makes
+// the context current and makes the call again, once, then for every later hand-over on that GPU (the GPU
+// remembers it for the process: so this test runs last).
+void test_a_library_that_asks_for_the_context_is_given_it(void **) {
+  GT_FAKE_ONLY();
+  gt_set("stream_calls_need_context", 1);
+  chain(gt_name(0), gt_name(0), false, Caller::no_context, Library::asks_for_context);
+  chain(gt_name(0), gt_name(0), true, Caller::no_context, Library::asks_for_context);
+  gt_set("stream_calls_need_context", 0);
+}
 
 // A batch (rig_submit_many) of kBatch runs on one GPU, its context current: every entry counted for the whole
 // batch. What it is: copies from 16 sources into 16 destinations (independent: CUDA takes them as one
@@ -241,11 +287,14 @@ void batch(Batch what) {
     for (int i = 0; i < kBytes / 4; ++i) start[b][i] ^= 0x5a5a5a5au;
     OK(rig_buffer_write_from(buf[b], 0, start[b], kBytes));
   }
+  Context callers = now_current();
   long long before[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
   OK(rig_submit_many(runs, kBatch, nullptr, 0, points));
   long long n[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
+  // rig left the caller's context as it was (read outside the counts: these queries are the test's own).
+  assert_ptr_equal(now_current(), callers);
   clear_current();
 
   // The budget of the whole batch: one context query, one mark, and the work's calls.
@@ -325,6 +374,7 @@ int main() {
       cmocka_unit_test(test_a_batch_of_16_launches_makes_16_launches_and_one_mark),
       cmocka_unit_test(test_a_batch_of_16_launches_seen_twice_is_one_graph_launch),
       cmocka_unit_test(test_a_batch_of_16_copies_seen_twice_is_one_graph_launch),
+      cmocka_unit_test(test_a_library_that_asks_for_the_context_is_given_it),  // last: see the test
   };
   return rt_finish(cmocka_run_group_tests(tests, nullptr, nullptr));
 }

@@ -144,8 +144,9 @@ rig_status StreamDevice::enqueue_run(const BatchWork &run, bool gather) {
 rig_status StreamDevice::hand_over_batch(std::span<const BatchWork> batch, uint64_t first,
                                          std::span<const QueueWait> waits) {
   if (lost()) return lose("");
-  Current current(gpu_);
-  if (rig_status s = enqueue_waits(waits, first); s != RIG_OK) return s;
+  // Made current at once: a batch may capture and instantiate a graph, which names no stream of rig's.
+  CurrentWhenAsked current(gpu_, true);
+  if (rig_status s = enqueue_waits(waits, first, current); s != RIG_OK) return s;
   // A batch seen before: its graph, made now if it is not yet, launched after the waits.
   GraphExec graph = nullptr;
   if (graph_worthy(calls_, batch)) {

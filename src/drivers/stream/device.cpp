@@ -192,7 +192,7 @@ rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<c
   return hand_over_prepared(prepared_, value, waits);
 }
 
-rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value) {
+rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current) {
   if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
     prune_queued();
   for (const QueueWait &w : waits) {
@@ -215,15 +215,18 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
       // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
       // never a cycle (everything before the tail was handed over before this wait).
       call = family_.names.event_record;
-      r = calls_.event_record(edge_event_, p->stream_);
+      auto record = [&] { return calls_.event_record(edge_event_, p->stream_); };
+      r = current.check(record(), record);
       if (r == SUCCESS) {
         call = family_.names.stream_wait_event;
-        r = calls_.stream_wait_event(stream_, edge_event_, 0);
+        auto wait = [&] { return calls_.stream_wait_event(stream_, edge_event_, 0); };
+        r = current.check(wait(), wait);
       }
     } else {
       call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
                                                                                   : family_.names.stream_wait_event;
-      r = p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value);
+      auto wait = [&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); };
+      r = current.check(wait(), wait);
     }
     if (r != SUCCESS) return fault(call, r, true);
     std::lock_guard hold(queued_lock_);
@@ -235,13 +238,15 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
 
 rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
   if (lost()) return lose("");
-  Current current(gpu_);
-  if (rig_status s = enqueue_waits(waits, value); s != RIG_OK) return s;
+  CurrentWhenAsked current(gpu_);  // every call below names the stream: no context query (gpu.h)
+  if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
   for (const PreparedCall &call : calls.calls()) {
-    Result r = enqueue(calls_, stream_, call);
+    auto again = [&] { return enqueue(calls_, stream_, call); };
+    Result r = current.check(again(), again);
     if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);
   }
-  Result r = timeline_->mark(value);
+  auto mark = [&] { return timeline_->mark(value); };
+  Result r = current.check(mark(), mark);
   if (r != SUCCESS)
     return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
   return RIG_OK;

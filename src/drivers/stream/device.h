@@ -67,7 +67,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::unique_ptr<RecordedWork> record(const Work &work) override;
   // Enqueues value `value`: the in-queue `waits`, then `calls` (prepared from this device's work), then the
   // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
-  // device enqueues nothing.
+  // device enqueues nothing. Every call names the stream, so none asks what context is current unless this
+  // GPU's library refused one without it (CurrentWhenAsked, stream/gpu.h).
   [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
   // A batch's hand-over (drivers/stream/batch.cpp): the waits, then each run's calls and the timeline's
   // marks as hand_over_prepared enqueues them, but consecutive copies that touch no bytes another of them
@@ -162,8 +163,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // `probe`, first asks each such device that is not known lost to look for its own fault.
   rig_status check_producers(uint64_t up_to, bool probe);
   // Enqueues the in-queue `waits` of value `value` (hand_over_prepared's first step) and keeps each in
-  // queued_. Holding the turn; a failure loses the device.
-  rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value);
+  // queued_, each call through `current` (made current where the library asks). Holding the turn; a failure
+  // loses the device.
+  rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current);
   // The calls of a record this device made (StreamDevice::record), for a batch (drivers/stream/recorded.cpp).
   static const Prepared &recorded_calls(const RecordedWork &recorded);
   // A batch's copies gathered for one copy_batch (batch.cpp): at most kCopyGroup, none writing bytes

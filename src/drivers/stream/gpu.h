@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "drivers/stream/calls.h"
@@ -33,17 +34,17 @@ struct Gpu {
   };
   mutable std::mutex reuse_lock;
   mutable std::vector<ReusePool> reuse_pools;
+  // Set the first time this GPU's library refused a call naming one of rig's streams that it then took with
+  // the context current (CurrentWhenAsked): from then on every hand-over on this GPU makes it current first.
+  mutable std::atomic<bool> stream_calls_want_current{false};
 };
 
 // Makes `gpu`'s context current on this thread for a scope and restores the caller's afterwards, so rig
 // never changes what a program's own CUDA or HIP code sees as current. One call (the query) where the
-// context is already current, three where another or none is (the query, a switch, the switch back).
-// The query is the one call per submit that the hand-written program does not make (bench/README.md's
-// table, held by tests/cuda/test_cuda_floor.cpp), and it stays: a thread-local cache of what is current
-// cannot stand in for it, because the program's own cuCtxSetCurrent, cuCtxPushCurrent or cudaSetDevice on
-// this thread between two submits is invisible to rig; a stale cache would enqueue with another context
-// current, which the driver does not document as safe for the submit path's calls (the guarantee kept: every
-// call rig makes runs with its GPU's context current).
+// context is already current, three where another or none is (the query, a switch, the switch back). A
+// thread-local cache of what is current cannot stand in for the query: the program's own cuCtxSetCurrent,
+// cuCtxPushCurrent or cudaSetDevice on this thread between two rig calls is invisible to rig. Every call
+// that names no stream of rig's (allocation, registration, modules, host waits) runs under it.
 class Current {
  public:
   explicit Current(const Gpu &gpu) : calls_(gpu.family->calls) {
@@ -60,6 +61,43 @@ class Current {
   const Calls &calls_;
   Context previous_ = nullptr;
   bool set_ = false;
+};
+
+// The guard of a hand-over, whose every call names one of rig's streams (or an event recorded on one): a
+// call that names a stream runs in the stream's context whatever the thread has current (CUDA: "the CUDA
+// context associated with this stream" for cuLaunchKernelEx, and cuStreamWaitEvent takes an event of any
+// context; HIP: the stream's device), so the hand-over makes no context query, the one call per submit the
+// hand-written program of bench/cuda does not make (bench/README.md's table, tests/cuda/test_cuda_floor.cpp).
+// A library that refuses such a call for want of the context current is answered by making it current
+// (Current) and making the same call again; where that succeeds the GPU remembers it and every later
+// hand-over on it makes the context current first, as before. Not for calls that name no stream.
+class CurrentWhenAsked {
+ public:
+  // `now`: make the context current at once (a caller that also makes calls naming no stream: a batch's
+  // graph capture and instantiation).
+  explicit CurrentWhenAsked(const Gpu &gpu, bool now = false) : gpu_(gpu) {
+    if (now || gpu.stream_calls_want_current.load(std::memory_order_relaxed)) [[unlikely]]
+      current_.emplace(gpu);
+  }
+  // `r`: what a call naming the stream answered. Where it failed and the context was not made current, makes
+  // it current and answers what `again()`, the same call, answers (a refused call enqueued nothing).
+  template <class Again>
+  Result check(Result r, Again &&again) {
+    if (r == SUCCESS || current_) [[likely]]
+      return r;
+    return retry(r, again);
+  }
+
+ private:
+  template <class Again>
+  [[gnu::noinline, gnu::cold]] Result retry(Result, Again &again) {
+    current_.emplace(gpu_);
+    Result r = again();
+    if (r == SUCCESS) gpu_.stream_calls_want_current.store(true, std::memory_order_relaxed);
+    return r;
+  }
+  const Gpu &gpu_;
+  std::optional<Current> current_;
 };
 
 // The GPUs `family`'s library lists (device_count), -1 where the call fails. Never blocks on rig's locks.

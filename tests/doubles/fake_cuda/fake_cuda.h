@@ -35,6 +35,9 @@
  *   mem_pools                    cuMemPoolCreate works (default 1); 0: it answers 801, as a GPU without pools
  *   device_memory_limit          bytes of device memory in all (live allocations and pools' kept memory); an
  *                                allocation past it answers 2 (out of memory). 0 (default): no limit
+ *   stream_calls_need_context    1: every call naming a stream answers 201 (invalid context) unless the
+ *                                stream's context is current (default 0: the stream's context is used, as
+ *                                CUDA does): a stricter library, which rig answers by making it current
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
  *                                still apply), sticky errors cleared, counters 0
  * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,

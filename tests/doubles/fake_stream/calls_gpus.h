@@ -168,6 +168,7 @@ extern "C" Result fake_stream_query(Stream st_handle) {
   entered(Entry::stream_query);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load(std::memory_order_acquire)) return e;
   return st->idle() ? SUCCESS : ERROR_NOT_READY;
 }
@@ -182,6 +183,7 @@ extern "C" Result fake_stream_synchronize(Stream st_handle) {
   }
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   st->drain();
   return sticky_or(st->owner, SUCCESS);
 }
@@ -217,6 +219,7 @@ extern "C" Result fake_event_record(Event e, Stream st_handle) {
   auto ev = get_event(e);
   auto st = get_stream(st_handle);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int err = st->owner->sticky.load()) return err;
   ++state().count.event_records;
   ev->gpu = st->owner;
@@ -265,6 +268,7 @@ extern "C" Result fake_stream_wait_event(Stream st_handle, Event e, unsigned fla
   auto ev = get_event(e);
   auto st = get_stream(st_handle);
   if (!ev || !st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int err = st->owner->sticky.load()) return err;
   auto rec = ev->current();  // the latest record, as the libraries capture it
   ++state().count.event_waits;
@@ -287,6 +291,7 @@ extern "C" Result fake_write_value64(Stream st_handle, DevicePtr address, uint64
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(address);
   if (!word) return ERROR_INVALID_VALUE;
@@ -300,6 +305,7 @@ extern "C" Result fake_wait_value64(Stream st_handle, DevicePtr address, uint64_
   if (!state().sw.memops) return ERROR_NOT_SUPPORTED;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (flags != WAIT_VALUE_GEQ) return ERROR_INVALID_VALUE;  // rig uses GEQ only
   if (int e = st->owner->sticky.load()) return e;
   uint64_t *word = word_at(address);

@@ -18,6 +18,7 @@ extern "C" Result fake_capture_begin(Stream st_handle, int mode) {
   entered(Entry::capture_begin);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;  // the legacy stream cannot be captured
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (mode < 0 || mode > 2) return ERROR_INVALID_VALUE;
   std::lock_guard g(state().lock);
   if (state().capturing.count(st.get())) return kIllegalState;
@@ -30,6 +31,7 @@ extern "C" Result fake_capture_end(Stream st_handle, Graph *out) {
   if (!out) return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   std::lock_guard g(state().lock);
   auto it = state().capturing.find(st.get());
   if (it == state().capturing.end()) return kIllegalState;
@@ -56,6 +58,7 @@ extern "C" Result fake_graph_launch(GraphExec exec, Stream st_handle) {
   entered(Entry::graph_launch);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   std::vector<std::function<void()>> ops;
   {

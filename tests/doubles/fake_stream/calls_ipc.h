@@ -132,6 +132,7 @@ extern "C" Result fake_launch(Function fn, unsigned gx, unsigned gy, unsigned gz
   if (!f || extra) return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   {
     std::lock_guard g(state().lock);

@@ -217,6 +217,7 @@ extern "C" Result fake_copy_async(DevicePtr dst, DevicePtr src, size_t bytes, St
   entered(Entry::copy_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   char *to;
   const char *from;
@@ -254,6 +255,7 @@ extern "C" Result fake_copy_batch(DevicePtr *dsts, DevicePtr *srcs, size_t *size
       return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;  // the legacy stream (null) included: CUDA refuses it
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   if (captured(st)) return ERROR_NOT_SUPPORTED;  // CUDA has no graph node of a batch of copies
   std::vector<std::tuple<char *, const char *, size_t>> copies(count);
@@ -280,6 +282,7 @@ extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t byt
   entered(Entry::fill_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   char *to;
   {
@@ -323,6 +326,7 @@ extern "C" Result fake_mem_alloc_from_pool(DevicePtr *address, size_t bytes, Mem
   if (!address || bytes == 0 || !p) return ERROR_INVALID_VALUE;
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   if (int e = st->owner->sticky.load()) return e;
   std::lock_guard g(state().lock);
   uintptr_t at = 0;
@@ -340,6 +344,7 @@ extern "C" Result fake_mem_free_async(DevicePtr address, Stream st_handle) {
   entered(Entry::mem_free_async);
   auto st = get_stream(st_handle);
   if (!st) return ERROR_INVALID_HANDLE;
+  if (Result c = wants_context(*st); c != SUCCESS) return c;
   std::lock_guard g(state().lock);
   auto it = state().regions.find(address);
   if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;

@@ -42,7 +42,8 @@ using Clock = std::chrono::steady_clock;
   X(register_refuse_after, 0) X(register_wrong_bytes, 0) X(false_unregister_713, 1) X(unregister_fail, 0)      \
   X(registered_upload_ns_per_kib, 0) X(pinned_upload_ns_per_kib, 0) X(pageable_upload_ns_per_kib, 0)          \
   X(fail_launch_at, 0) X(launch_delay_us, 0) X(copy_delay_us, 0) X(ignore_waits, 0)                          \
-  X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(mem_pools, 1) X(device_memory_limit, 0)
+  X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(mem_pools, 1) X(device_memory_limit, 0) \
+  X(stream_calls_need_context, 0)
 
 struct Switches {
 #define FAKE_SWITCH_FIELD(name, initial) long long name = initial;

@@ -23,6 +23,14 @@ inline std::shared_ptr<FStream> get_stream(Stream st) {
   return it == s.streams.end() ? nullptr : it->second;
 }
 
+// A call naming stream `st` with another context current, or none: CUDA and HIP run it in the stream's own
+// context, and so does the fake, unless the switch stream_calls_need_context asks for a library that
+// refuses it (INVALID_CONTEXT), which rig must answer by making the context current (stream/gpu.h).
+inline Result wants_context(const FStream &st) {
+  if (!state().sw.stream_calls_need_context || current() == st.owner) return SUCCESS;
+  return ERROR_INVALID_CONTEXT;
+}
+
 inline std::shared_ptr<FEvent> get_event(Event e) {
   auto &s = state();
   std::lock_guard g(s.lock);
