@@ -93,6 +93,7 @@ static int rig_py_handle(PyObject *o, swig_type_info *type, void **out) {
 %nothread rig_py_load_ctx_new;
 %nothread rig_py_load_open_raw;
 %nothread rig_py_load_tensor;
+%nothread rig_py_load_tensors;
 %nothread rig_py_load_shard;
 %nothread rig_py_load_start;
 %nothread rig_py_load_slice;
@@ -149,6 +150,28 @@ static PyObject *rig_py_load_tensor(rig_load_file file, size_t index) {
     PyTuple_SET_ITEM(shape, d, PyLong_FromUnsignedLongLong((unsigned long long)t.shape[d]));
   return Py_BuildValue("(ssiINKKn)", t.name, t.dtype_name, (int)t.dtype, (unsigned)t.ggml_type, shape,
                        (unsigned long long)t.offset, (unsigned long long)t.length, (Py_ssize_t)t.shard);
+}
+
+/* Every tensor of `file` as rig_py_load_tensor's tuples, in one call: a checkpoint of a thousand tensors
+ * opened in Python paid a wrapped call per tensor, about a millisecond in all (bench/README.md, Python's rows). */
+static PyObject *rig_py_load_tensors(rig_load_file file) {
+  size_t count = 0;
+  rig_status status = rig_load_tensor_count(file, &count);
+  if (status != RIG_OK) {
+    rig_py_raise(status);
+    return NULL;
+  }
+  PyObject *list = PyList_New((Py_ssize_t)count);
+  if (!list) return NULL;
+  for (size_t i = 0; i < count; ++i) {
+    PyObject *one = rig_py_load_tensor(file, i);
+    if (!one) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, one);
+  }
+  return list;
 }
 
 /* Shard `index` of `file` as (path, bytes): the path decoded as os.fsdecode would (it lives as long as

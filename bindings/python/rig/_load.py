@@ -132,16 +132,13 @@ class WeightsFile(Owned):
         except NotFound as e:  # rig_load_open's NOT_FOUND: no such file
             raise file_not_found(e, path) from None
         Owned.__init__(self, raw)
-        count = _rig.rig_load_tensor_count(self._raw)
-        self.tensors = [self._tensor(i) for i in range(count)]
+        self.tensors = [Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype, shard)
+                        for i, (name, dtype_name, dtype, ggml_type, shape, offset, length, shard)
+                        in enumerate(_rig.rig_py_load_tensors(self._raw))]
         self._by_name = {t.name: t for t in self.tensors}
         #: the files rig reads (one for a single file; a sharded checkpoint's in name order), as Shards
         self.shards = [Shard(*_rig.rig_py_load_shard(self._raw, i))
                        for i in range(_rig.rig_load_shard_count(self._raw))]
-
-    def _tensor(self, i):
-        name, dtype_name, dtype, ggml_type, shape, offset, length, shard = _rig.rig_py_load_tensor(self._raw, i)
-        return Tensor(i, name, dtype_name, shape, offset, length, ggml_type, dtype, shard)
 
     def keep_registered(self, device):
         """Registers the whole file with ``device``'s driver once and keeps it while this file is open:
