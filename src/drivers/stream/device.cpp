@@ -245,8 +245,6 @@ rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t valu
     Result r = current.check(again(), again);
     if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);
   }
-  if (timeline_->makes_event(value)) [[unlikely]]
-    current.now();  // an event of the ring made (Timeline::init): a call that names no stream
   auto mark = [&] { return timeline_->mark(value); };
   Result r = current.check(mark(), mark);
   if (r != SUCCESS)

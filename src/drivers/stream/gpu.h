@@ -81,10 +81,6 @@ class CurrentWhenAsked {
   }
   // `r`: what a call naming the stream answered. Where it failed and the context was not made current, makes
   // it current and answers what `again()`, the same call, answers (a refused call enqueued nothing).
-  // Makes the context current now, for a call that names no stream (the event ring's first round).
-  void now() {
-    if (!current_) current_.emplace(gpu_);
-  }
   template <class Again>
   Result check(Result r, Again &&again) {
     if (r == SUCCESS || current_) [[likely]]

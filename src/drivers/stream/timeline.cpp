@@ -74,7 +74,12 @@ Timeline::~Timeline() {
 
 rig_status Timeline::init() {
   if (memops_) return RIG_OK;
-  ring_ = std::make_unique<Entry[]>(kRing);  // events made by their first marks
+  ring_ = std::make_unique<Entry[]>(kRing);
+  for (size_t i = 0; i < kRing; ++i) {
+    Result r = calls_.event_create(&ring_[i].event, EVENT_DISABLE_TIMING);
+    if (r != SUCCESS)
+      return fail(status_of(family_, r), "%s failed: %s", family_.names.event_create, family_.error_name(r));
+  }
   return RIG_OK;
 }
 
@@ -149,11 +154,6 @@ Result Timeline::mark(uint64_t value) {
   uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
   if (previous && reached_.load(std::memory_order_acquire) < previous)
     if (Result r = make_room(value); r != SUCCESS) return r;
-  if (!ring_[i].event) [[unlikely]]  // the ring's first time round (init)
-    if (Result r = calls_.event_create(&ring_[i].event, EVENT_DISABLE_TIMING); r != SUCCESS) {
-      ring_[i].event = nullptr;
-      return r;
-    }
   Result r = calls_.event_record(ring_[i].event, stream_);
   if (r != SUCCESS) return r;
   ring_[i].value.store(value, std::memory_order_release);

@@ -68,21 +68,15 @@ class Timeline {
   Timeline(const Timeline &) = delete;
   Timeline &operator=(const Timeline &) = delete;
 
-  // Makes the event ring (events mode), its events not yet: each is made by the first mark that uses its
-  // entry (1024 events made at open took about 1.5 ms of opening a device, which a program that loads
-  // weights once pays inside its load). Never fails today; a status for the caller's sake.
+  // Creates the event ring (events mode). Current context set by the caller.
   rig_status init();
-  // Whether mark(value) makes its entry's event first (the ring's first time round), which, unlike the
-  // mark's record, needs the GPU's context current. Holding the device's turn.
-  bool makes_event(uint64_t value) const { return !memops_ && !ring_[value % kRing].event; }
   bool memory_operations() const { return memops_; }
   TimelineSlot *slot() const { return slot_; }
 
   // Enqueues "value reached" after the work already on the stream. Called holding the device's turn,
   // values in order. Events mode: one record; when the ring is about to reuse an entry not yet seen
   // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
-  // (the queue is full: it blocks holding the turn, as a full queue does). The first mark of each entry
-  // makes its event (makes_event: the caller makes the context current for it).
+  // (the queue is full: it blocks holding the turn, as a full queue does).
   [[gnu::hot]] Result mark(uint64_t value);
   // Takes `value` (the next after the last marked or held) without a mark: the next mark (mark() of a later
   // value, or mark_held()) proves it. False where the run of held values since the last mark would pass
@@ -125,8 +119,7 @@ class Timeline {
   static constexpr uint64_t kHeldRun = 16;
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
 
-  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores, and
-  // makes an entry's event before the entry's first value is stored (a reader that sees the value sees it).
+  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
   // An entry's event and value share a cache line: a wait or a mark reads both.
   struct Entry {
     Event event = nullptr;
