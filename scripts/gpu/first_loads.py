@@ -2,7 +2,9 @@
 """Issue 32's first load against its later ones, by how the process loads: `rig load FILE` once (the load's
 own staging pool, its tensors in plain device memory), `rig load --repeat 3` (a kept staging pool, the
 tensors from the device's reuse pool), the same with RIG_REUSE_POOL=0 (kept staging, plain memory), and with
-RIG_CUDA_TIMELINE=memops (each staged chunk's mark a stream memory write, not an event). Interleaved ROUNDS
+RIG_CUDA_TIMELINE=memops (each staged chunk's mark a stream memory write, not an event), and with the
+reuse pool grown by the load's whole size first (RIG_LOAD_GROW=1, an experiment). VARIANTS="once|repeat"
+picks some. Interleaved ROUNDS
 times, each figure also as a fraction of the pinned link measured in its round (torch).
 Usage (GPU machine): python3 first_loads.py RIG_BIN FILE..."""
 import json
@@ -16,7 +18,9 @@ from layouts import link_gbps  # noqa: E402
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
 VARIANTS = [("once", [], {}), ("repeat", ["--repeat", "3"], {}),
             ("repeat, RIG_REUSE_POOL=0", ["--repeat", "3"], {"RIG_REUSE_POOL": "0"}),
-            ("repeat, memops timeline", ["--repeat", "3"], {"RIG_CUDA_TIMELINE": "memops"})]
+            ("repeat, memops timeline", ["--repeat", "3"], {"RIG_CUDA_TIMELINE": "memops"}),
+            ("repeat, pool grown first", ["--repeat", "3"], {"RIG_LOAD_GROW": "1"})]
+VARIANTS = [v for v in VARIANTS if v[0] in os.environ.get("VARIANTS", "|".join(x[0] for x in VARIANTS)).split("|")]
 
 
 def loads(rig, path, extra, env):
