@@ -318,6 +318,11 @@ def test_what_users_catch(tmp_path, every_dtype, numpy):
         rig.load_file(1.5, device="cpu", framework="np")
     with pytest.raises(rig.NotFound):  # a name no device has
         rig.load_file(path, device="nosuchdriver:0", framework="rig")
+    # the device opens beside the file (_safetensors._file_and_device): the file's error still comes first
+    with pytest.raises(FileNotFoundError):
+        rig.load_file(missing, device="nosuchdriver:0", framework="rig")
+    with pytest.raises(FileNotFoundError):
+        rig.load_file(missing, device=object(), framework="rig")
     with rig.safe_open(path, framework="np", device="cpu") as f:
         with pytest.raises(KeyError, match="no tensor 'nope'"):
             f.get_tensor("nope")
