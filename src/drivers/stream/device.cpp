@@ -215,18 +215,15 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
       // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
       // never a cycle (everything before the tail was handed over before this wait).
       call = family_.names.event_record;
-      auto record = [&] { return calls_.event_record(edge_event_, p->stream_); };
-      r = current.check(record(), record);
+      r = current.call([&] { return calls_.event_record(edge_event_, p->stream_); });
       if (r == SUCCESS) {
         call = family_.names.stream_wait_event;
-        auto wait = [&] { return calls_.stream_wait_event(stream_, edge_event_, 0); };
-        r = current.check(wait(), wait);
+        r = current.call([&] { return calls_.stream_wait_event(stream_, edge_event_, 0); });
       }
     } else {
       call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
                                                                                   : family_.names.stream_wait_event;
-      auto wait = [&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); };
-      r = current.check(wait(), wait);
+      r = current.call([&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); });
     }
     if (r != SUCCESS) return fault(call, r, true);
     std::lock_guard hold(queued_lock_);
@@ -241,12 +238,10 @@ rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t valu
   CurrentWhenAsked current(gpu_);  // every call below names the stream: no context query (gpu.h)
   if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
   for (const PreparedCall &call : calls.calls()) {
-    auto again = [&] { return enqueue(calls_, stream_, call); };
-    Result r = current.check(again(), again);
+    Result r = current.call([&] { return enqueue(calls_, stream_, call); });
     if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);
   }
-  auto mark = [&] { return timeline_->mark(value); };
-  Result r = current.check(mark(), mark);
+  Result r = current.call([&] { return timeline_->mark(value); });
   if (r != SUCCESS)
     return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
   return RIG_OK;

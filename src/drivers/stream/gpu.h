@@ -79,20 +79,21 @@ class CurrentWhenAsked {
     if (now || gpu.stream_calls_want_current.load(std::memory_order_relaxed)) [[unlikely]]
       current_.emplace(gpu);
   }
-  // `r`: what a call naming the stream answered. Where it failed and the context was not made current, makes
-  // it current and answers what `again()`, the same call, answers (a refused call enqueued nothing).
-  template <class Again>
-  Result check(Result r, Again &&again) {
+  // Makes the call `make` makes (one naming the stream) and answers its result. Where it failed and the context was
+  // not made current, makes it current and makes the call once more (a refused call enqueued nothing).
+  template <class Make>
+  Result call(Make &&make) {
+    Result r = make();
     if (r == SUCCESS || current_) [[likely]]
       return r;
-    return retry(r, again);
+    return again(make);
   }
 
  private:
-  template <class Again>
-  [[gnu::noinline, gnu::cold]] Result retry(Result, Again &again) {
+  template <class Make>
+  [[gnu::noinline, gnu::cold]] Result again(Make &make) {
     current_.emplace(gpu_);
-    Result r = again();
+    Result r = make();
     if (r == SUCCESS) gpu_.stream_calls_want_current.store(true, std::memory_order_relaxed);
     return r;
   }
