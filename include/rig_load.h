@@ -158,9 +158,9 @@ RIG_API rig_status rig_load_metadata_get(rig_load_file RIG_NONNULL file, size_t 
  * registered load. RIG_INVALID_HANDLE for a released file or device, RIG_INVALID_ARGUMENT for an empty
  * file, RIG_DRIVER where mmap fails, the borrow's status (RIG_UNMAPPABLE ...) where the driver refuses to
  * register; rig_last_error says why. Loads of the file onto the device then take their CUDA and HIP tensors
- * from the device's reuse pool, as loads through a kept staging pool do (rig_load_pool_create): a reload's
- * copies into memory the pool kept from the load before ran at 0.98 of the link, into memory the driver
- * gave again after the earlier load's was freed at 0.89 (bench/README.md, bench/load).
+ * from the device's reuse pool, as loads through a kept staging pool do (rig_load_pool_create): memory the
+ * device keeps when a load's tensors are freed, so a reload's copies land in memory written before (at 0.98
+ * of the link, where memory the driver gave again after a free took them at 0.89: bench/README.md).
  * Waits for the probe and the driver's registration (about 0.1 s per 4 GiB on an H200), holding the
  * file's own lock, never a lock of the engine's. */
 RIG_API rig_status rig_load_file_keep_registered(rig_load_file RIG_NONNULL file, rig_device RIG_NONNULL device);

@@ -39,15 +39,6 @@ using namespace rig::load;
 
 using PinnedFile = Pinned<File>;
 
-// A caller that keeps a pool loads again, and such a load's tensors come from the device's reuse pool
-// (load/load.cpp's make_buffer): made here by a first allocation given straight back, not inside the first
-// load, whose first tensor it would delay (RIG_LOAD_TRACE, bench/README.md, bench/load). A device without
-// one allocates plain memory; a refusal here is the load's to report, when it allocates.
-void warm_reuse_pool(rig::Device &device) {
-  std::shared_ptr<rig::Buffer> first;
-  if (rig::buffer_create(device, 64 * 1024, rig::kMemoryDeviceReused, &first) != RIG_OK) rig::clear_error();
-}
-
 // The placement's devices as the engine holds them (devices live until the process exits, so the load
 // keeps them past this call's pins): 1 to 64, each a live handle.
 rig_status placement_devices(const rig_load_placement &p, std::vector<rig::Device *> *out) {
@@ -204,9 +195,7 @@ RIG_API rig_status rig_load_file_keep_registered(rig_load_file file, rig_device 
     if (!a.registered)
       return fail(RIG_UNSUPPORTED, "load_file_keep_registered: the device's verdict is not Usable: %s",
                   a.verdict.c_str());
-    if (rig_status s = h->keep_on(*d, rig::host_device())) return s;
-    warm_reuse_pool(*d);  // its loads take reuse-pool memory (load.cpp, place_selection): made here, not by them
-    return RIG_OK;
+    return h->keep_on(*d, rig::host_device());
   });
 }
 
@@ -227,7 +216,6 @@ RIG_API rig_status rig_load_pool_create(rig_device device, size_t bytes, size_t 
     // Grown behind, as a load's own pool is: a first load through it starts reading after one piece
     // (rig_load.h); made whole first, the pinning was a sixth of a fresh process's 4 GiB load (bench/README.md).
     if (rig_status s = StagingPool::make(*d, rig::host_device(), chunk, bytes / chunk, &pool)) return s;
-    warm_reuse_pool(*d);
     return give(Kind::load_pool, std::shared_ptr<StagingPool>(std::move(pool)), out);
   });
 }

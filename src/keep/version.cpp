@@ -46,7 +46,7 @@ rig_status Version::start(const std::string &checkpoint, const std::vector<Devic
     v->table_.tensors.push_back({t.name, t.dtype, t.ggml_type, t.shape, t.length});
   v->exported_.resize(file->tensors.size() * devices.size());
   // Each GPU's tensors laid out in file order in arenas of plain device memory (never the reuse pool's:
-  // pool memory has no IPC handle), as the loader lays out its own (load/arenas.h).
+  // its memory has no IPC handle), as the loader lays out its own (load/arenas.h).
   std::vector<size_t> order(file->tensors.size());
   std::vector<uint64_t> lengths(file->tensors.size());
   for (size_t i = 0; i < order.size(); ++i) {

@@ -85,9 +85,11 @@ rig_status Load::take_devices(std::vector<Device *> devices) {
 // The selection placed (plan.h's place), then each device's tensors as parts of a few allocations
 // (load/arenas.h), laid out in file order. Where the caller loads again (it keeps a staging pool for the
 // device, given_, or keeps the file registered on it), from the device's reuse pool (core/driver_memory.h):
-// a later load's copies then land in memory no free gave back to the driver, which they reach faster, while
-// the pool's growth costs the load that makes it (bench/README.md, bench/load: fresh memory held a kept
-// registration's reload to 0.89 of the link); a load that says nothing of loading again takes plain memory.
+// memory the device keeps at the tensors' frees, so a later load's copies land in memory no free gave back
+// to the driver, which they reach faster (bench/README.md, bench/load: memory the driver gave again held a
+// kept registration's reload to 0.89 of the link). A load that says nothing of loading again takes memory
+// that goes back at its free: kept memory is hidden from the program's other allocators until memory runs
+// out or the device is released.
 rig_status Load::place_selection(const size_t *selected, size_t count, const rig_load_placement &placement) {
   std::vector<Placed> placed;
   if (rig_status s = place(file_->tensors, selected, count, placement, devices_.size(), &placed)) return s;

@@ -3,12 +3,12 @@
  *
  * On every backend: the staged path delivers the file's bytes; two GPUs get their copies device to device; a
  * load through a kept staging pool takes its tensors from the device's reuse pool
- * (src/drivers/stream/reuse_pool.cpp: a later load reuses them, they have no IPC handle, the other GPU's
- * kernels reach them through a borrow, what the pools keep goes back where an allocation of any device on
- * the GPU runs out, with no wait for a device's stream, and when the device is released). The fakes count
- * the pool's allocations and reuses under the same names (tests/doubles/common/fake_pool.h), so the pool's
- * counts are checked on both; the cases that need a fake's switches (a memory limit, a driver without
- * pools) say SKIP elsewhere (a real GPU, the shim).
+ * (src/drivers/stream/reuse_pool.cpp: plain device memory the device keeps at its frees; a later load
+ * reuses it with no new allocation, it has no IPC handle, the other GPU's kernels reach it through a borrow,
+ * what the pools keep goes back where an allocation of any device on the GPU runs out, with no wait for a
+ * device's stream, and when the device is released). The allocations are counted by the fakes' calls and
+ * device bytes (and by the counting interposer over a real driver); the cases that need a fake's switch (a
+ * memory limit) say SKIP elsewhere (a real GPU, the shim).
  *
  * On the fake libcuda only: the registered path, a registration serving wrong bytes caught by the probe
  * (the load is refused) and, where a cached Usable verdict let it through, by verification; a kept
@@ -330,15 +330,13 @@ static void a_file_cut_under_the_registered_path_fails_the_load_never_with_a_sig
 static void check_export(rig_load load, int pooled);
 
 /* ... and the file kept says the program loads it again: its loads take their tensors from the device's
- * reuse pool, which the keep makes (copies into memory fresh from the driver ran at 0.89 of the link). */
+ * reuse pool (a reload's copies land in memory written before, with no free and no new allocation). */
 static void a_kept_registration_serves_every_reload_without_registering(void **state) {
   (void)state;
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   long long registers = gt_query("registers"), unregisters = gt_query("unregisters");
-  long long pooled = gt_query("pool_allocations");
   assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK);
-  if (gt_fake()) assert_int_equal(gt_query("pool_allocations") - pooled, 1); /* the reuse pool, made here */
   long long kept = gt_query("registers");
   assert_true(kept > registers);                                   /* the probe's windows and the file */
   assert_int_equal(rig_load_file_keep_registered(f, gpu[0]), RIG_OK); /* a second call does nothing */
@@ -379,7 +377,8 @@ static void a_kept_registration_serves_every_reload_without_registering(void **s
  * pool (src/drivers/stream/reuse_pool.cpp): a later load takes the memory of the tensors released before
  * it back from the pool, with no new device memory; such a tensor has no IPC handle and says why; what the
  * pool keeps goes back to the driver when a plain allocation would otherwise run out, and when the device
- * is released; a load with no kept pool, or a driver without pools, gives plain memory. */
+ * is released; a load with no kept pool, or a device with RIG_REUSE_POOL=0, gives memory that goes back at
+ * its free. */
 /* A staging pool of four 128 KiB chunks the test keeps for `device`. */
 static rig_load_pool kept_pool(rig_device device) {
   rig_load_pool pool = NULL;
@@ -403,8 +402,7 @@ static int has_ipc(void) {
 }
 
 /* Tensor 0 of `load` exported: plain memory has its handle where the backend has IPC; a pooled tensor never
- * does, and where plain memory would, rig says the reuse pool is why (the one sign of the pool a real GPU
- * gives: its counters are the fakes'). */
+ * does, and where plain memory would, rig says the reuse pool is why. */
 static void check_export(rig_load load, int pooled) {
   int ipc = has_ipc();  /* asked first: rig_last_error() is the export's below */
   rig_buffer b;
@@ -420,38 +418,37 @@ static void check_export(rig_load load, int pooled) {
   rig_buffer_release(b);
 }
 
-/* Runs on every backend and library; the pool's counts where a fake keeps them. */
+/* Runs on every backend and library; the allocations counted where the fake or the counting interposer is
+ * loaded (gt_query answers -1 for both counts elsewhere), the device's bytes on a fake. */
 static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(void **state) {
   (void)state;
   int fake = gt_fake();
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
-  long long made = gt_query("pool_allocations");
   rig_load_pool pool = kept_pool(gpu[0]);
-  /* the device's reuse pool is made with the kept staging pool (a first allocation, given straight back),
-   * not inside the first load through it */
-  if (fake) assert_int_equal(gt_query("pool_allocations") - made, 1);
-  long long allocations = gt_query("pool_allocations");
   /* no kept pool: plain memory, which has its IPC handle where the backend has IPC */
   assert_int_equal(load_on(gpu, 1, options(RIG_LOAD_PATH_STAGED, 0), f, &load), RIG_OK);
-  assert_int_equal(gt_query("pool_allocations"), allocations);
   check_export(load, 0);
   rig_load_release(load);
 
+  long long allocations = gt_query("calls:mem_alloc");
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
-  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, 1); /* the tensors' arena */
+  if (allocations >= 0) assert_true(gt_query("calls:mem_alloc") - allocations <= 1); /* the arena, or a kept one */
   assert_true(all_equal(load, f, 0));
   check_export(load, 1);
+  long long bytes = gt_query("device_bytes");
   rig_load_release(load);
-  long long bytes = gt_query("device_bytes"), reuses = gt_query("pool_reuses");
-  if (fake) assert_true(gt_query("pool_kept_bytes") > 0); /* the released tensors' memory, kept */
+  if (fake) assert_int_equal(gt_query("device_bytes"), bytes); /* the released tensors' memory, kept */
 
+  allocations = gt_query("calls:mem_alloc");
+  long long frees = gt_query("calls:mem_free");
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
-  if (fake) {
-    assert_int_equal(gt_query("pool_reuses") - reuses, 1);
-    assert_int_equal(gt_query("device_bytes"), bytes); /* no new device memory */
+  if (allocations >= 0) {
+    assert_int_equal(gt_query("calls:mem_alloc"), allocations); /* the kept arena, no new memory */
+    assert_int_equal(gt_query("calls:mem_free"), frees);
   }
+  if (fake) assert_int_equal(gt_query("device_bytes"), bytes);
   assert_true(all_equal(load, f, 0));
   check_export(load, 1);
   rig_load_release(load);
@@ -459,16 +456,18 @@ static void a_later_load_reuses_the_memory_of_the_tensors_released_before_it(voi
   rig_load_file_release(f);
 }
 
-/* Loads through a kept pool on gpu[0] and releases it: the pool then keeps every tensor's memory. */
+/* Loads through a kept pool on gpu[0] and releases it: the pool then keeps every tensor's memory (the
+ * device's bytes in use do not drop at the release). Answers those bytes less the arena's (the fake's
+ * counts): what stays in use once the GPU's pools give back what they keep is at most that. */
 static long long keep_a_load_in_the_pool(rig_load_file f) {
   rig_load load;
   rig_load_pool pool = kept_pool(gpu[0]);
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
+  long long loaded = gt_query("device_bytes");
   rig_load_release(load);
   rig_load_pool_release(pool);
-  long long kept = gt_query("pool_kept_bytes");
-  assert_true(kept >= 700000);
-  return kept;
+  assert_int_equal(gt_query("device_bytes"), loaded);
+  return loaded - arena_bytes();
 }
 
 /* A plain buffer of 600000 bytes on `device`, made while the fake allows only 4 KiB more device memory than
@@ -487,11 +486,11 @@ static void a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps(void
   GT_FAKE_ONLY();
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  long long kept = keep_a_load_in_the_pool(f);
+  long long before = keep_a_load_in_the_pool(f);
   rig_buffer big;
   rig_status s = create_past_the_limit(gpu[0], &big);
   if (s != RIG_OK) fail_msg("the plain allocation: %s: %s", rig_status_name(s), rig_last_error());
-  assert_true(gt_query("pool_kept_bytes") <= kept - 700000); /* gpu[0]'s pool gave its memory back */
+  assert_true(gt_query("device_bytes") <= before + 600000); /* gpu[0]'s pool gave its memory back */
   rig_buffer_release(big);
   rig_load_file_release(f);
 }
@@ -506,51 +505,50 @@ static void a_released_device_gives_back_what_its_pool_keeps(void **state) {
   rig_load load;
   rig_device extra;
   assert_int_equal(rig_device_open(gt_name(0), &extra), RIG_OK);
-  long long before = gt_query("pool_kept_bytes");
+  long long before = gt_query("device_bytes");
   rig_device on_extra[1] = {extra};
   rig_load_pool extra_pool = kept_pool(extra);
-  long long made = gt_query("pool_kept_bytes"); /* with the reuse pool's first block, given straight back */
   assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
   rig_buffer outliving;
   assert_int_equal(rig_load_buffer(load, 3, 0, &outliving), RIG_OK);
   rig_load_release(load);
-  /* tensor 3 holds the arena all four are parts of: none of it goes back to the pool yet */
-  assert_int_equal(gt_query("pool_kept_bytes"), made);
+  /* tensor 3 holds the arena all four are parts of: none of it is the pool's yet */
+  assert_int_equal(gt_query("device_bytes"), before + arena_bytes());
   assert_int_equal(load_on(on_extra, 1, through(&extra_pool), f, &load), RIG_OK);
+  assert_int_equal(gt_query("device_bytes"), before + 2 * arena_bytes()); /* a second arena: none kept */
   rig_load_pool_release(extra_pool);
   rig_load_release(load);
-  assert_true(gt_query("pool_kept_bytes") >= made + arena_bytes()); /* the second load's arena, kept */
+  assert_int_equal(gt_query("device_bytes"), before + 2 * arena_bytes()); /* the second load's arena, kept */
   assert_int_equal(rig_device_release(extra), RIG_OK);
-  assert_int_equal(gt_query("pool_kept_bytes"), before);
-  long long in_use = gt_query("device_bytes");
+  assert_int_equal(gt_query("device_bytes"), before + arena_bytes()); /* given back; tensor 3's in use */
   rig_buffer_release(outliving);
-  assert_int_equal(gt_query("device_bytes"), in_use - arena_bytes());
-  assert_int_equal(gt_query("pool_kept_bytes"), before);
+  assert_int_equal(gt_query("device_bytes"), before); /* at its free, not kept */
   rig_load_file_release(f);
 }
 
-/* A driver without pools (the fake's mem_pools 0, as a GPU without them): plain memory, every byte still
- * the file's. */
-static void a_driver_without_pools_gives_plain_memory(void **state) {
+/* A device opened with RIG_REUSE_POOL=0 (docs/environment.md) keeps nothing: a load through a kept staging
+ * pool gives plain memory, with its IPC handle where the backend has IPC, every byte still the file's, and
+ * the tensors' memory goes back to the driver at their release. The variable is read once, at the device's
+ * first such load. */
+static void a_device_without_a_reuse_pool_gives_memory_back_at_its_free(void **state) {
   (void)state;
-  GT_FAKE_ONLY();
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
-  gt_set("mem_pools", 0);
   rig_device other;
   assert_int_equal(rig_device_open(gt_name(0), &other), RIG_OK);
-  long long allocations = gt_query("pool_allocations");
   rig_device one[1] = {other};
   rig_load_pool other_pool = kept_pool(other);
+  setenv("RIG_REUSE_POOL", "0", 1);
   rig_status s = load_on(one, 1, through(&other_pool), f, &load);
-  gt_set("mem_pools", 1);
+  unsetenv("RIG_REUSE_POOL");
   if (s != RIG_OK) fail_msg("the load: %s: %s", rig_status_name(s), last_why);
   rig_load_pool_release(other_pool);
-  assert_int_equal(gt_query("pool_allocations"), allocations);
   assert_true(all_equal(load, f, 0));
   check_export(load, 0); /* plain device memory has its handle where the backend has IPC */
+  long long frees = gt_query("calls:mem_free");
   rig_load_release(load);
+  if (frees >= 0) assert_int_equal(gt_query("calls:mem_free") - frees, 1); /* the arena, not kept */
   rig_device_release(other);
   rig_load_file_release(f);
 }
@@ -642,9 +640,8 @@ static void two_gpus_get_each_tensor_with_one_read_and_a_peer_copy(void **state)
   rig_load_file_release(f);
 }
 
-/* A kernel of the other GPU reads a loaded tensor through a borrow: another GPU reaches a pool's memory only
- * through the pool's access list (cuMemPoolSetAccess, hipMemPoolSetAccess; peer access does not), which the
- * borrow grants. */
+/* A kernel of the other GPU reads a loaded tensor of the reuse pool through a borrow (the pool's memory is
+ * plain device memory: the borrow's peer access reaches it). */
 static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(void **state) {
   (void)state;
   need_two_gpus();
@@ -653,9 +650,7 @@ static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(voi
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
   rig_load load;
   rig_load_pool pool = kept_pool(gpu[0]);
-  long long allocations = gt_query("pool_allocations");
   assert_int_equal(load_on(gpu, 1, through(&pool), f, &load), RIG_OK);
-  if (fake) assert_int_equal(gt_query("pool_allocations") - allocations, 1); /* the tensors' arena is the pool's */
   rig_buffer t;
   assert_int_equal(rig_load_buffer(load, 0, 0, &t), RIG_OK);
   enum { N = 100000 / 4 };
@@ -681,21 +676,21 @@ static void a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow(voi
 }
 
 /* Each device opened on a GPU has a pool of its own: an allocation of another device on the same GPU that
- * runs out of memory takes back what the first device's pool keeps (waiting for its frees, whether or not
- * its stream has reached them), for a plain buffer and for a loaded tensor alike. */
+ * runs out of memory takes back what the first device's pool keeps, for a plain buffer and for a loaded
+ * tensor alike. */
 static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state) {
   (void)state;
   GT_FAKE_ONLY();
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  long long kept = keep_a_load_in_the_pool(f);
+  long long before = keep_a_load_in_the_pool(f);
 
   rig_device second;
   assert_int_equal(rig_device_open(gt_name(0), &second), RIG_OK);
   rig_buffer big;
   rig_status s = create_past_the_limit(second, &big);
   if (s != RIG_OK) fail_msg("the other device's plain allocation: %s: %s", rig_status_name(s), rig_last_error());
-  assert_true(gt_query("pool_kept_bytes") <= kept - 700000); /* gpu[0]'s pool gave it back */
+  assert_true(gt_query("device_bytes") <= before + 600000); /* gpu[0]'s pool gave it back */
   rig_buffer_release(big);
 
   /* The same for a tensor of a load on the second device (its own pool has nothing to give). */
@@ -714,8 +709,8 @@ static void another_device_of_the_gpu_takes_back_what_a_pool_keeps(void **state)
   rig_load_file_release(f);
 }
 
-/* Taking back what a pool keeps waits for the frees only, never for the device's stream, which may wait on
- * work the program has yet to start: here a point imported from a native stream held shut by a host word
+/* Taking back what a pool keeps waits for nothing (every block's uses were reached before its free), never
+ * for the device's stream, which may wait on work the program has yet to start: here a point imported from a native stream held shut by a host word
  * the test writes only once the allocation that ran out of memory has returned (waiting for the device's
  * stream there would hang for good). */
 static void an_allocation_takes_back_what_the_pool_keeps_while_the_stream_waits_on_the_program(void **state) {
@@ -725,7 +720,7 @@ static void an_allocation_takes_back_what_the_pool_keeps_while_the_stream_waits_
   assert_non_null(api);
   rig_load_file f;
   assert_int_equal(rig_load_open(path, RIG_LOAD_FORMAT_AUTO, &f), RIG_OK);
-  long long kept = keep_a_load_in_the_pool(f);
+  long long before = keep_a_load_in_the_pool(f);
   rig_load_file_release(f);
 
   assert_int_equal(api->use_gpu(0), 0);
@@ -745,7 +740,7 @@ static void an_allocation_takes_back_what_the_pool_keeps_while_the_stream_waits_
   rig_status st = create_past_the_limit(gpu[0], &big);
   __atomic_store_n((uint64_t *)host, 1, __ATOMIC_RELEASE);
   if (st != RIG_OK) fail_msg("the plain allocation: %s: %s", rig_status_name(st), rig_last_error());
-  assert_true(gt_query("pool_kept_bytes") <= kept - 700000);
+  assert_true(gt_query("device_bytes") <= before + 600000);
   assert_int_equal(rig_wait_point(held, UINT64_MAX), RIG_OK);
   rig_buffer_release(big);
   api->event_destroy(event);
@@ -773,7 +768,7 @@ int main(void) {
       cmocka_unit_test(a_later_load_reuses_the_memory_of_the_tensors_released_before_it),
       cmocka_unit_test(a_plain_allocation_that_runs_out_takes_back_what_the_pool_keeps),
       cmocka_unit_test(a_released_device_gives_back_what_its_pool_keeps),
-      cmocka_unit_test(a_driver_without_pools_gives_plain_memory),
+      cmocka_unit_test(a_device_without_a_reuse_pool_gives_memory_back_at_its_free),
       cmocka_unit_test(a_kernel_of_the_other_gpu_reads_a_loaded_tensor_through_a_borrow),
       cmocka_unit_test(another_device_of_the_gpu_takes_back_what_a_pool_keeps),
       cmocka_unit_test(an_allocation_takes_back_what_the_pool_keeps_while_the_stream_waits_on_the_program),

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -39,7 +38,7 @@ enum class MemoryTag : uintptr_t {
   host_mapping = 3, // host memory registered with host_register (map_host)
   peer_mapping = 4, // another device's memory used in place (map_peer)
   ipc_mapping = 5,  // another process's memory opened with ipc_open_memory (Memory::extra: the opened base)
-  reused = 6,       // mem_alloc_from_pool from the device's reuse pool (kMemoryDeviceReused: reuse_pool.cpp)
+  reused = 6,       // mem_alloc kept by the device's reuse pool (kMemoryDeviceReused: reuse_pool.cpp; extra: the block's length)
 };
 
 class StreamDevice final : public DriverDevice, public HostRegistration, public NativeHandles {
@@ -220,20 +219,18 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // what usually causes it (stream/ipc.cpp).
   [[gnu::cold]] rig_status ipc_refused(const char *call, Result result) const;
 
-  // The reuse pool (stream/reuse_pool.cpp). reuse_pool_ready makes it and its frees' stream on first use
-  // (once; false where the library or GPU has none). allocate_reused takes `length` bytes of it on the
-  // device's stream, reclaiming and retrying once where memory ran out; free_reused gives them back on the
-  // frees' stream. reclaim waits for the frees' stream (frees only: never the program's work) and gives
-  // every byte the pool keeps back to the driver: false where there is no pool. reclaim_for_allocation, for
-  // an allocation that ran out of memory, does that for every pool of rig's on the GPU (those of other
-  // devices opened on it too): true where the allocation is worth retrying (some pool was trimmed).
-  // share_reused lets `peer`'s GPU reach the pool's memory (once per GPU).
+  // The reuse pool (stream/reuse_pool.cpp): blocks of mem_alloc the device's frees keep for its next
+  // allocations. reuse_pool_ready makes it on first use (once; false where RIG_REUSE_POOL=0). allocate_reused
+  // takes a kept block `length` fits (at most an eighth to spare), else a new one, giving back what the
+  // GPU's pools keep and retrying once where memory ran out; free_reused keeps the block (gives it back where
+  // the device was released or lost). reclaim_for_allocation, for an allocation that ran out of memory,
+  // gives back every block every pool of rig's on the GPU keeps (other devices' opened on it too): true
+  // where the allocation is worth retrying. Called with the GPU's context current; none blocks holding a
+  // rig lock but the GPU's reuse_lock (around mem_free).
   bool reuse_pool_ready();
   rig_status allocate_reused(size_t length, Memory *m);
   void free_reused(const Memory &memory) noexcept;
-  bool reclaim();
   bool reclaim_for_allocation();
-  rig_status share_reused(const StreamDevice &peer);
   void destroy_reuse_pool() noexcept;
 
   const Family &family_;
@@ -271,16 +268,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
   size_t prune_at_ = kPruneAt;          // the size that prunes next (read and written holding the turn)
 
-  // The reuse pool: made once (reuse_once_), null where there is none; the GPUs given access to it.
+  // The reuse pool: made once (reuse_once_), null where there is none (RIG_REUSE_POOL=0).
   std::once_flag reuse_once_;
-  std::atomic<MemPool> reuse_pool_{nullptr};
-  Stream reuse_frees_ = nullptr;  // set before reuse_pool_, with it
-  // The device was released: frees go back to the driver. Read and written holding reuse_release_lock_,
-  // which a free holds around its driver call only (reuse_pool.cpp says why).
-  std::mutex reuse_release_lock_;
-  bool reuse_released_ = false;
-  std::mutex reuse_access_lock_;
-  std::set<int> reuse_access_;
+  std::unique_ptr<KeptBlocks> reuse_;
 };
 
 }  // namespace rig::stream

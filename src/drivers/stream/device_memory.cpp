@@ -165,9 +165,6 @@ rig_status StreamDevice::map_peer(DriverDevice &owner, const Memory &memory, Mem
                   o->info_.name.c_str(), family_.error_name(r));
     pairs.enabled.insert(key);
   }
-  // Peer access does not reach a pool's memory: the pool's access list does.
-  if (tag == MemoryTag::reused)
-    if (rig_status s = o->share_reused(*this); s != RIG_OK) return s;
   *out = m;  // unified addressing: the owner's device pointer is valid here once peer access is on
   return RIG_OK;
 }

@@ -6,6 +6,7 @@
 #include <rig.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -13,6 +14,15 @@
 #include "drivers/stream/calls.h"
 
 namespace rig::stream {
+
+// Device memory a rig device keeps for its next loads (its reuse pool: stream/reuse_pool.cpp): blocks of
+// mem_alloc that its frees gave back, by size. Read and written holding `lock`, which no driver call is made
+// under.
+struct KeptBlocks {
+  std::mutex lock;
+  std::multimap<size_t, DevicePtr> blocks;  // length -> address
+  bool released = false;                    // the device was released: nothing is kept from then on
+};
 
 // One GPU of a family, kept for the life of the process (a context released under another device's queued
 // wait or module would free their memory; the CUDA runtime keeps its primary contexts until exit too).
@@ -24,16 +34,11 @@ struct Gpu {
   // Set once a device on this GPU is lost: its stream may never drain again (a sticky error, or a wait on a
   // lost producer's event), so whole-context synchronisation (module unload) is no longer attempted.
   mutable std::atomic<bool> had_loss{false};
-  // The reuse pools of rig's devices on this GPU (stream/reuse_pool.cpp), each with the stream its frees go
-  // on, listed while they exist: what one device's pool keeps is memory another device on this GPU may be
-  // short of (reclaim_for_allocation).
-  struct ReusePool {
-    MemPool pool;
-    Stream frees;
-    bool operator==(const ReusePool &) const = default;
-  };
+  // The reuse pools of rig's devices on this GPU (stream/reuse_pool.cpp), listed while they exist: what one
+  // device's pool keeps is memory another device on this GPU may be short of (reclaim_for_allocation).
+  // Lock order: reuse_lock, then a pool's lock.
   mutable std::mutex reuse_lock;
-  mutable std::vector<ReusePool> reuse_pools;
+  mutable std::vector<KeptBlocks *> reuse_pools;
   // Set the first time this GPU's library refused a call naming one of rig's streams that it then took with
   // the context current (CurrentWhenAsked): from then on every hand-over on this GPU makes it current first.
   mutable std::atomic<bool> stream_calls_want_current{false};

@@ -39,8 +39,8 @@ rig_status StreamDevice::export_memory_ipc(const Memory &memory, IpcBytes *handl
   if (tag != MemoryTag::device)
     return fail(RIG_UNSUPPORTED, "%s can share only its device memory with another process (%s)", info_.name.c_str(),
                 tag == MemoryTag::ipc_mapping ? "this memory was opened from another process: its exporter shares it"
-                : tag == MemoryTag::reused     ? "a loaded tensor's memory comes from the device's reuse pool, which has "
-                                                 "no interprocess handle: copy it into a buffer of rig_buffer_create"
+                : tag == MemoryTag::reused     ? "a loaded tensor's memory comes from the device's reuse pool, which hands "
+                                                 "it to a later load: copy it into a buffer of rig_buffer_create"
                 : tag == MemoryTag::none       ? "an empty buffer has none"
                                                : "this is host memory");
   if (lost()) return lose("");
