@@ -10,7 +10,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -24,15 +23,6 @@
 namespace rig::load {
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
-
-// The staged path's ramp (make_plan): four smaller chunks first (a 4 MiB chunk's first is 256 KiB), none
-// where RIG_LOAD_RAMP=0 (docs/environment.md).
-namespace {
-unsigned staged_ramp() {
-  const char *v = std::getenv("RIG_LOAD_RAMP");
-  return v && std::strcmp(v, "0") == 0 ? 0 : 4;
-}
-}  // namespace
 
 Load::Timed::Timed(std::atomic<uint64_t> &to) : to(to), t0(steady_ns()) {}
 Load::Timed::~Timed() { to.fetch_add(steady_ns() - t0, std::memory_order_relaxed); }
@@ -132,8 +122,7 @@ uint32_t Load::readers() const {
 }
 
 // Staged: reads bypass the page cache where the path policy says (open_direct), chunks fit the caller's
-// pools' chunks, each device's first few smaller (make_plan's ramp: RIG_LOAD_RAMP=0 turns it off, for a
-// before/after), and every device that reads has its staging (stage).
+// pools' chunks, and every device that reads has its staging (stage).
 rig_status Load::plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, uint64_t hi) {
   direct_fds_ = open_direct(*file_, options_.io, lo, hi, readers(), &route_.why);
   if (!direct_fds_.empty()) align_ = direct_align;
@@ -141,7 +130,7 @@ rig_status Load::plan_staged(const std::vector<PlanTensor> &plan, uint64_t lo, u
   uint64_t slack = align_ > 1 ? align_ : 0;
   for (auto *p : given_)
     if (p) chunk = std::min<uint64_t>(chunk, p->chunk_bytes() > slack + 64 * KiB ? p->chunk_bytes() - slack : 64 * KiB);
-  chunks_ = make_plan(plan, chunk, align_, staged_ramp());
+  chunks_ = make_plan(plan, chunk, align_);
   std::vector<size_t> chunks_of(devices_.size(), 0);
   for (const auto &c : chunks_) chunks_of[c.device]++;
   uint64_t budget = options_.staging_bytes ? options_.staging_bytes : RIG_LOAD_DEFAULT_STAGING_BYTES;

@@ -153,18 +153,7 @@ void gather(const PlanTensor &t, size_t i, uint64_t chunk_bytes, std::vector<Chu
 
 }  // namespace
 
-std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t chunk_bytes, uint64_t align,
-                             unsigned ramp) {
-  // Chunks made so far per device: its first chunks hold chunk_bytes >> ramp, >> ramp-1, ..., leaving out
-  // the steps under 256 KiB (a chunk of 128 KiB has no ramp), each a multiple of align: see plan.h.
-  constexpr uint64_t kSmallest = 256 * 1024;
-  while (ramp && (chunk_bytes >> ramp) < kSmallest) --ramp;
-  std::vector<unsigned> made;
-  auto room = [&](size_t device) {
-    if (device >= made.size()) made.resize(device + 1, 0);
-    unsigned shift = made[device] < ramp ? ramp - made[device] : 0;
-    return std::max<uint64_t>((chunk_bytes >> shift) / align * align, align);
-  };
+std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t chunk_bytes, uint64_t align) {
   std::vector<size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
@@ -180,14 +169,12 @@ std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t ch
     uint64_t pos = t.extent.offset, end = t.extent.offset + t.extent.length();
     while (pos < end) {
       Chunk *c = chunks.empty() ? nullptr : &chunks.back();
-      if (!c || !c->gather.empty() || c->device != t.device || t.shard != shard || pos >= c->start + c->room) {
+      if (!c || !c->gather.empty() || c->device != t.device || t.shard != shard || pos >= c->start + chunk_bytes) {
         shard = t.shard;
-        uint64_t r = room(t.device);
-        ++made[t.device];
-        chunks.push_back(Chunk{t.device, pos / align * align, pos, {}, t.shard, {}, 0, r});
+        chunks.push_back(Chunk{t.device, pos / align * align, pos, {}, t.shard, {}, 0});
         c = &chunks.back();
       }
-      uint64_t take = std::min(end, c->start + c->room) - pos;
+      uint64_t take = std::min(end, c->start + chunk_bytes) - pos;
       c->pieces.push_back(Piece{i, pos - t.extent.offset, pos - c->start, take});
       pos += take;
       c->end = pos;

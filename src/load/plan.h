@@ -62,7 +62,6 @@ struct Chunk {
   // that its one piece is copied at once; [start, end) then only spans them. Empty: [start, end) is read.
   std::vector<Segment> gather;
   uint64_t packed = 0;  // a gathered chunk's bytes
-  uint64_t room = 0;    // how far past start its pieces may reach (make_plan's chunk_bytes, less on a ramp)
   uint64_t bytes() const { return gather.empty() ? end - start : packed; }
 };
 
@@ -77,11 +76,6 @@ struct PlanTensor {
 // between pieces of one chunk (unselected tensors) are read with it rather than splitting it; a chunk
 // never mixes shards either. A tensor of several runs gets gathered chunks of its own, its runs packed in
 // order (a run longer than a chunk's room split over two), unaligned: the windows never take one.
-// `ramp`: each device's first `ramp` chunks hold chunk_bytes / 2^ramp, then twice that, ..., the rest
-// chunk_bytes; steps under 256 KiB are left out (128 KiB chunks have none). Why (the staged path, 4): every reader starts at once and they share the
-// host memory's bandwidth, so the first whole chunk was filled only when about every reader's first was,
-// and the link idled that long; a small first chunk starts the copies a fraction of that in.
-std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t chunk_bytes, uint64_t align,
-                             unsigned ramp = 0);
+std::vector<Chunk> make_plan(const std::vector<PlanTensor> &tensors, uint64_t chunk_bytes, uint64_t align);
 
 }  // namespace rig::load
