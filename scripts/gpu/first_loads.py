@@ -3,7 +3,7 @@
 own staging pool, its tensors in plain device memory), `rig load --repeat 3` (a kept staging pool, the
 tensors from the device's reuse pool), the same with RIG_REUSE_POOL=0 (kept staging, plain memory), and with
 RIG_CUDA_TIMELINE=memops (each staged chunk's mark a stream memory write, not an event), and with the
-staged path's first chunks whole (RIG_LOAD_RAMP=0, the ramp off). VARIANTS="once|repeat" picks some.
+VARIANTS="once|repeat" picks some.
 Interleaved ROUNDS times, each figure also as a fraction of the pinned link measured in its round (torch),
 with the first load's first tensor (ms after its start).
 Usage (GPU machine): python3 first_loads.py RIG_BIN FILE..."""
@@ -17,8 +17,6 @@ from layouts import link_gbps  # noqa: E402
 
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
 VARIANTS = [("once", [], {}), ("repeat", ["--repeat", "3"], {}),
-            ("once, RIG_LOAD_RAMP=0", [], {"RIG_LOAD_RAMP": "0"}),
-            ("repeat, RIG_LOAD_RAMP=0", ["--repeat", "3"], {"RIG_LOAD_RAMP": "0"}),
             ("repeat, RIG_REUSE_POOL=0", ["--repeat", "3"], {"RIG_REUSE_POOL": "0"}),
             ("repeat, memops timeline", ["--repeat", "3"], {"RIG_CUDA_TIMELINE": "memops"})]
 VARIANTS = [v for v in VARIANTS if v[0] in os.environ.get("VARIANTS", "|".join(x[0] for x in VARIANTS)).split("|")]

@@ -3,6 +3,7 @@
 # first chunks 256 KiB, 512 KiB, 1 MiB, 2 MiB) against whole first chunks (RIG_LOAD_RAMP=0), once and
 # --repeat 3, on the four layouts, three rounds interleaved (first_loads.py, with the first tensor's time);
 # then rig.load_file against rig load (bench/load/python_rows.py, two rounds, uniform, MoE and Llama-like).
+# The ramp moved nothing past the spread and was taken back (its variants left first_loads.py with it).
 # Usage (repository root, GPU machine): scripts/gpu/session20.sh BUILD. Writes $OUT/session20.txt.
 . scripts/gpu/session-env.sh "${1:-}"
 L=/tmp/layouts
