@@ -2,7 +2,7 @@
 """Issue 32's first load against its later ones, by how the process loads: `rig load FILE` once (the load's
 own staging pool, its tensors in plain device memory), `rig load --repeat 3` (a kept staging pool, the
 tensors from the device's reuse pool), the same with RIG_REUSE_POOL=0 (kept staging, plain memory), and with
-RIG_CUDA_TIMELINE=memops (each staged chunk's mark a stream memory write, not an event), and with the
+RIG_CUDA_TIMELINE=memops (each staged chunk's mark a stream memory write, not an event).
 VARIANTS="once|repeat" picks some.
 Interleaved ROUNDS times, each figure also as a fraction of the pinned link measured in its round (torch),
 with the first load's first tensor (ms after its start).
