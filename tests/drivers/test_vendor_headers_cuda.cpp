@@ -49,20 +49,6 @@ static_assert(sizeof(cu::Device) == sizeof(CUdevice));
 static_assert(sizeof(cu::Context) == sizeof(CUcontext) && sizeof(cu::Stream) == sizeof(CUstream));
 static_assert(sizeof(cu::Event) == sizeof(CUevent) && sizeof(cu::Module) == sizeof(CUmodule));
 static_assert(sizeof(cu::Function) == sizeof(CUfunction));
-// The reuse pool's structs (rig's own, stream/calls.h): sizes and the fields rig sets.
-static_assert(sizeof(cu::MemPool) == sizeof(CUmemoryPool));
-static_assert(sizeof(cu::MemPoolProps) == sizeof(CUmemPoolProps));
-static_assert(offsetof(cu::MemPoolProps, alloc_type) == offsetof(CUmemPoolProps, allocType) &&
-              offsetof(cu::MemPoolProps, location_type) == offsetof(CUmemPoolProps, location.type) &&
-              offsetof(cu::MemPoolProps, location_id) == offsetof(CUmemPoolProps, location.id) &&
-              offsetof(cu::MemPoolProps, win32_security_attributes) == offsetof(CUmemPoolProps, win32SecurityAttributes));
-static_assert(sizeof(cu::MemAccessDesc) == sizeof(CUmemAccessDesc) &&
-              offsetof(cu::MemAccessDesc, location_id) == offsetof(CUmemAccessDesc, location.id) &&
-              offsetof(cu::MemAccessDesc, flags) == offsetof(CUmemAccessDesc, flags));
-static_assert(cu::MEM_ALLOCATION_TYPE_PINNED == CU_MEM_ALLOCATION_TYPE_PINNED &&
-              cu::MEM_LOCATION_TYPE_DEVICE == CU_MEM_LOCATION_TYPE_DEVICE &&
-              cu::MEMPOOL_ATTR_RELEASE_THRESHOLD == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD &&
-              cu::MEM_ACCESS_READ_WRITE == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
 
 #define CHECK_VALUE(rig_value, vendor_value) \
   static_assert(static_cast<long long>(rig_value) == static_cast<long long>(vendor_value), #rig_value " != " #vendor_value);

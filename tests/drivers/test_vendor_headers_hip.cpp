@@ -23,7 +23,6 @@ template <> struct to_vendor<stream::Event> { using type = hipEvent_t; };
 template <> struct to_vendor<stream::Module> { using type = hipModule_t; };
 template <> struct to_vendor<stream::Function> { using type = hipFunction_t; };
 template <> struct to_vendor<stream::IpcHandle> { using type = hipIpcMemHandle_t; };
-template <> struct to_vendor<stream::MemPool> { using type = hipMemPool_t; };
 template <class T> struct to_vendor<T *> { using type = typename to_vendor<T>::type *; };
 template <class F> struct exact;
 template <class R, class... A> struct exact<R (*)(A...)> {
@@ -61,21 +60,6 @@ static_assert(sizeof(stream::IpcHandle) == sizeof(hipIpcMemHandle_t) &&
               sizeof(stream::IpcHandle) == sizeof(hipIpcEventHandle_t));
 static_assert(stream::EVENT_INTERPROCESS == hipEventInterprocess &&
               hip::IPC_MEM_LAZY_ENABLE_PEER_ACCESS == hipIpcMemLazyEnablePeerAccess);
-// The reuse pool's structs (rig's own, stream/calls.h): sizes and the fields rig sets, where HIP has them.
-static_assert(sizeof(stream::MemPool) == sizeof(hipMemPool_t));
-static_assert(sizeof(stream::MemPoolProps) == sizeof(hipMemPoolProps));
-static_assert(offsetof(stream::MemPoolProps, alloc_type) == offsetof(hipMemPoolProps, allocType) &&
-              offsetof(stream::MemPoolProps, location_type) == offsetof(hipMemPoolProps, location.type) &&
-              offsetof(stream::MemPoolProps, location_id) == offsetof(hipMemPoolProps, location.id) &&
-              offsetof(stream::MemPoolProps, win32_security_attributes) ==
-                  offsetof(hipMemPoolProps, win32SecurityAttributes));
-static_assert(sizeof(stream::MemAccessDesc) == sizeof(hipMemAccessDesc) &&
-              offsetof(stream::MemAccessDesc, location_id) == offsetof(hipMemAccessDesc, location.id) &&
-              offsetof(stream::MemAccessDesc, flags) == offsetof(hipMemAccessDesc, flags));
-static_assert(stream::MEM_ALLOCATION_TYPE_PINNED == hipMemAllocationTypePinned &&
-              stream::MEM_LOCATION_TYPE_DEVICE == hipMemLocationTypeDevice &&
-              stream::MEMPOOL_ATTR_RELEASE_THRESHOLD == hipMemPoolAttrReleaseThreshold &&
-              stream::MEM_ACCESS_READ_WRITE == hipMemAccessFlagsProtReadWrite);
 // The stream device carries HIP's void * device addresses as integers.
 static_assert(sizeof(stream::DevicePtr) == sizeof(void *));
 

@@ -21,9 +21,6 @@ struct Api {
   using Module = cu::Module;
   using Function = cu::Function;
   using IpcHandle = cu::IpcHandle;
-  using MemPool = cu::MemPool;
-  using MemPoolProps = cu::MemPoolProps;
-  using MemAccessDesc = cu::MemAccessDesc;
   using MemcpyAttributes = stream::MemcpyAttributes;
   using Graph = stream::Graph;
   using GraphExec = stream::GraphExec;

@@ -75,13 +75,6 @@ Error ipc_open_memory(stream::DevicePtr *a, stream::IpcHandle handle, unsigned f
   return r;
 }
 Error ipc_close_memory(stream::DevicePtr a) { return loaded().hipIpcCloseMemHandle(pointer(a)); }
-Error mem_alloc_from_pool(stream::DevicePtr *a, size_t bytes, stream::MemPool pool, Stream stream) {
-  void *p = nullptr;
-  Error r = loaded().hipMallocFromPoolAsync(&p, bytes, pool, stream);
-  *a = address(p);
-  return r;
-}
-Error mem_free_async(stream::DevicePtr a, Stream stream) { return loaded().hipFreeAsync(pointer(a), stream); }
 
 void fill_family(Api &a) {
   stream::Family &f = a.family;
@@ -105,7 +98,6 @@ void fill_family(Api &a) {
   if (!a.hipStreamWriteValue64 || !a.hipStreamWaitValue64) c.write_value64 = c.wait_value64 = nullptr;
   if (!a.hipIpcGetMemHandle || !a.hipIpcOpenMemHandle || !a.hipIpcCloseMemHandle)
     c.ipc_get_memory = nullptr, c.ipc_open_memory = nullptr, c.ipc_close_memory = nullptr;
-  if (!a.hipMallocFromPoolAsync || !a.hipFreeAsync) c.mem_alloc_from_pool = nullptr, c.mem_free_async = nullptr;
   // hipHostRegisterReadOnly has no attribute (-1): the runtime answers the registration itself.
   f.attributes = {{ATTR_MAX_BLOCK_DIM_X, ATTR_MAX_BLOCK_DIM_Y, ATTR_MAX_BLOCK_DIM_Z}, {ATTR_MAX_GRID_DIM_X,
                   ATTR_MAX_GRID_DIM_Y, ATTR_MAX_GRID_DIM_Z}, ATTR_MAX_THREADS_PER_BLOCK,

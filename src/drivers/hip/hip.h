@@ -68,8 +68,7 @@ enum Attribute : int {
   X(hipMemsetD8Async, "hipMemsetD8Async", Error, (DevicePtr dst, unsigned char value, size_t count, Stream stream))
 
 // Optional, adapted: 64-bit stream memory operations (rig falls back to events where they are missing, the
-// device says it cannot wait on a value, or RIG_HIP_TIMELINE=events), interprocess memory, and allocation
-// from a stream-ordered pool (without them the loader's tensors come from hipMalloc).
+// device says it cannot wait on a value, or RIG_HIP_TIMELINE=events) and interprocess memory.
 #define RIG_HIP_OPTIONAL_ENTRY_POINTS(X)                                                                       \
   X(hipStreamWriteValue64, "hipStreamWriteValue64", Error,                                                   \
     (Stream stream, void *ptr, uint64_t value, unsigned flags))                                              \
@@ -78,10 +77,6 @@ enum Attribute : int {
   /* interprocess memory: void * device addresses */                                                       \
   X(hipIpcGetMemHandle, "hipIpcGetMemHandle", Error, (stream::IpcHandle * handle, void *ptr))               \
   X(hipIpcOpenMemHandle, "hipIpcOpenMemHandle", Error, (void **ptr, stream::IpcHandle handle, unsigned flags)) \
-  X(hipIpcCloseMemHandle, "hipIpcCloseMemHandle", Error, (void *ptr))                                       \
-  /* stream-ordered pools: void * device addresses */                                                       \
-  X(hipMallocFromPoolAsync, "hipMallocFromPoolAsync", Error,                                                 \
-    (void **ptr, size_t bytes, stream::MemPool pool, Stream stream))                                         \
-  X(hipFreeAsync, "hipFreeAsync", Error, (void *ptr, Stream stream))
+  X(hipIpcCloseMemHandle, "hipIpcCloseMemHandle", Error, (void *ptr))
 
 }  // namespace rig::hip

@@ -24,26 +24,8 @@ using Stream = struct rig_stream_stream *;    // CUstream, hipStream_t
 using Event = struct rig_stream_event *;      // CUevent, hipEvent_t
 using Module = struct rig_stream_module *;    // CUmodule, hipModule_t
 using Function = struct rig_stream_function *;  // CUfunction, hipFunction_t
-using MemPool = struct rig_stream_mem_pool *;   // CUmemoryPool, hipMemPool_t
 using Graph = struct rig_stream_graph *;          // CUgraph
 using GraphExec = struct rig_stream_graph_exec *;  // CUgraphExec
-// CUmemPoolProps, hipMemPoolProps: 88 bytes in both (CUDA 11.2 on; CUDA 12's maxSize and usage, HIP's
-// maxSize, sit where older headers had reserved bytes: zero is their default).
-struct MemPoolProps {
-  int alloc_type;     // CU_MEM_ALLOCATION_TYPE_PINNED (1)
-  int handle_types;   // 0: none (such a pool's memory has no interprocess handle)
-  int location_type;  // CU_MEM_LOCATION_TYPE_DEVICE (1)
-  int location_id;    // the device ordinal
-  void *win32_security_attributes;
-  size_t max_size;
-  unsigned char reserved[56];
-};
-// CUmemAccessDesc, hipMemAccessDesc: a device and what it may do with a pool's memory.
-struct MemAccessDesc {
-  int location_type;  // MEM_LOCATION_TYPE_DEVICE
-  int location_id;
-  int flags;          // MEM_ACCESS_READ_WRITE
-};
 // CUipcMemHandle, CUipcEventHandle, hipIpcMemHandle_t, hipIpcEventHandle_t: 64 opaque bytes, passed by value.
 struct IpcHandle {
   char reserved[64];
@@ -87,12 +69,6 @@ constexpr unsigned HOST_ALLOC_MAPPED = 0x2;       // CU_MEMHOSTALLOC_DEVICEMAP, 
 constexpr unsigned HOST_REGISTER_PORTABLE = 0x1;  // CU_MEMHOSTREGISTER_PORTABLE, hipHostRegisterPortable
 constexpr unsigned HOST_REGISTER_MAPPED = 0x2;    // CU_MEMHOSTREGISTER_DEVICEMAP, hipHostRegisterMapped
 constexpr unsigned HOST_REGISTER_READ_ONLY = 0x8;  // CU_MEMHOSTREGISTER_READ_ONLY, hipHostRegisterReadOnly
-// Memory pools: CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-// (hipMemAllocationTypePinned, hipMemLocationTypeDevice, hipMemPoolAttrReleaseThreshold).
-constexpr int MEM_ALLOCATION_TYPE_PINNED = 1;
-constexpr int MEM_LOCATION_TYPE_DEVICE = 1;
-constexpr int MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
-constexpr int MEM_ACCESS_READ_WRITE = 3;  // CU_MEM_ACCESS_FLAGS_PROT_READWRITE, hipMemAccessFlagsProtReadWrite
 constexpr int MEMCPY_SRC_ACCESS_ORDER_STREAM = 1;  // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
 // A capture that leaves other threads' calls alone (CU_STREAM_CAPTURE_MODE_RELAXED).
 constexpr int STREAM_CAPTURE_MODE_RELAXED = 2;
@@ -176,8 +152,7 @@ using namespace values;
 // launches seen before goes to the driver as one graph launch; HIP's are not used: NONE), 64-bit stream
 // memory operations (CUDA 11.7+ exports
 // the _v2 names; without them the timeline keeps to events), interprocess handles of memory and events
-// (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp), and stream-ordered
-// memory pools (CUDA 11.2+; without them the loader's tensors come from mem_alloc: stream/reuse_pool.cpp).
+// (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp).
 #define RIG_STREAM_OPTIONAL_CALLS(X, A)                                                                        \
   X(A, write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWriteValue64, \
     "cuStreamWriteValue64_v2", hipStreamWriteValue64, ADAPTED)                                               \
@@ -193,18 +168,6 @@ using namespace values;
     hipIpcGetEventHandle, SAME)                                                                              \
   X(A, ipc_open_event, (Event * event, IpcHandle handle), cuIpcOpenEventHandle, "cuIpcOpenEventHandle",      \
     hipIpcOpenEventHandle, SAME)                                                                             \
-  X(A, mem_pool_create, (MemPool * pool, const MemPoolProps *props), cuMemPoolCreate, "cuMemPoolCreate",     \
-    hipMemPoolCreate, SAME)                                                                                  \
-  X(A, mem_pool_destroy, (MemPool pool), cuMemPoolDestroy, "cuMemPoolDestroy", hipMemPoolDestroy, SAME)      \
-  X(A, mem_pool_set_attribute, (MemPool pool, int attribute, void *value), cuMemPoolSetAttribute,           \
-    "cuMemPoolSetAttribute", hipMemPoolSetAttribute, SAME)                                                   \
-  X(A, mem_pool_trim, (MemPool pool, size_t keep), cuMemPoolTrimTo, "cuMemPoolTrimTo", hipMemPoolTrimTo, SAME) \
-  X(A, mem_pool_set_access, (MemPool pool, const MemAccessDesc *access, size_t count), cuMemPoolSetAccess,   \
-    "cuMemPoolSetAccess", hipMemPoolSetAccess, SAME)                                                         \
-  X(A, mem_alloc_from_pool, (DevicePtr * address, size_t bytes, MemPool pool, Stream stream),               \
-    cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", hipMallocFromPoolAsync, ADAPTED)                     \
-  X(A, mem_free_async, (DevicePtr address, Stream stream), cuMemFreeAsync, "cuMemFreeAsync", hipFreeAsync,   \
-    ADAPTED)                                                                                                 \
   X(A, copy_batch,                                                                                           \
     (DevicePtr * dsts, DevicePtr * srcs, size_t * sizes, size_t count, MemcpyAttributes * attributes,        \
      size_t * attribute_starts, size_t attribute_count, Stream stream),                                      \

@@ -32,8 +32,7 @@
  *                                (PROT_READ) answers 1 (invalid value), as the real driver does
  *   ignore_waits                 1: cuStreamWaitEvent and cuStreamWaitValue64 enqueue nothing (a broken
  *                                driver: the order tests must then fail)
- *   mem_pools                    cuMemPoolCreate works (default 1); 0: it answers 801, as a GPU without pools
- *   device_memory_limit          bytes of device memory in all (live allocations and pools' kept memory); an
+ *   device_memory_limit          bytes of device memory in all (every live allocation, of every device); an
  *                                allocation past it answers 2 (out of memory). 0 (default): no limit
  *   stream_calls_need_context    1: every call naming a stream answers 201 (invalid context) unless the
  *                                stream's context is current (default 0: the stream's context is used, as
@@ -42,17 +41,10 @@
  *                                still apply), sticky errors cleared, counters 0
  * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,
  *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1), pool_allocations (cuMemAllocFromPoolAsync
- *   calls that succeeded), pool_reuses (those served from memory a free gave back to the pool), pool_kept_bytes
- *   (what pools keep now), device_bytes (device memory in use, pools' kept memory included);
+ *   live_modules, sticky (of device 0), sticky1 (of device 1), device_bytes (device memory in use, not
+ *   reset: tests/doubles/common/fake_device_memory.h, which the fake HIP runtime shares);
  *   calls:FIELD for each entry point of the stream table by its field in src/drivers/stream/calls.h
  *   ("calls:copy_async" counts cuMemcpyAsync, "calls:get_current" cuCtxGetCurrent): every time it was entered.
- *
- * Stream-ordered pools (cuMemPoolCreate, cuMemAllocFromPoolAsync, cuMemFreeAsync, cuMemPoolTrimTo,
- * cuMemPoolSetAttribute's release threshold, cuMemPoolSetAccess): a free gives its block back to the pool
- * when the stream reaches it, kept up to the threshold; an allocation of the same size reuses a kept block.
- * A pool's memory has no IPC handle, and another device's kernels reach it only through cuMemPoolSetAccess.
- * The model is tests/doubles/common/fake_pool.h, which the fake HIP runtime shares (same switches, counters).
  *
  * Batches: cuMemcpyBatchAsync (12.8's signature) and _v2 (13's) check every copy and run them last to first
  * (CUDA promises no order inside a batch); stream capture (cuStreamBeginCapture_v2, cuStreamEndCapture) holds

@@ -47,13 +47,6 @@ RIG_STREAM_CALLS(FAKE_HIP_EXPORT, _)
 #undef FAKE_HIP_EXPORT
 #undef FAKE_HIP_SAME
 #undef FAKE_HIP_ADAPTED
-// Of the optional calls: the stream-ordered pools (the interprocess ones are left out).
-FAKE_STREAM_EXPORT_AS(mem_pool_create, (MemPool * pool, const MemPoolProps *props), "hipMemPoolCreate")
-FAKE_STREAM_EXPORT_AS(mem_pool_destroy, (MemPool pool), "hipMemPoolDestroy")
-FAKE_STREAM_EXPORT_AS(mem_pool_set_attribute, (MemPool pool, int attribute, void *value), "hipMemPoolSetAttribute")
-FAKE_STREAM_EXPORT_AS(mem_pool_trim, (MemPool pool, size_t keep), "hipMemPoolTrimTo")
-FAKE_STREAM_EXPORT_AS(mem_pool_set_access, (MemPool pool, const MemAccessDesc *access, size_t count),
-                      "hipMemPoolSetAccess")
 
 EXPORT int fakehip_control(const char *name, long long value) { return control(name, value); }
 
@@ -133,16 +126,6 @@ EXPORT Result hipStreamWaitValue64(Stream stream, void *ptr, uint64_t value, uns
   if (mask != ~uint64_t{0}) return ERROR_INVALID_VALUE;  // rig compares the whole word
   return fake_wait_value64(stream, address(ptr), value, flags);
 }
-
-EXPORT Result hipMallocFromPoolAsync(void **ptr, size_t bytes, MemPool pool, Stream stream) {
-  if (!ptr) return ERROR_INVALID_VALUE;
-  DevicePtr a = 0;
-  Result r = fake_mem_alloc_from_pool(&a, bytes, pool, stream);
-  if (r == SUCCESS) *ptr = pointer(a);
-  return r;
-}
-
-EXPORT Result hipFreeAsync(void *ptr, Stream stream) { return fake_mem_free_async(address(ptr), stream); }
 
 // ----- HIP's own entry points ------------------------------------------------------------------------------
 

@@ -39,24 +39,17 @@
  *                                (PROT_READ) answers 1 (invalid value), as the real driver does
  *   ignore_waits                  1: hipStreamWaitValue64 and hipStreamWaitEvent answer success and wait for
  *                                 nothing (a broken runtime: the tests must fail on it)
- *   mem_pools                     hipMemPoolCreate works (default 1); 0: it answers 801, as a GPU without pools
- *   device_memory_limit           bytes of device memory in all (live allocations and pools' kept memory); an
+ *   device_memory_limit           bytes of device memory in all (every live allocation, of every device); an
  *                                 allocation past it answers 2 (out of memory). 0 (default): no limit
  *   reset                         (any value) all switches to defaults (the environment's where set), sticky errors cleared, counters 0
  * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
  *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
  *   wait_values, write_values, event_waits, event_records, event_queries, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset (live_* neither), pool_allocations
- *   (hipMallocFromPoolAsync calls that succeeded), pool_reuses (those served from memory a free gave back to
- *   the pool), pool_kept_bytes (what pools keep now), device_bytes (device memory in use, pools' kept memory
- *   included): the fake libcuda's names for the same things. calls:FIELD counts each entry point of the
- *   stream table by its field in src/drivers/stream/calls.h ("calls:get_current" counts hipGetDevice).
+ *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset (live_* neither), device_bytes
+ *   (device memory in use, tests/doubles/common/fake_device_memory.h): the fake libcuda's name for the same
+ *   thing. calls:FIELD counts each entry point of the stream table by its field in
+ *   src/drivers/stream/calls.h ("calls:get_current" counts hipGetDevice).
  *
- * Stream-ordered pools (hipMemPoolCreate, hipMallocFromPoolAsync, hipFreeAsync, hipMemPoolTrimTo,
- * hipMemPoolSetAttribute's release threshold, hipMemPoolSetAccess): the fake libcuda's model
- * (tests/doubles/common/fake_pool.h): a free gives its block back to the pool when the stream reaches it, kept
- * up to the threshold; an allocation of the same size reuses a kept block, on another stream after that free
- * (an inserted dependency). Another device's kernels reach a pool's memory only through hipMemPoolSetAccess.
  * There are no IPC calls at all here, so no interprocess handle for any memory.
  *
  * Kernels: hipModuleLoadData takes text (the tests pass tests/cuda/kernels.ptx as their "code object") and

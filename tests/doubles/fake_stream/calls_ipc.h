@@ -14,7 +14,6 @@ extern "C" Result fake_ipc_get_memory(IpcHandle *out, DevicePtr address) {
   std::lock_guard g(state().lock);
   auto it = state().regions.find(address);  // the base of a plain allocation, as the libraries require
   if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
-  if (it->second.pool) return ERROR_INVALID_VALUE;  // a pool made without an exportable handle type
   void *p = reinterpret_cast<void *>(address);
   auto h = fake_ipc::describe("fake-ipc-memory", arena().fd(), arena().offset_of(p), it->second.length,
                               it->second.owner);

@@ -1,5 +1,5 @@
-// The stream table's calls of memory: allocations, registrations, copies, fills, stream-ordered pools, as
-// fake_<field> (fake_stream.h).
+// The stream table's calls of memory: allocations, registrations, copies, fills, as fake_<field>
+// (fake_stream.h).
 #pragma once
 
 #include <tuple>
@@ -17,7 +17,7 @@ extern "C" Result fake_mem_alloc(DevicePtr *address, size_t bytes) {
   Gpu *cur = current();
   if (!cur) return ERROR_INVALID_CONTEXT;
   if (int e = cur->sticky.load()) return e;
-  void *p = state().pools.memory.allocate(bytes, state().sw.device_memory_limit);
+  void *p = state().memory.allocate(bytes, state().sw.device_memory_limit);
   if (!p) return ERROR_OUT_OF_MEMORY;
   std::lock_guard g(state().lock);
   add_region({reinterpret_cast<uintptr_t>(p), bytes, Kind::device, cur->ordinal});
@@ -294,63 +294,3 @@ extern "C" Result fake_fill_async(DevicePtr dst, unsigned char value, size_t byt
   return SUCCESS;
 }
 
-// Stream-ordered pools: the model is common/fake_pool.h's; these check the handles and keep the regions.
-
-extern "C" Result fake_mem_pool_create(MemPool *out, const MemPoolProps *props) {
-  entered(Entry::mem_pool_create);
-  return state().pools.create(reinterpret_cast<FPool **>(out), props, state().sw.mem_pools, state().sw.devices);
-}
-
-extern "C" Result fake_mem_pool_destroy(MemPool p) {
-  entered(Entry::mem_pool_destroy);
-  return state().pools.destroy(pool(p));
-}
-
-extern "C" Result fake_mem_pool_set_attribute(MemPool p, int attribute, void *value) {
-  entered(Entry::mem_pool_set_attribute);
-  return state().pools.set_attribute(pool(p), attribute, value);
-}
-
-extern "C" Result fake_mem_pool_trim(MemPool p, size_t keep) {
-  entered(Entry::mem_pool_trim);
-  return state().pools.trim_to(pool(p), keep);
-}
-
-extern "C" Result fake_mem_pool_set_access(MemPool p, const MemAccessDesc *access, size_t count) {
-  entered(Entry::mem_pool_set_access);
-  return state().pools.set_access(pool(p), access, count, state().sw.devices, state().sw.peer_access);
-}
-
-extern "C" Result fake_mem_alloc_from_pool(DevicePtr *address, size_t bytes, MemPool p, Stream st_handle) {
-  entered(Entry::mem_alloc_from_pool);
-  if (!address || bytes == 0 || !p) return ERROR_INVALID_VALUE;
-  auto st = get_stream(st_handle);
-  if (!st) return ERROR_INVALID_HANDLE;
-  if (Result c = wants_context(*st); c != SUCCESS) return c;
-  if (int e = st->owner->sticky.load()) return e;
-  std::lock_guard g(state().lock);
-  uintptr_t at = 0;
-  if (Result r = state().pools.allocate(pool(p), bytes, st.get(), state().sw.device_memory_limit, &at)) return r;
-  Region r{at, bytes, Kind::device, pool(p)->ordinal};
-  r.pool = pool(p);
-  add_region(r);
-  *address = at;
-  return SUCCESS;
-}
-
-// The pointer is gone at once; the memory is the pool's, or the library's, as fake_pool::Pools::free_async
-// says.
-extern "C" Result fake_mem_free_async(DevicePtr address, Stream st_handle) {
-  entered(Entry::mem_free_async);
-  auto st = get_stream(st_handle);
-  if (!st) return ERROR_INVALID_HANDLE;
-  if (Result c = wants_context(*st); c != SUCCESS) return c;
-  std::lock_guard g(state().lock);
-  auto it = state().regions.find(address);
-  if (it == state().regions.end() || it->second.kind != Kind::device) return ERROR_INVALID_VALUE;
-  Region r = it->second;
-  state().regions.erase(it);
-  --state().count.live_allocations;
-  state().pools.free_async(r.pool, r.begin, r.length, st.get());
-  return SUCCESS;
-}

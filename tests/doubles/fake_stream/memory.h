@@ -143,13 +143,12 @@ inline Result free_region(uintptr_t p, Kind kind) {
     std::lock_guard g(state().lock);
     auto it = state().regions.find(p);
     if (it == state().regions.end() || it->second.kind != kind) return ERROR_INVALID_VALUE;
-    if (it->second.pool) return ERROR_INVALID_VALUE;  // the stream-ordered free's to free
     r = it->second;
     state().regions.erase(it);
     --state().count.live_allocations;
   }
   if (kind == Kind::device)
-    state().pools.memory.release(p, r.length);
+    state().memory.release(p, r.length);
   else
     std::free(reinterpret_cast<void *>(p));
   return SUCCESS;

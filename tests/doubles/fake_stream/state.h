@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "../common/fake_device_memory.h"
 #include "../common/fake_gpu.h"
 #include "../common/fake_ipc.h"
-#include "../common/fake_pool.h"
 #include "drivers/stream/calls.h"
 #include "face.h"
 
@@ -42,7 +42,7 @@ using Clock = std::chrono::steady_clock;
   X(register_refuse_after, 0) X(register_wrong_bytes, 0) X(false_unregister_713, 1) X(unregister_fail, 0)      \
   X(registered_upload_ns_per_kib, 0) X(pinned_upload_ns_per_kib, 0) X(pageable_upload_ns_per_kib, 0)          \
   X(fail_launch_at, 0) X(launch_delay_us, 0) X(copy_delay_us, 0) X(ignore_waits, 0)                          \
-  X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(mem_pools, 1) X(device_memory_limit, 0) \
+  X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(device_memory_limit, 0)                    \
   X(stream_calls_need_context, 0)
 
 struct Switches {
@@ -51,8 +51,8 @@ struct Switches {
 #undef FAKE_SWITCH_FIELD
 };
 
-// Counters of calls, zeroed by the reset switch; the live ones (and the pools', fake_pool.h) are state and
-// stay.
+// Counters of calls, zeroed by the reset switch; the live ones (and device_bytes, fake_device_memory.h) are
+// state and stay.
 #define FAKE_CALL_COUNTERS(X)                                                                                 \
   X(register_calls) X(registers) X(false_successes) X(unregisters) X(launches) X(copies) X(wait_values)        \
   X(write_values) X(event_waits) X(event_records) X(event_queries) X(event_syncs)
@@ -106,7 +106,6 @@ struct Region {
   char *shadow = nullptr;  // registered with register_wrong_bytes: what the device sees instead
   bool file = false;       // registered: a file's pages (registered_upload_ns_per_kib applies), else anonymous
                            // memory, pinned as the library's own (pinned_upload_ns_per_kib)
-  fake_pool::Pool *pool = nullptr;  // device memory from a stream-ordered pool (common/fake_pool.h)
 };
 
 // A registration that answered success but cannot serve (Face::false_registrations): the device reads
@@ -164,16 +163,14 @@ struct FModule {
   std::vector<std::unique_ptr<FFunction>> functions;
 };
 
-using FPool = fake_pool::Pool;
-
 inline void *arena_obtain(size_t bytes);  // device memory's source (below)
 inline void arena_give_back(void *p, size_t bytes);
 
 struct State {
-  std::mutex lock;  // regions, registrations, objects sets, pools
+  std::mutex lock;  // regions, registrations, objects sets
   Switches sw;
   Counters count;
-  fake_pool::Pools pools{arena_obtain, arena_give_back, lock};  // device memory within its limit, pools
+  fake_device_memory::DeviceMemory memory{arena_obtain, arena_give_back};  // device memory within its limit
   std::vector<std::unique_ptr<Gpu>> gpus;
   std::map<uintptr_t, Region> regions;
   std::vector<FalseRegistration> false_registrations;
@@ -224,7 +221,6 @@ inline Gpu *gpu(Context c) { return reinterpret_cast<Gpu *>(c); }
 inline FStream *stream(Stream s) { return reinterpret_cast<FStream *>(s); }
 inline FEvent *event(Event e) { return reinterpret_cast<FEvent *>(e); }
 inline FModule *module(Module m) { return reinterpret_cast<FModule *>(m); }
-inline FPool *pool(MemPool p) { return reinterpret_cast<FPool *>(p); }
 
 inline Result sticky_or(Gpu *g, Result r) {
   int s = g ? g->sticky.load(std::memory_order_acquire) : 0;
@@ -280,14 +276,11 @@ inline long long query(const char *name) {
   std::string n = name ? name : "";
 #define FAKE_COUNT(field) \
   if (n == #field) return s.count.field.load();
-#define FAKE_POOL_COUNT(field) \
-  if (n == #field) return s.pools.memory.count.field.load();
   FAKE_CALL_COUNTERS(FAKE_COUNT)
   FAKE_LIVE_COUNTERS(FAKE_COUNT)
   FAKE_COUNT(last_register_flags)
-  FAKE_POOL_COUNTERS(FAKE_POOL_COUNT)
 #undef FAKE_COUNT
-#undef FAKE_POOL_COUNT
+  if (n == "device_bytes") return s.memory.device_bytes.load();
   if (n.rfind("calls:", 0) == 0)
     for (int i = 0; i < static_cast<int>(Entry::count); ++i)
       if (n.compare(6, std::string::npos, kEntryNames[i]) == 0) return s.count.entries[i].load();

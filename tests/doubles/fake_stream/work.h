@@ -64,16 +64,15 @@ using fake_gpu::spend;
 // ----- kernels -------------------------------------------------------------------------------------------
 
 // The bytes a kernel of `g` may touch at device address [a, a+n): its GPU's memory, a peer's with peer
-// access enabled (a pool's only through its access list), pinned or registered host memory through its
-// device address. Sets the sticky error (illegal address) otherwise.
+// access enabled, pinned or registered host memory through its device address. Sets the sticky error
+// (illegal address) otherwise.
 inline char *kernel_view(Gpu *g, uint64_t a, size_t n, bool write) {
   auto &s = state();
   std::lock_guard l(s.lock);
   Region *r = nullptr;
   char *p = device_view(a, n, &r);
   bool ok = p != nullptr;
-  if (ok && (r->kind == Kind::device || r->kind == Kind::ipc) && r->owner != g->ordinal &&
-      (r->pool ? !r->pool->reaches(g->ordinal) : !g->peers.count(r->owner)))
+  if (ok && (r->kind == Kind::device || r->kind == Kind::ipc) && r->owner != g->ordinal && !g->peers.count(r->owner))
     ok = false;
   if (ok && write && r->kind == Kind::registered && (r->flags & HOST_REGISTER_READ_ONLY)) ok = false;
   if (!ok) {

@@ -35,9 +35,6 @@ struct Cuda {
   using Module = cu::Module;
   using Function = cu::Function;
   using IpcHandle = cu::IpcHandle;
-  using MemPool = cu::MemPool;
-  using MemPoolProps = cu::MemPoolProps;
-  using MemAccessDesc = cu::MemAccessDesc;
   using MemcpyAttributes = cu::MemcpyAttributes;
   using Graph = cu::Graph;
   using GraphExec = cu::GraphExec;
@@ -334,54 +331,6 @@ EXPORT hip::Error hipFree(void *ptr) {
   BIND();
   return cuda().cuMemFree(dptr(ptr));
 }
-
-// Stream-ordered pools: hipMemPoolProps and hipMemAccessDesc are CUmemPoolProps and CUmemAccessDesc byte
-// for byte, and the values rig passes in them (pinned, device location, read-write) and the attributes
-// (the release threshold, 4) are CUDA's numbers too: all pass through. Missing where the driver predates
-// pools (CUDA 11.2), as in a HIP runtime without them: rig then allocates plainly.
-#define SHIM_POOL(call) \
-  if (!cuda().call) return hip::ERROR_NOT_SUPPORTED; \
-  BIND()
-
-EXPORT hip::Error hipMemPoolCreate(hip::MemPool *pool, const hip::MemPoolProps *props) {
-  SHIM_POOL(cuMemPoolCreate);
-  return cuda().cuMemPoolCreate(pool, props);
-}
-
-EXPORT hip::Error hipMemPoolDestroy(hip::MemPool pool) {
-  SHIM_POOL(cuMemPoolDestroy);
-  return cuda().cuMemPoolDestroy(pool);
-}
-
-EXPORT hip::Error hipMemPoolSetAttribute(hip::MemPool pool, int attribute, void *value) {
-  SHIM_POOL(cuMemPoolSetAttribute);
-  return cuda().cuMemPoolSetAttribute(pool, attribute, value);
-}
-
-EXPORT hip::Error hipMemPoolTrimTo(hip::MemPool pool, size_t keep) {
-  SHIM_POOL(cuMemPoolTrimTo);
-  return cuda().cuMemPoolTrimTo(pool, keep);
-}
-
-EXPORT hip::Error hipMemPoolSetAccess(hip::MemPool pool, const hip::MemAccessDesc *access, size_t count) {
-  SHIM_POOL(cuMemPoolSetAccess);
-  return cuda().cuMemPoolSetAccess(pool, access, count);
-}
-
-EXPORT hip::Error hipMallocFromPoolAsync(void **ptr, size_t bytes, hip::MemPool pool, hip::Stream stream) {
-  if (!ptr) return hip::ERROR_INVALID_VALUE;
-  SHIM_POOL(cuMemAllocFromPoolAsync);
-  cu::DevicePtr p = 0;
-  cu::Result r = cuda().cuMemAllocFromPoolAsync(&p, bytes, pool, reinterpret_cast<cu::Stream>(stream));
-  if (r == cu::SUCCESS) *ptr = reinterpret_cast<void *>(static_cast<uintptr_t>(p));
-  return r;
-}
-
-EXPORT hip::Error hipFreeAsync(void *ptr, hip::Stream stream) {
-  SHIM_POOL(cuMemFreeAsync);
-  return cuda().cuMemFreeAsync(dptr(ptr), reinterpret_cast<cu::Stream>(stream));
-}
-#undef SHIM_POOL
 
 EXPORT hip::Error hipHostMalloc(void **ptr, size_t bytes, unsigned flags) {
   BIND();
