@@ -2,7 +2,8 @@
 // every entry point's signature, every value rig uses. Compiled only where cuda.h is found (the GPU machine:
 // tests/drivers/meson.build looks in the default paths and /usr/local/cuda/include; scripts/gpu/
 // vendor-headers.sh compiles it there without a build). A wrong declaration fails the compile with its name.
-// rig declares no CUDA struct: its handles are opaque pointers, checked by size below.
+// rig's handles are opaque pointers, checked by size below. The two structs rig declares itself (IpcHandle,
+// MemcpyAttributes) are not checked here: the cuda.h a machine has may predate CUDA 12.8's batch copies.
 
 // rig's types first: cuda.h maps names onto their _v2 symbols with macros (cuMemAlloc -> cuMemAlloc_v2),
 // which would rename Api's fields. Each field's type is taken before, each vendor function after.

@@ -150,9 +150,9 @@ using namespace values;
 // loaded as cuMemcpyBatchAsync_v2, else from 12.8's cuMemcpyBatchAsync through an adapter, cuda/api.cpp;
 // HIP's is not used, NONE: one call per copy there), graphs recorded by stream capture (a batch of
 // launches seen before goes to the driver as one graph launch; HIP's are not used: NONE), 64-bit stream
-// memory operations (CUDA 11.7+ exports
-// the _v2 names; without them the timeline keeps to events), interprocess handles of memory and events
-// (without them rig_interop_supported says no to RIG_INTEROP_IPC_*: stream/ipc.cpp).
+// memory operations (CUDA 11.7+ exports the _v2 names; without them the timeline keeps to events),
+// interprocess handles of memory and events (without them rig_interop_supported says no to
+// RIG_INTEROP_IPC_*: stream/ipc.cpp).
 #define RIG_STREAM_OPTIONAL_CALLS(X, A)                                                                        \
   X(A, write_value64, (Stream stream, DevicePtr address, uint64_t value, unsigned flags), cuStreamWriteValue64, \
     "cuStreamWriteValue64_v2", hipStreamWriteValue64, ADAPTED)                                               \

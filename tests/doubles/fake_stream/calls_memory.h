@@ -273,7 +273,8 @@ extern "C" Result fake_copy_batch(DevicePtr *dsts, DevicePtr *srcs, size_t *size
   long long delay = state().sw.copy_delay_us;
   st->push([copies = std::move(copies), delay] {
     if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
-    for (auto it = copies.rbegin(); it != copies.rend(); ++it) std::memmove(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+    for (auto it = copies.rbegin(); it != copies.rend(); ++it)
+      std::memmove(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
   });
   return SUCCESS;
 }
