@@ -232,6 +232,9 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   void free_reused(const Memory &memory) noexcept;
   bool reclaim_for_allocation();
   void destroy_reuse_pool() noexcept;
+  // mem_alloc of `length` bytes; where memory ran out, gives back what the GPU's reuse pools keep
+  // (reclaim_for_allocation) and tries once more. The driver's answer. Called with the context current.
+  Result mem_alloc_or_reclaim(size_t length, DevicePtr *address);
 
   const Family &family_;
   const Calls &calls_;  // family_.calls, one load nearer on the submit path

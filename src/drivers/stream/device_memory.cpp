@@ -27,6 +27,13 @@ PeerPairs &peer_pairs() {
 
 }  // namespace
 
+Result StreamDevice::mem_alloc_or_reclaim(size_t length, DevicePtr *address) {
+  Result r = calls_.mem_alloc(address, length);
+  // What the GPU's reuse pools keep is the first thing given back when memory runs out.
+  if (r == ERROR_OUT_OF_MEMORY && reclaim_for_allocation()) r = calls_.mem_alloc(address, length);
+  return r;
+}
+
 rig_status StreamDevice::allocate(size_t length, rig_memory kind, Memory *out) {
   if (lost()) return lose("");
   Memory m;
@@ -48,10 +55,8 @@ rig_status StreamDevice::allocate(size_t length, rig_memory kind, Memory *out) {
   switch (kind) {
     case RIG_MEMORY_DEVICE: {
       DevicePtr address = 0;
-      Result r = calls_.mem_alloc(&address, length);
-      // What the GPU's reuse pools keep is the first thing given back when memory runs out.
-      if (r == ERROR_OUT_OF_MEMORY && reclaim_for_allocation()) r = calls_.mem_alloc(&address, length);
-      if (r != SUCCESS) return fault(family_.names.mem_alloc, r, false);
+      if (Result r = mem_alloc_or_reclaim(length, &address); r != SUCCESS)
+        return fault(family_.names.mem_alloc, r, false);
       m.address = address;
       m.handle = static_cast<uintptr_t>(MemoryTag::device);
       break;

@@ -71,9 +71,8 @@ rig_status StreamDevice::allocate_reused(size_t length, Memory *m) {
     }
   }
   if (!address) {
-    Result r = calls_.mem_alloc(&address, length);
-    if (r == ERROR_OUT_OF_MEMORY && reclaim_for_allocation()) r = calls_.mem_alloc(&address, length);
-    if (r != SUCCESS) return fault(family_.names.mem_alloc, r, false);
+    if (Result r = mem_alloc_or_reclaim(length, &address); r != SUCCESS)
+      return fault(family_.names.mem_alloc, r, false);
     block = length;
   }
   m->address = address;
