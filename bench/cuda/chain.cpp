@@ -20,10 +20,16 @@
 // Every figure is a ratio against a row of the same run: the median over rounds of the two rows' ratio in
 // each round (every round measures every row, in a shuffled order: bench/common/rounds.h), with its
 // quartiles, beside the ratio of (b) measured twice, which is the noise. Needs a GPU: exits 77 with the
-// reason otherwise.
+// reason otherwise. Through the counting interposer with its timing on (RIG_CUDA_LIBRARY=libcountcuda.so,
+// RIGCOUNT_TIME=1; tests/doubles/count_cuda) each row also gets a pass that splits its host time into the
+// time inside the driver's entries and the rest (the row's own code: rig, or the loop by hand), and counts
+// its driver calls an operation.
+#include <dlfcn.h>
 #include <rig.h>
+#include <x86intrin.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,7 +53,30 @@ struct Result {
   double host_us = 0;  // per operation, enqueueing only
   double tail_us = 0;  // the last finish() of the pass, in all: how far the GPU was behind, plus the wait's own
   double enqueue_us = 0;  // a row's continuous pass: its enqueueing per operation (wall = enqueue + tail / ops)
+  // Under the timing interposer (timed_pass), per operation: host time, the part inside the driver, calls.
+  double timed_us = 0, driver_us = 0, calls = 0;
 };
+
+// The timing interposer's counters (tests/doubles/count_cuda), or null where the CUDA library rig loaded is
+// not it or its timing is off.
+using CountQuery = long long (*)(const char *);
+CountQuery timing_query() {
+  const char *lib = std::getenv("RIG_CUDA_LIBRARY"), *on = std::getenv("RIGCOUNT_TIME");
+  if (!lib || !on || std::strcmp(on, "1") != 0) return nullptr;
+  void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  return h ? reinterpret_cast<CountQuery>(dlsym(h, "rigcount_query")) : nullptr;
+}
+CountQuery timing = nullptr;
+double tsc_per_us = 0;  // the time-stamp counter's rate, measured against the steady clock at start
+
+void calibrate_tsc() {
+  auto t0 = std::chrono::steady_clock::now();
+  unsigned long long c0 = __rdtsc();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100)) {
+  }
+  unsigned long long c1 = __rdtsc();
+  tsc_per_us = double(c1 - c0) / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // Short passes, many rounds: a pass of 2048 operations takes about 10 ms, so the rows of one round are
 // measured within a fraction of a second of one another and drift cancels in their ratio.
@@ -81,6 +110,25 @@ void measure(Row &row) {
   r.tail_us = whole.tail_us;
   r.enqueue_us = whole.host_us;
   r.host_us = bench::pass(ops, kBurst, row.op, row.finish).host_us;
+  if (timing) {
+    // As the burst pass, the counters read around each burst's enqueueing only (a finish is not a row's cost).
+    unsigned long long tsc = 0;
+    long long cycles = 0, calls = 0;
+    for (int i = 0; i < ops;) {
+      int end = std::min(ops, i + kBurst);
+      long long y0 = timing("cycles:all"), n0 = timing("calls:all");
+      unsigned long long t0 = __rdtsc();
+      for (; i < end; ++i) row.op(i);
+      unsigned long long t1 = __rdtsc();
+      cycles += timing("cycles:all") - y0;
+      calls += timing("calls:all") - n0;
+      tsc += t1 - t0;
+      row.finish();
+    }
+    r.timed_us = tsc / tsc_per_us / ops;
+    r.driver_us = cycles / tsc_per_us / ops;
+    r.calls = double(calls) / ops;
+  }
   row.rounds.push_back(r);
 }
 
@@ -409,6 +457,28 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("host", rows, "a1", "d1", false, "   one device, no edge: rig over its calls by hand");
   print_ratio("wall", rows, "a16", "b16", true, "   a batch of 16 operations per submit against (b)'s calls, goal <= 0.8");
   print_ratio("host", rows, "a16", "b16", false, "   a batch of 16 operations per submit against (b)'s calls, goal <= 0.8");
+  if (!timing) return;
+  // Where host time goes, under the timing interposer: inside the driver's entries, and the rest.
+  std::printf("  under the timing interposer (bursts of %d; us per op, medians over rounds):\n", kBurst);
+  std::printf("  %-6s %9s %9s %9s %9s\n", "row", "host", "driver", "own", "calls");
+  for (const Row &r : rows) {
+    std::vector<double> h, d, o, c;
+    for (const Result &x : r.rounds)
+      h.push_back(x.timed_us), d.push_back(x.driver_us), o.push_back(x.timed_us - x.driver_us), c.push_back(x.calls);
+    std::printf("  %-6s %9.3f %9.3f %9.3f %9.3f\n", r.key, bench::quantile(h, 0.5), bench::quantile(d, 0.5),
+                bench::quantile(o, 0.5), bench::quantile(c, 0.5));
+  }
+  for (auto [x, y] : {std::pair{"a", "d"}, std::pair{"a", "b"}, std::pair{"d", "b"}, std::pair{"a1", "d1"}}) {
+    const Row *p = bench::find_row(rows, x), *q = bench::find_row(rows, y);
+    if (!p || !q) continue;
+    bench::Spread own = bench::spread(bench::paired(*p, *q, [](const Result &u, const Result &v) {
+      return (u.timed_us - u.driver_us) - (v.timed_us - v.driver_us);
+    }));
+    bench::Spread drv = bench::spread(
+        bench::paired(*p, *q, [](const Result &u, const Result &v) { return u.driver_us / v.driver_us; }));
+    std::printf("  %s against %s: own time %+.3f us [%.3f, %.3f]; driver time %.3fx [%.3f, %.3f]\n", x, y, own.median,
+                own.lo, own.hi, drv.median, drv.lo, drv.hi);
+  }
 }
 
 void bench_pair(const Api &api, unsigned g0, unsigned g1) {
@@ -487,6 +557,7 @@ int main(int argc, char **argv) {
   char name[256] = {};
   api->cuDeviceGetName(name, 255, 0);
   const char *timeline = std::getenv("RIG_CUDA_TIMELINE");
+  if ((timing = timing_query())) calibrate_tsc();
   std::printf("rig CUDA chain benchmark on %s (%d GPU%s), driver %d, rig timeline: %s\n", name, count,
               count > 1 ? "s" : "", api->driver_version, timeline && *timeline ? timeline : "default");
   bench_pair(*api, 0, 0);
