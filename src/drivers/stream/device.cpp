@@ -206,6 +206,14 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
                     static_cast<unsigned long long>(w.value));
       return lose(why);
     }
+    // Kept before the wait is enqueued, while this submit's lines are in the cache (a failed call loses the
+    // device, so an entry for a wait never enqueued changes nothing): the lock's word and the list's end are
+    // not loaded again after the driver's call (issue 35).
+    {
+      std::lock_guard hold(queued_lock_);
+      queued_.push_back({ps, w.value, value});
+      queued_size_.store(queued_.size(), std::memory_order_relaxed);
+    }
     Result r;
     const char *call;
     if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) {
@@ -226,9 +234,6 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
       r = current.call([&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); });
     }
     if (r != SUCCESS) return fault(call, r, true);
-    std::lock_guard hold(queued_lock_);
-    queued_.push_back({ps, w.value, value});
-    queued_size_.store(queued_.size(), std::memory_order_relaxed);
   }
   return RIG_OK;
 }
