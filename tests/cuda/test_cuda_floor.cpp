@@ -7,6 +7,7 @@
 // counters, or on a real GPU through the counting interposer (tests/doubles/count_cuda), on the event timeline (CUDA's default; HIP's with RIG_HIP_TIMELINE=events,
 // as tests/hip runs this same source: HIP's context is its current device, hipSetDevice).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -158,9 +159,14 @@ void chain(const char *n0, const char *n1, bool launches, Caller caller, Library
   OK(rig_submit(run[0][0], nullptr, 0, &last));  // the chain's first operation waits for nothing
   long long before[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) before[e] = entered(kEntries[e]);
+  long long cycles_before = gt_query("cycles:all");  // the interposer's timing (RIGCOUNT_TIME=1), else 0 or -1
   for (int i = 1; i <= kOps; ++i) OK(rig_submit(run[i % 2][i % 2], nullptr, 0, &last));
   long long n[kEntryCount];
   for (int e = 0; e < kEntryCount; ++e) n[e] = entered(kEntries[e]) - before[e];
+  // Under the timed interposer every call went through its trampoline (and so the counts and bytes below
+  // are checked through it): the time inside the driver grew.
+  const char *timed = std::getenv("RIGCOUNT_TIME");
+  if (timed && std::strcmp(timed, "1") == 0) assert_true(gt_query("cycles:all") > cycles_before && cycles_before >= 0);
   // rig left the caller's context as it was (read outside the counts: these queries are the test's own).
   assert_ptr_equal(now_current(), callers);
   clear_current();
