@@ -4,7 +4,6 @@
 // the turn with one compare-and-swap and gives it back with one exchange, the same two locked operations,
 // and calls the kernel (futex) only when a thread has to sleep: the three-state mutex of Drepper's
 // "Futexes Are Tricky". No system call, allocation or extra locked operation on the uncontended path.
-// A stream device's list of queued waits takes the same lock (drivers/stream/device.h), for the same cost.
 #pragma once
 
 #include <atomic>

@@ -148,6 +148,55 @@ static void test_an_old_point_is_asked_about_once_then_never_waited_on(void **st
  * nothing once the device is lost. The loss comes from another GPU: cuda:1's launch faults, and cuda:0 is
  * lost because its queue waited for that launch; cuda:0's own context stays usable (the fake would take a
  * copy), so only rig's loss checks keep the recorded copy off its stream. */
+/* A chain far ahead of the GPU (every copy slowed by the fake): each device keeps its in-queue waits in a
+ * ring of 2048 (drivers/stream/queued_waits.h), and where the ring is full of waits its timeline has not
+ * passed, the submit waits on the host (as a full queue does) instead of growing a list. So right after
+ * the last submit neither device is more than about the ring behind; the memory-operation timeline has no
+ * other bound (the event timeline's ring of 1024 events bounds it sooner), and every byte is right. */
+#define FAR_OPS 6000
+static void test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits(void **state) {
+  (void)state;
+  GT_FAKE_ONLY();
+  gt_set("reset", 0);
+  gt_set("copy_delay_us", 20);
+  rig_device dev[2];
+  if (!gt_open("cuda:0", &dev[0]) || !gt_open("cuda:0", &dev[1])) return;
+  rig_buffer x[2], y[2];
+  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &x[0]));
+  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &y[0]));
+  x[1] = rt_borrow(dev[1], x[0]);
+  y[1] = rt_borrow(dev[1], y[0]);
+  static unsigned char pattern[BYTES], got[BYTES];
+  for (int i = 0; i < BYTES; ++i) pattern[i] = (unsigned char)(i * 5 + 1);
+  OK(rig_buffer_write_from(x[0], 0, pattern, BYTES));
+  rig_run forth[2], back[2];
+  for (int d = 0; d < 2; ++d) forth[d] = rt_copy_run(dev[d], x[d], y[d]), back[d] = rt_copy_run(dev[d], y[d], x[d]);
+  rig_point last = 0;
+  for (int i = 0; i < FAR_OPS; ++i) OK(rig_submit(i % 2 ? back[i % 2] : forth[i % 2], NULL, 0, &last));
+  for (int d = 0; d < 2; ++d) {
+    uint64_t submitted = 0, signaled = 0;
+    OK(rig_device_submitted(dev[d], &submitted));
+    OK(rig_device_signaled(dev[d], &signaled));
+    fprintf(stderr, "device %d: %llu submitted, %llu reached after the last submit\n", d,
+            (unsigned long long)submitted, (unsigned long long)signaled);
+    assert_true(submitted - signaled <= 2048 + 64);
+  }
+  OK(rig_wait_point(last, UINT64_MAX));
+  OK(rig_buffer_read_into(y[0], 0, got, BYTES));  /* an even count of copies: the last y->x, y holds it too */
+  assert_memory_equal(got, pattern, BYTES);
+  gt_set("copy_delay_us", 0);
+  for (int d = 0; d < 2; ++d) {
+    OK(rig_run_release(forth[d]));
+    OK(rig_run_release(back[d]));
+  }
+  for (int d = 1; d >= 0; --d) {
+    OK(rig_buffer_release(x[d]));
+    OK(rig_buffer_release(y[d]));
+  }
+  OK(rig_device_release(dev[1]));
+  OK(rig_device_release(dev[0]));
+}
+
 static void test_a_lost_device_replays_no_recorded_run(void **state) {
   (void)state;
   GT_FAKE_ONLY();
@@ -189,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_a_chain_across_two_gpus_costs_the_hand_written_calls),
       cmocka_unit_test(test_an_old_point_is_asked_about_once_then_never_waited_on),
       /* last: it loses the devices it opens */
+      cmocka_unit_test(test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits),
       cmocka_unit_test(test_a_lost_device_replays_no_recorded_run),
   };
   return rt_finish(cmocka_run_group_tests(tests, NULL, NULL));

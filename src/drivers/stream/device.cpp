@@ -68,7 +68,6 @@ rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std:
       }
     };
   }
-  d->queued_.reserve(2 * kPruneAt);
   *out = std::move(d);
   return RIG_OK;
 }
@@ -130,31 +129,28 @@ rig_status StreamDevice::check_producers(uint64_t up_to, bool probe) {
   uint64_t first_tainted = UINT64_MAX;
   TimelineSlot *unsettled[8];
   size_t n_unsettled = 0;
-  {
-    std::lock_guard hold(queued_lock_);
-    for (const QueuedWait &q : queued_) {
-      if (!q.producer->lost.load(std::memory_order_acquire)) {
-        bool listed = false;
-        for (size_t i = 0; i < n_unsettled; ++i) listed |= unsettled[i] == q.producer;
-        if (q.value <= up_to && !listed && n_unsettled < 8) unsettled[n_unsettled++] = q.producer;
-        continue;
-      }
-      if (q.producer->frozen.load(std::memory_order_relaxed) >= q.producer_value) continue;
-      // Work from q.value on followed a wait that was let go without its value: it ran on bad input.
-      if (q.value < first_tainted) {
-        first_tainted = q.value;
-        std::snprintf(why, sizeof why, "its queue waited for %s value %llu, which was lost before reaching it",
-                      q.producer->name, static_cast<unsigned long long>(q.producer_value));
-      }
+  queued_.for_each([&](const QueuedWaits::Wait &q) {
+    if (!q.producer->lost.load(std::memory_order_acquire)) {
+      bool listed = false;
+      for (size_t i = 0; i < n_unsettled; ++i) listed |= unsettled[i] == q.producer;
+      if (q.value <= up_to && !listed && n_unsettled < 8) unsettled[n_unsettled++] = q.producer;
+      return;
     }
-  }
+    if (q.producer->frozen.load(std::memory_order_relaxed) >= q.producer_value) return;
+    // Work from q.value on followed a wait that was let go without its value: it ran on bad input.
+    if (q.value < first_tainted) {
+      first_tainted = q.value;
+      std::snprintf(why, sizeof why, "its queue waited for %s value %llu, which was lost before reaching it",
+                    q.producer->name, static_cast<unsigned long long>(q.producer_value));
+    }
+  });
   if (why[0]) {
     rig_status lost = lose(why, first_tainted - 1);
     // Values before the first tainted one ran on good input: a wait for one of them still succeeds.
     return up_to < first_tainted ? RIG_OK : lost;
   }
   if (!probe || n_unsettled == 0) return RIG_OK;
-  // Producers not known lost: let each look at its own stream (outside our lock; it may lose itself).
+  // Producers not known lost: let each look at its own stream (under its owner lock; it may lose itself).
   for (size_t i = 0; i < n_unsettled; ++i) {
     std::lock_guard hold(unsettled[i]->owner_lock);
     if (unsettled[i]->probe) unsettled[i]->probe(unsettled[i]->owner);
@@ -178,13 +174,27 @@ void StreamDevice::prune_queued() {
   // (events: what the ring's reuse last saw): a prune must not cost a call, nor run on every submit
   // while the GPU is far behind.
   uint64_t reached = timeline_->known();
-  std::lock_guard hold(queued_lock_);
-  std::erase_if(queued_, [&](const QueuedWait &q) {
+  queued_.drop_settled([&](const QueuedWaits::Wait &q) {
     return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
                                    q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
   });
-  queued_size_.store(queued_.size(), std::memory_order_relaxed);
-  prune_at_ = std::max(kPruneAt, 2 * queued_.size());
+  prune_at_ = std::clamp(2 * queued_.live(), kPruneAt, QueuedWaits::kCapacity);
+}
+
+rig_status StreamDevice::make_queued_room(uint64_t value) {
+  prune_queued();
+  while (queued_.full()) {
+    // Every kept wait is one our timeline has not passed (or one whose producer was lost short of it, which
+    // the wait below answers with the loss). Wait for the value of the middle one, handed over before this
+    // one: half the ring is dropped then, so the host waits once per half ring, as a full queue would.
+    uint64_t target = queued_.value_at(QueuedWaits::kCapacity / 2);
+    if (target >= value) target = queued_.oldest_value();
+    if (target >= value)  // one submit waiting in queue on more devices than the ring holds
+      return lose("a submit waited in its queue on more other devices' values than rig tracks (2048)");
+    if (rig_status s = wait(target, Deadline::forever()); s != RIG_OK) return s;
+    prune_queued();
+  }
+  return RIG_OK;
 }
 
 rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) {
@@ -193,8 +203,6 @@ rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<c
 }
 
 rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current) {
-  if (!waits.empty() && queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
-    prune_queued();
   for (const QueueWait &w : waits) {
     StreamDevice *p = of_family(*w.producer);
     if (!p) [[unlikely]]
@@ -206,14 +214,9 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
                     static_cast<unsigned long long>(w.value));
       return lose(why);
     }
-    // Kept before the wait is enqueued, while this submit's lines are in the cache (a failed call loses the
-    // device, so an entry for a wait never enqueued changes nothing): the lock's word and the list's end are
-    // not loaded again after the driver's call (issue 35).
-    {
-      std::lock_guard hold(queued_lock_);
-      queued_.push_back({ps, w.value, value});
-      queued_size_.store(queued_.size(), std::memory_order_relaxed);
-    }
+    // Kept before the wait is enqueued (a failed call loses the device, so an entry for a wait never
+    // enqueued changes nothing).
+    if (rig_status s = keep_queued(ps, w.value, value); s != RIG_OK) return s;
     Result r;
     const char *call;
     if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) {

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "core/driver.h"
-#include "core/turn.h"
 #include "drivers/stream/calls.h"
 #include "drivers/stream/gpu.h"
 #include "drivers/stream/prepared.h"
+#include "drivers/stream/queued_waits.h"
 #include "drivers/stream/timeline.h"
 
 namespace rig::stream {
@@ -205,8 +205,18 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   rig_status flush_copies();
   // Enqueues a batch's run's calls (its record's, else prepared now), its copies gathered where `gather`.
   rig_status enqueue_run(const BatchWork &run, bool gather);
+  // Keeps an in-queue wait of value `value` on `producer`'s value `producer_value` (queued_), pruning first
+  // where prune_at_ are live. Holding the turn; no lock, no allocation. Where the ring is full of waits our
+  // timeline has not passed, waits on the host for the oldest (holding the turn, as a full queue blocks).
+  rig_status keep_queued(TimelineSlot *producer, uint64_t producer_value, uint64_t value) {
+    if (queued_.live() >= prune_at_) [[unlikely]]
+      if (rig_status s = make_queued_room(value); s != RIG_OK) return s;
+    queued_.push({producer, producer_value, value});
+    return RIG_OK;
+  }
+  [[gnu::cold]] rig_status make_queued_room(uint64_t value);
   // Drops in-queue waits the timeline has passed (see hand_over).
-  [[gnu::cold]] void prune_queued();
+  void prune_queued();
   // Where the family's synchronous host-to-device copy returns early (Family::copies_finish_on_legacy_stream),
   // waits for the legacy stream (see device_memory.cpp).
   rig_status finish_legacy_copy();
@@ -259,21 +269,11 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::atomic<uint64_t> next_serial_{1};
   bool copy_batch_refused_ = false;  // the driver refused a batch's attributes: one call per copy from then
 
-  // In-queue waits on other devices not yet known to be safe: (their slot, value they wait for, our
-  // value that waits). Pruned as our timeline passes them.
-  struct QueuedWait {
-    TimelineSlot *producer;
-    uint64_t producer_value;
-    uint64_t value;
-  };
+  // In-queue waits on other devices not yet known to be safe (queued_waits.h): written holding the turn,
+  // read by any thread. Pruned as our timeline passes them, once prune_at_ of them are live.
   static constexpr size_t kPruneAt = 64;
-  // The turn's word lock (core/turn.h), not std::mutex: taken on every cross-device wait, where glibc's mutex
-  // ran about 57 instructions a lock and unlock (callgrind, the fake libcuda) and this runs the two locked
-  // operations only.
-  Turn queued_lock_;
-  std::vector<QueuedWait> queued_;
-  std::atomic<size_t> queued_size_{0};  // queued_.size(), read without the lock to decide on pruning
-  size_t prune_at_ = kPruneAt;          // the size that prunes next (read and written holding the turn)
+  QueuedWaits queued_;
+  size_t prune_at_ = kPruneAt;  // live entries that prune next (read and written holding the turn)
 
   // The reuse pool: made once (reuse_once_), null where there is none (RIG_REUSE_POOL=0).
   std::once_flag reuse_once_;

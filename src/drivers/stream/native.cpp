@@ -70,16 +70,10 @@ rig_status StreamDevice::queue_wait_stream(void *stream, uint64_t value, std::sp
   if (r != SUCCESS) return fault(family_.names.stream_wait_event, r, true);  // our own stream: a loss
   // The native work waited for rig values: tracked as this value's own in-queue waits, so that a producer
   // lost short of one loses this value (check_producers) instead of leaving rig's waits blocked for good.
-  // Pruned here as in hand_over: a program that only alternates submits without in-queue waits and stream
-  // points (bench/interop's edge with the stream waiting for another GPU) would otherwise grow the list for
-  // good.
-  if (carried.empty()) return RIG_OK;  // no lock round trip where the native stream carries no wait
-  if (queued_size_.load(std::memory_order_relaxed) >= prune_at_) [[unlikely]]
-    prune_queued();
-  std::lock_guard hold(queued_lock_);
+  // Kept as hand_over keeps its own (keep_queued prunes them as the timeline passes them).
   for (const QueueWait &w : carried)
-    if (StreamDevice *p = of_family(*w.producer)) queued_.push_back({p->timeline_->slot(), w.value, value});
-  queued_size_.store(queued_.size(), std::memory_order_relaxed);
+    if (StreamDevice *p = of_family(*w.producer))
+      if (rig_status s = keep_queued(p->timeline_->slot(), w.value, value); s != RIG_OK) return s;
   return RIG_OK;
 }
 
