@@ -23,20 +23,44 @@ static int memops_timeline(void) {
 
 static long long q(const char *counter) { return gt_query(counter); }
 
+/* Opens devices n0 and n1, x and y on n0 (borrowed by n1: x[1], y[1]), x holding `pattern` (filled here);
+ * 0 where a device does not open (the test is skipped). */
+static int open_chain(const char *n0, const char *n1, rig_device dev[2], rig_buffer x[2], rig_buffer y[2],
+                      unsigned char pattern[BYTES]) {
+  if (!gt_open(n0, &dev[0]) || !gt_open(n1, &dev[1])) return 0;
+  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &x[0]));
+  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &y[0]));
+  x[1] = rt_borrow(dev[1], x[0]);
+  y[1] = rt_borrow(dev[1], y[0]);
+  for (int i = 0; i < BYTES; ++i) pattern[i] = (unsigned char)(i * 7 + 3);
+  OK(rig_buffer_write_from(x[0], 0, pattern, BYTES));
+  return 1;
+}
+
+/* Gives back a chain's runs (and their submissions where `sub` is not null), buffers and devices. */
+static void release_chain(rig_device dev[2], rig_buffer x[2], rig_buffer y[2], rig_run forth[2], rig_run back[2],
+                          rig_submission *sub) {
+  for (int d = 0; d < 2; ++d) {
+    OK(rig_run_release(forth[d]));
+    OK(rig_run_release(back[d]));
+    if (sub) OK(rig_submission_release(sub[d]));
+  }
+  for (int d = 1; d >= 0; --d) {
+    OK(rig_buffer_release(x[d]));
+    OK(rig_buffer_release(y[d]));
+  }
+  OK(rig_device_release(dev[1]));
+  OK(rig_device_release(dev[0]));
+}
+
 /* Runs the chain x->y, y->x, ... alternating between devices named n0 and n1, then checks the counts. */
 static void chain(const char *n0, const char *n1) {
   GT_FAKE_ONLY();
   gt_set("reset", 0);
   rig_device dev[2];
-  if (!gt_open(n0, &dev[0]) || !gt_open(n1, &dev[1])) return;
   rig_buffer x[2], y[2];
-  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &x[0]));
-  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &y[0]));
-  x[1] = rt_borrow(dev[1], x[0]);
-  y[1] = rt_borrow(dev[1], y[0]);
   static unsigned char pattern[BYTES], got[BYTES];
-  for (int i = 0; i < BYTES; ++i) pattern[i] = (unsigned char)(i * 7 + 3);
-  OK(rig_buffer_write_from(x[0], 0, pattern, BYTES));
+  if (!open_chain(n0, n1, dev, x, y, pattern)) return;
 
   rig_part copy = rt_copy_part();
   rig_access access[2] = {RIG_ACCESS_READ, RIG_ACCESS_WRITE};
@@ -86,17 +110,7 @@ static void chain(const char *n0, const char *n1) {
     assert_int_equal(n[3] + n[4], 0);
   }
 
-  for (int d = 0; d < 2; ++d) {
-    OK(rig_run_release(forth[d]));
-    OK(rig_run_release(back[d]));
-    OK(rig_submission_release(sub[d]));
-  }
-  for (int d = 1; d >= 0; --d) {
-    OK(rig_buffer_release(x[d]));
-    OK(rig_buffer_release(y[d]));
-  }
-  OK(rig_device_release(dev[1]));
-  OK(rig_device_release(dev[0]));
+  release_chain(dev, x, y, forth, back, sub);
 }
 
 static void test_a_chain_on_one_gpu_costs_the_hand_written_calls(void **state) {
@@ -160,15 +174,9 @@ static void test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits(voi
   gt_set("reset", 0);
   gt_set("copy_delay_us", 20);
   rig_device dev[2];
-  if (!gt_open("cuda:0", &dev[0]) || !gt_open("cuda:0", &dev[1])) return;
   rig_buffer x[2], y[2];
-  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &x[0]));
-  OK(rig_buffer_create(dev[0], BYTES, RIG_MEMORY_DEVICE, &y[0]));
-  x[1] = rt_borrow(dev[1], x[0]);
-  y[1] = rt_borrow(dev[1], y[0]);
   static unsigned char pattern[BYTES], got[BYTES];
-  for (int i = 0; i < BYTES; ++i) pattern[i] = (unsigned char)(i * 5 + 1);
-  OK(rig_buffer_write_from(x[0], 0, pattern, BYTES));
+  if (!open_chain("cuda:0", "cuda:0", dev, x, y, pattern)) return;
   rig_run forth[2], back[2];
   for (int d = 0; d < 2; ++d) forth[d] = rt_copy_run(dev[d], x[d], y[d]), back[d] = rt_copy_run(dev[d], y[d], x[d]);
   rig_point last = 0;
@@ -185,16 +193,7 @@ static void test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits(voi
   OK(rig_buffer_read_into(y[0], 0, got, BYTES));  /* an even count of copies: the last y->x, y holds it too */
   assert_memory_equal(got, pattern, BYTES);
   gt_set("copy_delay_us", 0);
-  for (int d = 0; d < 2; ++d) {
-    OK(rig_run_release(forth[d]));
-    OK(rig_run_release(back[d]));
-  }
-  for (int d = 1; d >= 0; --d) {
-    OK(rig_buffer_release(x[d]));
-    OK(rig_buffer_release(y[d]));
-  }
-  OK(rig_device_release(dev[1]));
-  OK(rig_device_release(dev[0]));
+  release_chain(dev, x, y, forth, back, NULL);
 }
 
 static void test_a_lost_device_replays_no_recorded_run(void **state) {
