@@ -189,8 +189,15 @@ rig_status StreamDevice::make_queued_room(uint64_t value) {
     // one: half the ring is dropped then, so the host waits once per half ring, as a full queue would.
     uint64_t target = queued_.value_at(QueuedWaits::kCapacity / 2);
     if (target >= value) target = queued_.oldest_value();
-    if (target >= value)  // one submit waiting in queue on more devices than the ring holds
-      return lose("a submit waited in its queue on more other devices' values than rig tracks (2048)");
+    if (target >= value) {  // one submit waiting in queue on more devices than the ring holds
+      char why[128];
+      std::snprintf(why, sizeof why, "a submit waited in its queue on more other devices' values than rig tracks (%zu)",
+                    QueuedWaits::kCapacity);
+      return lose(why);
+    }
+    // A held value (hand_over_empty) is proved only by a later mark: mark the newest held one first, as the
+    // engine commits before any wait, or a wait for a held target would never end.
+    if (rig_status s = commit(); s != RIG_OK) return s;
     if (rig_status s = wait(target, Deadline::forever()); s != RIG_OK) return s;
     prune_queued();
   }

@@ -207,7 +207,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   rig_status enqueue_run(const BatchWork &run, bool gather);
   // Keeps an in-queue wait of value `value` on `producer`'s value `producer_value` (queued_), pruning first
   // where prune_at_ are live. Holding the turn; no lock, no allocation. Where the ring is full of waits our
-  // timeline has not passed, waits on the host for the oldest (holding the turn, as a full queue blocks).
+  // timeline has not passed, make_queued_room waits on the host for the middle one's value (holding the
+  // turn, as a full queue blocks).
   rig_status keep_queued(TimelineSlot *producer, uint64_t producer_value, uint64_t value) {
     if (queued_.live() >= prune_at_) [[unlikely]]
       if (rig_status s = make_queued_room(value); s != RIG_OK) return s;

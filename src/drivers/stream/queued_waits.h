@@ -30,7 +30,7 @@ class QueuedWaits {
   };
   // Entries kept at most: a submit waits in queue for one value per other device, so a full ring is this
   // many waits not yet passed by this device's timeline; the writer then drops what is passed, or waits
-  // for the oldest (StreamDevice::enqueue_waits).
+  // for the middle one (StreamDevice::make_queued_room).
   static constexpr size_t kCapacity = 2048;
 
   QueuedWaits() : ring_(new Entry[kCapacity]) {}
