@@ -5,6 +5,8 @@
 # stamps raised before the hand-over: core/submit.h's kRaiseFirst). bench/cuda's chain, two rounds of the
 # three at 51 rounds, then one round each through the timed interposer (own time against the driver's).
 # Usage (repository root, GPU machine): scripts/gpu/session26.sh BUILD. Writes $OUT/session26.txt.
+# NOTE (found after the call): bench/cuda links rig statically, so the librig swapped on LD_LIBRARY_PATH
+# below was never loaded: every row of this call ran one build (main). See session29.sh.
 . scripts/gpu/session-env.sh "${1:-}"
 lib() { [ "$1" = main ] && echo "$B" || echo "$B/$1"; }
 {

@@ -5,6 +5,8 @@
 # 396657f, carried as BUILD/before/librig.so.0) and this build, three rounds of the two at 51 rounds, then
 # each once through the timed interposer (own time against the driver's).
 # Usage (repository root, GPU machine): scripts/gpu/session27.sh BUILD. Writes $OUT/session27.txt.
+# NOTE (found after the call): bench/cuda links rig statically, so the librig swapped on LD_LIBRARY_PATH
+# below was never loaded: every row of this call ran one build (the ring). session29.sh does it right.
 . scripts/gpu/session-env.sh "${1:-}"
 lib() { [ "$1" = this ] && echo "$B" || echo "$B/$1"; }
 {
