@@ -238,11 +238,14 @@ bool Timeline::known_reached(uint64_t value) const { return reached_asking(value
 
 bool Timeline::reached(uint64_t value) const { return reached_asking(value, true); }
 
+std::atomic<uint64_t> Timeline::frozen_count_{0};
+
 bool Timeline::freeze(uint64_t cap) {
   if (freezing_.exchange(true, std::memory_order_acq_rel)) return false;
   uint64_t at = std::min(signaled(), cap);
   slot_->frozen.store(at, std::memory_order_relaxed);
   slot_->lost.store(true, std::memory_order_release);
+  frozen_count_.fetch_add(1, std::memory_order_release);  // after `lost`: any_frozen() true shows it
   // Streams of other devices waiting on this word would wait forever: let them go. Their devices see
   // this one lost and are lost with it.
   if (memops_) __atomic_store_n(slot_->word, kReleasedWord, __ATOMIC_RELEASE);

@@ -113,6 +113,11 @@ class Timeline {
   // timeline's word (memory-operation mode). Only the first call freezes (its cap holds) and returns true;
   // a later or concurrent one returns false at once. Takes no lock.
   bool freeze(uint64_t cap = UINT64_MAX);
+  // Whether any timeline of any family in the process was ever frozen (a device lost). False lets a device
+  // skip looking through its in-queue waits for a lost producer (StreamDevice::check_producers): a host
+  // wait then reads one word, not every wait its queue still keeps (up to 2048). Acquire: a freeze whose
+  // count is seen has its slot's `lost` seen too.
+  static bool any_frozen() { return frozen_count_.load(std::memory_order_acquire) != 0; }
 
  private:
   // Held values in a row (hold()) before a mark is asked for: bounds how far proof() looks ahead.
@@ -174,6 +179,7 @@ class Timeline {
   // freeze() once: the timeline's own bookkeeping of its frozen value, not the device's loss (the engine's
   // Device owns that); slot_->lost publishes the frozen value to other devices once it is stored.
   std::atomic<bool> freezing_{false};
+  static std::atomic<uint64_t> frozen_count_;  // timelines frozen so far, every family's (any_frozen)
 };
 
 }  // namespace rig::stream
