@@ -441,6 +441,9 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("host", rows, "dq", "b", false, "   (d) with 32 events and a query every 16, over (b)");
   print_ratio("wall", rows, "dq", "b", true, "   (d) with 32 events and a query every 16, over (b)");
   print_ratio("host", rows, "d", "ds", false, "   1024 events over 16");
+  print_ratio("wall", rows, "aw", "b", true, "   rig with events from a window of 32 (RIG_EVENT_WINDOW=32)");
+  print_ratio("host", rows, "aw", "a", false, "   a window of 32 over the ring of 1024");
+  print_ratio("wall", rows, "aw", "a", true, "   a window of 32 over the ring of 1024");
   print_ratio("wall", rows, "a", "br", true, "   against (b) through the CUDA runtime, the issue's program");
   print_ratio("host", rows, "a", "br", false, "   against (b) through the CUDA runtime");
   print_ratio("wall", rows, "a", "c", true, "");
@@ -496,18 +499,21 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
   std::string n0 = "cuda:" + std::to_string(g0), n1 = "cuda:" + std::to_string(g1);
   std::printf("\n=== %s and %s ===\n", n0.c_str(), n1.c_str());
   RigChain rig(n0.c_str(), n1.c_str());
-  std::unique_ptr<RigChain> rig_memops;
-  {
-    // The timeline is chosen when a device opens.
-    const char *was = std::getenv("RIG_CUDA_TIMELINE");
+  // A chain whose devices open with `name` set to `value` (the timeline and its window are chosen when a
+  // device opens), the variable restored after.
+  auto opened_with = [&](const char *name, const char *value) {
+    const char *was = std::getenv(name);
     std::string saved = was ? was : "";
-    setenv("RIG_CUDA_TIMELINE", "memops", 1);
-    rig_memops = std::make_unique<RigChain>(n0.c_str(), n1.c_str());
+    setenv(name, value, 1);
+    auto chain = std::make_unique<RigChain>(n0.c_str(), n1.c_str());
     if (was)
-      setenv("RIG_CUDA_TIMELINE", saved.c_str(), 1);
+      setenv(name, saved.c_str(), 1);
     else
-      unsetenv("RIG_CUDA_TIMELINE");
-  }
+      unsetenv(name);
+    return chain;
+  };
+  std::unique_ptr<RigChain> rig_memops = opened_with("RIG_CUDA_TIMELINE", "memops");
+  std::unique_ptr<RigChain> rig_window = opened_with("RIG_EVENT_WINDOW", "32");
   RawChain raw(api, g0, g1);
   bench::RuntimeChain runtime(g0, g1, kernels_ptx, "rig_add_u32");
   if (!runtime.ready()) std::printf("(br) left out: %s\n", runtime.why().c_str());
@@ -519,6 +525,8 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
         {"a", "(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
         {"a1", "(a1) rig, one device (no cross-device edge)", [&](int i) { rig.op(kernels, false, i); },
          [&] { rig.finish(); }},
+        {"aw", "(aw) rig, alternating, events from a window of 32", [&](int i) { rig_window->op(kernels, true, i); },
+         [&] { rig_window->finish(); }},
         {"am", "(am) rig, alternating, memory-operation timeline", [&](int i) { rig_memops->op(kernels, true, i); },
          [&] { rig_memops->finish(); }},
         {"b", "(b)  streams + events + cuStreamWaitEvent", [&](int i) { raw.events(kernels, i); },

@@ -196,6 +196,54 @@ static void test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits(voi
   release_chain(dev, x, y, forth, back, NULL);
 }
 
+/* A timeline's events are recorded in turn from a window (RIG_EVENT_WINDOW, drivers/stream/timeline.h). A
+ * window of 2 with the GPU far behind (every copy slowed by the fake) widens as the values in flight grow,
+ * a question each time, and never blocks the host where a ring of 2 would at every other submit; every
+ * byte is right. Values that are not a window are refused when a device opens, naming the variable. */
+#define WINDOW_OPS 100
+static void test_a_small_event_window_widens_instead_of_blocking(void **state) {
+  (void)state;
+  GT_FAKE_ONLY();
+  if (memops_timeline()) skip();  /* no events to record in turn */
+  const char *refused[] = {"3", "1", "2048", "16k"};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+    setenv("RIG_EVENT_WINDOW", refused[i], 1);
+    rig_device d;
+    assert_int_equal(rig_device_open("cuda:0", &d), RIG_INVALID_ARGUMENT);
+    assert_non_null(strstr(rig_last_error(), "RIG_EVENT_WINDOW"));
+  }
+  gt_set("reset", 0);
+  gt_set("copy_delay_us", 200);
+  setenv("RIG_EVENT_WINDOW", "2", 1);
+  rig_device dev[2];
+  rig_buffer x[2], y[2];
+  static unsigned char pattern[BYTES], got[BYTES];
+  int opened = open_chain("cuda:0", "cuda:0", dev, x, y, pattern);
+  unsetenv("RIG_EVENT_WINDOW");
+  if (!opened) return;
+  rig_run forth[2], back[2];
+  for (int d = 0; d < 2; ++d) forth[d] = rt_copy_run(dev[d], x[d], y[d]), back[d] = rt_copy_run(dev[d], y[d], x[d]);
+  long long records0 = q("event_records"), waits0 = q("event_waits"), queries0 = q("event_queries"),
+            syncs0 = q("event_syncs");
+  rig_point last = 0;
+  for (int i = 0; i < WINDOW_OPS; ++i) OK(rig_submit(i % 2 ? back[i % 2] : forth[i % 2], NULL, 0, &last));
+  long long records = q("event_records") - records0, waits = q("event_waits") - waits0,
+            queries = q("event_queries") - queries0, syncs = q("event_syncs") - syncs0;
+  uint64_t signaled = 0;
+  OK(rig_device_signaled(dev[1], &signaled));
+  fprintf(stderr, "window 2, %d ops: records %lld, waits %lld, queries %lld, synchronizes %lld; device 1 at %llu of %d\n",
+          WINDOW_OPS, records, waits, queries, syncs, (unsigned long long)signaled, WINDOW_OPS / 2);
+  assert_int_equal(records, WINDOW_OPS);
+  assert_int_equal(waits, WINDOW_OPS - 1);
+  assert_int_equal(syncs, 0);
+  assert_true(queries <= 16);  /* a question before each widening (2 to 64), and a few that found room */
+  OK(rig_wait_point(last, UINT64_MAX));
+  OK(rig_buffer_read_into(y[0], 0, got, BYTES));
+  assert_memory_equal(got, pattern, BYTES);
+  gt_set("copy_delay_us", 0);
+  release_chain(dev, x, y, forth, back, NULL);
+}
+
 static void test_a_lost_device_replays_no_recorded_run(void **state) {
   (void)state;
   GT_FAKE_ONLY();
@@ -236,6 +284,7 @@ int main(void) {
       cmocka_unit_test(test_a_chain_on_one_gpu_costs_the_hand_written_calls),
       cmocka_unit_test(test_a_chain_across_two_gpus_costs_the_hand_written_calls),
       cmocka_unit_test(test_an_old_point_is_asked_about_once_then_never_waited_on),
+      cmocka_unit_test(test_a_small_event_window_widens_instead_of_blocking),
       /* last: it loses the devices it opens */
       cmocka_unit_test(test_a_chain_far_ahead_of_the_gpu_stays_within_the_ring_of_waits),
       cmocka_unit_test(test_a_lost_device_replays_no_recorded_run),

@@ -25,6 +25,9 @@ rig_status open_failed(const Family &family, const char *call, unsigned ordinal,
 }  // namespace
 
 rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std::unique_ptr<DriverDevice> *out) {
+  size_t window = 0;  // the events timeline's first window (RIG_EVENT_WINDOW), refused before anything is made
+  if (!memops)
+    if (rig_status s = Timeline::window_asked(&window); s != RIG_OK) return s;
   std::unique_ptr<StreamDevice> d(new StreamDevice(gpu));
   const Family &family = *gpu.family;
   const Calls &calls = family.calls;
@@ -55,7 +58,7 @@ rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std:
   TimelineSlot *slot = nullptr;
   if (rig_status s = take_timeline_slot(family, &slot); s != RIG_OK) return s;
   std::snprintf(slot->name, sizeof slot->name, "%s", d->info_.name.c_str());
-  d->timeline_ = std::make_unique<Timeline>(family, d->stream_, slot, memops);
+  d->timeline_ = std::make_unique<Timeline>(family, d->stream_, slot, memops, window);
   if (rig_status s = d->timeline_->init(); s != RIG_OK) return s;
   {
     std::lock_guard hold(slot->owner_lock);

@@ -1,6 +1,7 @@
 #include "drivers/stream/timeline.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 
@@ -67,16 +68,33 @@ rig_status take_timeline_slot(const Family &family, TimelineSlot **out) {
 
 Timeline::~Timeline() {
   // A wait already enqueued on an event keeps what it captured.
-  if (ring_)
+  if (pool_)
     for (size_t i = 0; i < kRing; ++i)
-      if (ring_[i].event) calls_.event_destroy(ring_[i].event);
+      if (pool_[i].event) calls_.event_destroy(pool_[i].event);
+}
+
+rig_status Timeline::window_asked(size_t *window) {
+  // Read at every open (rare): a device keeps the window it opened with, so a program or a test may open
+  // devices with different windows.
+  *window = 0;
+  const char *text = std::getenv("RIG_EVENT_WINDOW");
+  if (!text || !*text) return RIG_OK;
+  char *end = nullptr;
+  unsigned long long n = std::strtoull(text, &end, 10);
+  if (*end || n < 2 || n > kRing || (n & (n - 1)))
+    return fail(RIG_INVALID_ARGUMENT, "RIG_EVENT_WINDOW=%s: the events a timeline records in turn are a power of two from 2 to %zu",
+                text, kRing);
+  *window = size_t(n);
+  return RIG_OK;
 }
 
 rig_status Timeline::init() {
   if (memops_) return RIG_OK;
   ring_ = std::make_unique<Entry[]>(kRing);
+  pool_ = std::make_unique<Pooled[]>(kRing);
+  // Every event now, none on the submit path: a window that doubles takes events already made.
   for (size_t i = 0; i < kRing; ++i) {
-    Result r = calls_.event_create(&ring_[i].event, EVENT_DISABLE_TIMING);
+    Result r = calls_.event_create(&pool_[i].event, EVENT_DISABLE_TIMING);
     if (r != SUCCESS)
       return fail(status_of(family_, r), "%s failed: %s", family_.names.event_create, family_.error_name(r));
   }
@@ -116,7 +134,7 @@ bool Timeline::query(uint64_t value) const {
     case Proof::recorded: break;
   }
   // Not ready, or an error: wait() looks at the stream for the error.
-  if (calls_.event_query(e->event) != SUCCESS) return false;
+  if (calls_.event_query(e->event.load(std::memory_order_relaxed)) != SUCCESS) return false;
   raise(m);
   return true;
 }
@@ -129,14 +147,48 @@ Result Timeline::make_room(uint64_t value) {
   const Entry *e = nullptr;
   uint64_t m = 0;
   if (proof(ahead, &e, &m) != Proof::recorded) return SUCCESS;  // reached (unmarked cannot be: see above)
-  if (calls_.event_query(e->event) == SUCCESS) {
+  // The entry's event, or a later record of it (the pool reuses an event only once its value is reached):
+  // either done means m is.
+  Event event = e->event.load(std::memory_order_relaxed);
+  if (calls_.event_query(event) == SUCCESS) {
     raise(m);
     return SUCCESS;
   }
   // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
-  // GPU would not take anyway. Only mark() records entries, and it is this thread, so the entry stays
-  // the record of `m` while this waits.
-  Result r = calls_.event_synchronize(e->event);
+  // GPU would not take anyway.
+  Result r = calls_.event_synchronize(event);
+  if (r == SUCCESS) raise(m);
+  return r;
+}
+
+Result Timeline::make_event_room(uint64_t value) {
+  // pool_[next_] was last recorded for a mark window_ marks back or more (a value at most value - window_),
+  // not yet seen reached. Ask about the value half a window back: once it is done, so is that mark, and the
+  // next window_/2 records need no question. (pool_[next_].last is not 0, so value >= window_.)
+  uint64_t ahead = value - window_ / 2;
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  Proof p = proof(ahead, &e, &m);
+  if (p == Proof::reached) return SUCCESS;
+  Event event = p == Proof::recorded ? e->event.load(std::memory_order_relaxed) : nullptr;
+  if (event && calls_.event_query(event) == SUCCESS) {
+    raise(m);
+    return SUCCESS;
+  }
+  if (window_ < kRing) {
+    // More than half a window in flight: a wider window, not a blocked host. Events past the old window were
+    // never recorded (it only grows).
+    next_ = window_;
+    window_ *= 2;
+    return SUCCESS;
+  }
+  // The whole ring in flight: as make_room, block until the value half a ring back is done (or, held and not
+  // marked, which a run of at most kHeldRun cannot be here, the event to reuse itself).
+  if (!event) {
+    event = pool_[next_].event;
+    m = pool_[next_].last;
+  }
+  Result r = calls_.event_synchronize(event);
   if (r == SUCCESS) raise(m);
   return r;
 }
@@ -150,12 +202,19 @@ Result Timeline::mark(uint64_t value) {
     return r;
   }
   size_t i = value % kRing;
-  // Only mark() stores entries, holding the device's turn, which orders it after the previous mark().
+  // Only mark() stores entries and records the pool's events, holding the device's turn, which orders it
+  // after the previous mark().
   uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
   if (previous && reached_.load(std::memory_order_acquire) < previous)
     if (Result r = make_room(value); r != SUCCESS) return r;
-  Result r = calls_.event_record(ring_[i].event, stream_);
+  if (uint64_t last = pool_[next_].last; last && reached_.load(std::memory_order_acquire) < last)
+    if (Result r = make_event_room(value); r != SUCCESS) return r;
+  Pooled &p = pool_[next_];
+  Result r = calls_.event_record(p.event, stream_);
   if (r != SUCCESS) return r;
+  p.last = value;
+  next_ = (next_ + 1) & (window_ - 1);
+  ring_[i].event.store(p.event, std::memory_order_relaxed);
   ring_[i].value.store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
   return SUCCESS;
@@ -183,7 +242,7 @@ Result Timeline::enqueue_wait(Stream consumer, bool consumer_memops, uint64_t va
     case Proof::unmarked: return ERROR_NOT_READY;  // held, not committed: the caller broke the contract
     case Proof::recorded: break;
   }
-  return calls_.stream_wait_event(consumer, e->event, 0);
+  return calls_.stream_wait_event(consumer, e->event.load(std::memory_order_relaxed), 0);
 }
 
 uint64_t Timeline::known() const {
@@ -229,7 +288,7 @@ bool Timeline::reached_asking(uint64_t value, bool ask_newest) const {
   Proof p = proof(value, &e, &m);
   if (p != Proof::recorded) return p == Proof::reached;
   if (!ask_newest && m == marked_.load(std::memory_order_acquire)) return false;
-  if (calls_.event_query(e->event) != SUCCESS) return false;
+  if (calls_.event_query(e->event.load(std::memory_order_relaxed)) != SUCCESS) return false;
   raise(m);
   return true;
 }

@@ -6,6 +6,12 @@
 //    with cuStreamWaitEvent on the value's own event, so a chain of work across devices costs the very
 //    calls a program makes by hand with streams and events: a wait, the work, a record. The host asks
 //    the driver (cuEventQuery) only when it must know; the submit path reads what was last seen.
+//    The events are recorded in turn from a window of the ring's (RIG_EVENT_WINDOW, a power of two from 2
+//    to 1024, 1024 unless set): a small window keeps the few events a GPU that keeps up needs touched again
+//    and again, where 1024 in turn touch each once per 1024 records (bench/cuda's (d) and (ds) rows). An
+//    event is recorded again only once its value is seen reached: the window's reuse asks about the value
+//    half a window back (one query per half window), and where that is not done yet the window doubles
+//    instead of blocking, up to the ring.
 //  - stream memory operations (CUDA: RIG_CUDA_TIMELINE=memops; HIP: unless RIG_HIP_TIMELINE=events; where the device has them): after each
 //    value's work the stream writes the value into a word of pinned, device-mapped host memory
 //    (cuStreamWriteValue64, fenced after the work); the host reads the word without a driver call;
@@ -62,14 +68,22 @@ rig_status take_timeline_slot(const Family &family, TimelineSlot **out);
 
 class Timeline {
  public:
-  Timeline(const Family &family, Stream stream, TimelineSlot *slot, bool memory_operations)
-      : family_(family), calls_(family.calls), stream_(stream), slot_(slot), memops_(memory_operations) {}
+  // window: the events mode's first window (a power of two, 2 to kRing; see above), kRing where 0.
+  Timeline(const Family &family, Stream stream, TimelineSlot *slot, bool memory_operations, size_t window = 0)
+      : family_(family), calls_(family.calls), stream_(stream), slot_(slot), memops_(memory_operations),
+        window_(window ? window : kRing) {}
   ~Timeline();
   Timeline(const Timeline &) = delete;
   Timeline &operator=(const Timeline &) = delete;
 
   // Creates the event ring (events mode). Current context set by the caller.
   rig_status init();
+  // RIG_EVENT_WINDOW as a device opens: the events mode's first window, 0 (the ring's) where unset; a value
+  // that is not a power of two from 2 to kRing is refused with a message (RIG_INVALID_ARGUMENT).
+  static rig_status window_asked(size_t *window);
+  // The events mode's window now (events recorded in turn): read by the tests and the bench.
+  size_t window() const { return window_; }
+  static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
   bool memory_operations() const { return memops_; }
   TimelineSlot *slot() const { return slot_; }
 
@@ -122,13 +136,20 @@ class Timeline {
  private:
   // Held values in a row (hold()) before a mark is asked for: bounds how far proof() looks ahead.
   static constexpr uint64_t kHeldRun = 16;
-  static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
 
-  // Events mode. ring_ is fixed once init() returns; only mark() (holding the turn) records and stores.
-  // An entry's event and value share a cache line: a wait or a mark reads both.
+  // Events mode. ring_[value % kRing] is where a value's mark is found: the event recorded for it, and the
+  // value. Only mark() (holding the turn) stores entries. An entry's event and value share a cache line: a
+  // wait or a mark reads both. The event is stored before the value (release): a reader that sees the value
+  // sees that event or a later record's, a longer wait, never a shorter one.
   struct Entry {
+    std::atomic<Event> event{nullptr};
+    std::atomic<uint64_t> value{0};  // the value of the mark the event was recorded for (0: none)
+  };
+  // The events themselves, recorded in turn from pool_[0, window_): each with the value it was last
+  // recorded for. Read and written holding the turn only (mark()).
+  struct Pooled {
     Event event = nullptr;
-    std::atomic<uint64_t> value{0};  // the value the event was last recorded for (0: none)
+    uint64_t last = 0;
   };
   // What proves a value reached (events mode): proof() is the one place a value is mapped to an event.
   enum class Proof {
@@ -140,7 +161,10 @@ class Timeline {
   // A held value's proof is the first mark after it, at most kHeldRun on (hold()'s bound), so at most
   // kHeldRun + 1 entries are read; a value marked itself reads one. An entry recorded again for a later
   // value no longer proves its old one, but mark() reuses an entry only once its value is seen reached
-  // (make_room), so known() then shows `value` reached. Never calls the driver.
+  // (make_room), so known() then shows `value` reached. Likewise an entry's event recorded again for a
+  // later value from the window (make_event_room): its old value was seen reached first, and a wait or a
+  // query on the event then answers for the later record, which is later on the same stream: longer,
+  // never wrong. Never calls the driver.
   // Inline where the value is its own mark (every submit's value, so every cross-device wait of a chain):
   // one load, where the call and the loop cost every edge instructions of their own (bench/README.md,
   // "Why: the interop edge").
@@ -166,6 +190,10 @@ class Timeline {
   // is the newest mark, unless `ask_newest`).
   [[gnu::hot]] bool reached_asking(uint64_t value, bool ask_newest) const;
   [[gnu::cold]] Result make_room(uint64_t value);
+  // The window's next event stands for a value not seen reached: ask about the value half a window back;
+  // where it is not done, double the window (the next event is then one never recorded) or, at the ring's
+  // size, make_room as a full ring does. Holding the turn.
+  [[gnu::cold]] Result make_event_room(uint64_t value);
 
   const Family &family_;
   const Calls &calls_;
@@ -173,6 +201,9 @@ class Timeline {
   TimelineSlot *slot_;
   bool memops_;
   std::unique_ptr<Entry[]> ring_;
+  std::unique_ptr<Pooled[]> pool_;  // kRing events, created by init()
+  size_t window_;                   // events recorded in turn now: a power of two, at most kRing (turn only)
+  size_t next_ = 0;                 // the pool's next event to record, below window_ (turn only)
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
   uint64_t held_ = 0;  // highest value taken by hold(); read and written holding the turn only
