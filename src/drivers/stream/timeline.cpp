@@ -193,6 +193,13 @@ Result Timeline::make_event_room(uint64_t value) {
   return r;
 }
 
+Result Timeline::make_rooms(uint64_t value, uint64_t previous) {
+  if (reached_.load(std::memory_order_acquire) < previous)
+    if (Result r = make_room(value); r != SUCCESS) return r;
+  if (reached_.load(std::memory_order_acquire) < pool_[next_].last) return make_event_room(value);
+  return SUCCESS;
+}
+
 Result Timeline::mark(uint64_t value) {
   if (memops_) {
     // DEFAULT flags: the write is fenced after the work before it, so a reader that sees the value sees
@@ -203,12 +210,11 @@ Result Timeline::mark(uint64_t value) {
   }
   size_t i = value % kRing;
   // Only mark() stores entries and records the pool's events, holding the device's turn, which orders it
-  // after the previous mark().
+  // after the previous mark(). The entry and the event to use again must both stand for values seen
+  // reached (0, never used, is): one comparison where both are, the usual case.
   uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
-  if (previous && reached_.load(std::memory_order_acquire) < previous)
-    if (Result r = make_room(value); r != SUCCESS) return r;
-  if (uint64_t last = pool_[next_].last; last && reached_.load(std::memory_order_acquire) < last)
-    if (Result r = make_event_room(value); r != SUCCESS) return r;
+  if (reached_.load(std::memory_order_acquire) < std::max(previous, pool_[next_].last)) [[unlikely]]
+    if (Result r = make_rooms(value, previous); r != SUCCESS) return r;
   Pooled &p = pool_[next_];
   Result r = calls_.event_record(p.event, stream_);
   if (r != SUCCESS) return r;

@@ -194,6 +194,9 @@ class Timeline {
   // where it is not done, double the window (the next event is then one never recorded) or, at the ring's
   // size, make_room as a full ring does. Holding the turn.
   [[gnu::cold]] Result make_event_room(uint64_t value);
+  // mark()'s cold path: make_room where the entry's `previous` value is not seen reached, then
+  // make_event_room where the window's next event's is not.
+  [[gnu::cold]] Result make_rooms(uint64_t value, uint64_t previous);
 
   const Family &family_;
   const Calls &calls_;
