@@ -216,43 +216,11 @@ rig_status StreamDevice::hand_over(const Work &work, uint64_t value, std::span<c
   return hand_over_prepared(prepared_, value, waits);
 }
 
-rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current) {
-  for (const QueueWait &w : waits) {
-    StreamDevice *p = of_family(*w.producer);
-    if (!p) [[unlikely]]
-      return lose("asked to wait in its queue on a device of another family");
-    TimelineSlot *ps = p->timeline_->slot();
-    if (ps->lost.load(std::memory_order_acquire) && ps->frozen.load(std::memory_order_relaxed) < w.value) {
-      char why[128];
-      std::snprintf(why, sizeof why, "its work waits for %s value %llu, which is lost", ps->name,
-                    static_cast<unsigned long long>(w.value));
-      return lose(why);
-    }
-    // Kept before the wait is enqueued (a failed call loses the device, so an entry for a wait never
-    // enqueued changes nothing).
-    if (rig_status s = keep_queued(ps, w.value, value); s != RIG_OK) return s;
-    Result r;
-    const char *call;
-    if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) {
-      // Same GPU: a dependency CUDA sees. Streams of one GPU may share a hardware queue (more streams than
-      // connections), where a stream waiting on a value written later in that queue would deadlock;
-      // CUDA's documentation asks for such orders to be expressed with events. The event is recorded at
-      // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
-      // never a cycle (everything before the tail was handed over before this wait).
-      call = family_.names.event_record;
-      r = current.call([&] { return calls_.event_record(edge_event_, p->stream_); });
-      if (r == SUCCESS) {
-        call = family_.names.stream_wait_event;
-        r = current.call([&] { return calls_.stream_wait_event(stream_, edge_event_, 0); });
-      }
-    } else {
-      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
-                                                                                  : family_.names.stream_wait_event;
-      r = current.call([&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); });
-    }
-    if (r != SUCCESS) return fault(call, r, true);
-  }
-  return RIG_OK;
+rig_status StreamDevice::waited_on_lost(const TimelineSlot &producer, uint64_t value) {
+  char why[128];
+  std::snprintf(why, sizeof why, "its work waits for %s value %llu, which is lost", producer.name,
+                static_cast<unsigned long long>(value));
+  return lose(why);
 }
 
 rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {

@@ -164,8 +164,11 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   rig_status check_producers(uint64_t up_to, bool probe);
   // Enqueues the in-queue `waits` of value `value` (hand_over_prepared's first step) and keeps each in
   // queued_, each call through `current` (made current where the library asks). Holding the turn; a failure
-  // loses the device.
-  rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current);
+  // loses the device. Inline (below): a chain's hand-over makes one such wait an edge, and the call's frame
+  // cost more than its loop; its failures are out of line (waited_on_lost, and fault).
+  [[gnu::always_inline]] inline rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value,
+                                                         CurrentWhenAsked &current);
+  [[gnu::cold]] rig_status waited_on_lost(const TimelineSlot &producer, uint64_t value);
   // The calls of a record this device made (StreamDevice::record), for a batch (drivers/stream/recorded.cpp).
   static const Prepared &recorded_calls(const RecordedWork &recorded);
   // A batch's copies gathered for one copy_batch (batch.cpp): at most kCopyGroup, none writing bytes
@@ -280,5 +283,41 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::once_flag reuse_once_;
   std::unique_ptr<KeptBlocks> reuse_;
 };
+
+rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current) {
+  for (const QueueWait &w : waits) {
+    StreamDevice *p = of_family(*w.producer);
+    if (!p) [[unlikely]]
+      return lose("asked to wait in its queue on a device of another family");
+    TimelineSlot *ps = p->timeline_->slot();
+    if (ps->lost.load(std::memory_order_acquire) && ps->frozen.load(std::memory_order_relaxed) < w.value) [[unlikely]]
+      return waited_on_lost(*ps, w.value);
+    // Kept before the wait is enqueued (a failed call loses the device, so an entry for a wait never
+    // enqueued changes nothing).
+    if (rig_status s = keep_queued(ps, w.value, value); s != RIG_OK) return s;
+    Result r;
+    const char *call;
+    if (&p->gpu_ == &gpu_ && p->timeline_->memory_operations()) [[unlikely]] {
+      // Same GPU: a dependency CUDA sees. Streams of one GPU may share a hardware queue (more streams than
+      // connections), where a stream waiting on a value written later in that queue would deadlock;
+      // CUDA's documentation asks for such orders to be expressed with events. The event is recorded at
+      // the producer's tail, which covers w.value (committed, not yet reached): over-waiting at worst,
+      // never a cycle (everything before the tail was handed over before this wait).
+      call = family_.names.event_record;
+      r = current.call([&] { return calls_.event_record(edge_event_, p->stream_); });
+      if (r == SUCCESS) {
+        call = family_.names.stream_wait_event;
+        r = current.call([&] { return calls_.stream_wait_event(stream_, edge_event_, 0); });
+      }
+    } else {
+      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
+                                                                                  : family_.names.stream_wait_event;
+      r = current.call([&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); });
+    }
+    if (r != SUCCESS) [[unlikely]]
+      return fault(call, r, true);
+  }
+  return RIG_OK;
+}
 
 }  // namespace rig::stream

@@ -200,30 +200,12 @@ Result Timeline::make_rooms(uint64_t value, uint64_t previous) {
   return SUCCESS;
 }
 
-Result Timeline::mark(uint64_t value) {
-  if (memops_) {
-    // DEFAULT flags: the write is fenced after the work before it, so a reader that sees the value sees
-    // the work's writes.
-    Result r = calls_.write_value64(stream_, slot_->address, value, WRITE_VALUE_FENCED);
-    if (r == SUCCESS) marked_.store(value, std::memory_order_release);
-    return r;
-  }
-  size_t i = value % kRing;
-  // Only mark() stores entries and records the pool's events, holding the device's turn, which orders it
-  // after the previous mark(). The entry and the event to use again must both stand for values seen
-  // reached (0, never used, is): one comparison where both are, the usual case.
-  uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
-  if (reached_.load(std::memory_order_acquire) < std::max(previous, pool_[next_].last)) [[unlikely]]
-    if (Result r = make_rooms(value, previous); r != SUCCESS) return r;
-  Pooled &p = pool_[next_];
-  Result r = calls_.event_record(p.event, stream_);
-  if (r != SUCCESS) return r;
-  p.last = value;
-  next_ = (next_ + 1) & (window_ - 1);
-  ring_[i].event.store(p.event, std::memory_order_relaxed);
-  ring_[i].value.store(value, std::memory_order_release);
-  marked_.store(value, std::memory_order_release);
-  return SUCCESS;
+Result Timeline::mark_word(uint64_t value) {
+  // DEFAULT flags: the write is fenced after the work before it, so a reader that sees the value sees the
+  // work's writes.
+  Result r = calls_.write_value64(stream_, slot_->address, value, WRITE_VALUE_FENCED);
+  if (r == SUCCESS) marked_.store(value, std::memory_order_release);
+  return r;
 }
 
 bool Timeline::hold(uint64_t value) {
@@ -237,21 +219,12 @@ Result Timeline::mark_held() {
   return mark(held_);
 }
 
-Result Timeline::enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value) {
-  if (memops_ && consumer_memops)
-    return calls_.wait_value64(consumer, slot_->address, value, WAIT_VALUE_GEQ);
-  if (memops_) return ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
-  const Entry *e = nullptr;
-  uint64_t m = 0;
-  switch (proof(value, &e, &m)) {
-    case Proof::reached: return SUCCESS;  // nothing to wait for
-    case Proof::unmarked: return ERROR_NOT_READY;  // held, not committed: the caller broke the contract
-    case Proof::recorded: break;
-  }
-  return calls_.stream_wait_event(consumer, e->event.load(std::memory_order_relaxed), 0);
+Result Timeline::enqueue_wait_word(Stream consumer, bool consumer_memops, uint64_t value) {
+  if (consumer_memops) return calls_.wait_value64(consumer, slot_->address, value, WAIT_VALUE_GEQ);
+  return ERROR_NOT_SUPPORTED;  // can_wait_in_queue answered no for this pair
 }
 
-uint64_t Timeline::known() const {
+uint64_t Timeline::known_word() const {
   if (slot_->lost.load(std::memory_order_acquire)) return slot_->frozen.load(std::memory_order_relaxed);
   if (memops_) {
     // Acquire: a host read after this sees the work's writes (the stream fenced them before the word).
@@ -298,8 +271,6 @@ bool Timeline::reached_asking(uint64_t value, bool ask_newest) const {
   raise(m);
   return true;
 }
-
-bool Timeline::known_reached(uint64_t value) const { return reached_asking(value, false); }
 
 bool Timeline::reached(uint64_t value) const { return reached_asking(value, true); }
 

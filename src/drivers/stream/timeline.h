@@ -30,6 +30,7 @@
 
 #include <rig.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -91,7 +92,10 @@ class Timeline {
   // values in order. Events mode: one record; when the ring is about to reuse an entry not yet seen
   // reached, first one query, or a blocking cuEventSynchronize while kRing/2 values are still in flight
   // (the queue is full: it blocks holding the turn, as a full queue does).
-  [[gnu::hot]] Result mark(uint64_t value);
+  // Inline (below), as are enqueue_wait, known and known_reached: the hand-over calls each once an edge,
+  // and a call and its frame cost the path more instructions than their bodies (bench/README.md, "Why: the
+  // submit path"); what is rare is out of line (make_rooms, the memory-operation mode, a question).
+  [[gnu::hot]] inline Result mark(uint64_t value);
   // Takes `value` (the next after the last marked or held) without a mark: the next mark (mark() of a later
   // value, or mark_held()) proves it. False where the run of held values since the last mark would pass
   // kHeldRun (proof() looks that far ahead): the caller marks it instead. Called holding the turn; no call.
@@ -108,7 +112,7 @@ class Timeline {
   // mark that proves it (proof()). Against this device's concurrent mark(): if the entry is recorded again
   // between the check and the wait, the wait captures the later record, which was handed over before this
   // wait: a longer wait, never a cycle.
-  [[gnu::hot]] Result enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value);
+  [[gnu::hot]] inline Result enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value);
 
   // The last value reached. Never blocks on the device; events mode asks the driver (at most about
   // log2(kRing) + 1 queries). After freeze(), the value reached at the loss.
@@ -117,11 +121,11 @@ class Timeline {
   // held value not marked since answers false (its device's commit() marks it).
   bool reached(uint64_t value) const;
   // The last value known reached without a driver call (events mode: what queries last saw).
-  [[gnu::hot]] uint64_t known() const;
+  [[gnu::hot]] inline uint64_t known() const;
   // The submit path's question. Events mode: from known(), and one query only for a value older than the
   // newest marked (likely done; a yes then spares later submits the question), never for the newest,
   // which a chain across devices names on every submit and which is rarely done yet.
-  [[gnu::hot]] bool known_reached(uint64_t value) const;
+  [[gnu::hot]] inline bool known_reached(uint64_t value) const;
 
   // Loss: remembers the value reached now (at most `cap`) and releases every stream waiting on this
   // timeline's word (memory-operation mode). Only the first call freezes (its cap holds) and returns true;
@@ -188,7 +192,11 @@ class Timeline {
   void raise(uint64_t value) const;
   // reached() and known_reached(): known(), else one query of the event of value's proof (not where that
   // is the newest mark, unless `ask_newest`).
-  [[gnu::hot]] bool reached_asking(uint64_t value, bool ask_newest) const;
+  bool reached_asking(uint64_t value, bool ask_newest) const;
+  // The memory-operation mode's mark, enqueue_wait and known(): out of line, off the events' path.
+  Result mark_word(uint64_t value);
+  Result enqueue_wait_word(Stream consumer, bool consumer_memops, uint64_t value);
+  uint64_t known_word() const;
   [[gnu::cold]] Result make_room(uint64_t value);
   // The window's next event stands for a value not seen reached: ask about the value half a window back;
   // where it is not done, double the window (the next event is then one never recorded) or, at the ring's
@@ -215,5 +223,50 @@ class Timeline {
   std::atomic<bool> freezing_{false};
   static std::atomic<uint64_t> frozen_count_;  // timelines frozen so far, every family's (any_frozen)
 };
+
+Result Timeline::mark(uint64_t value) {
+  if (memops_) return mark_word(value);
+  size_t i = value % kRing;
+  // Only mark() stores entries and records the pool's events, holding the device's turn, which orders it
+  // after the previous mark(). The entry and the event to use again must both stand for values seen
+  // reached (0, never used, is): one comparison where both are, the usual case.
+  uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
+  if (reached_.load(std::memory_order_acquire) < std::max(previous, pool_[next_].last)) [[unlikely]]
+    if (Result r = make_rooms(value, previous); r != SUCCESS) return r;
+  Pooled &p = pool_[next_];
+  Result r = calls_.event_record(p.event, stream_);
+  if (r != SUCCESS) return r;
+  p.last = value;
+  next_ = (next_ + 1) & (window_ - 1);
+  ring_[i].event.store(p.event, std::memory_order_relaxed);
+  ring_[i].value.store(value, std::memory_order_release);
+  marked_.store(value, std::memory_order_release);
+  return SUCCESS;
+}
+
+Result Timeline::enqueue_wait(Stream consumer, bool consumer_memops, uint64_t value) {
+  if (memops_) return enqueue_wait_word(consumer, consumer_memops, value);
+  const Entry *e = nullptr;
+  uint64_t m = 0;
+  switch (proof(value, &e, &m)) {
+    case Proof::reached: return SUCCESS;           // nothing to wait for
+    case Proof::unmarked: return ERROR_NOT_READY;  // held, not committed: the caller broke the contract
+    case Proof::recorded: break;
+  }
+  return calls_.stream_wait_event(consumer, e->event.load(std::memory_order_relaxed), 0);
+}
+
+uint64_t Timeline::known() const {
+  if (memops_ || slot_->lost.load(std::memory_order_acquire)) [[unlikely]]
+    return known_word();
+  return reached_.load(std::memory_order_acquire);
+}
+
+bool Timeline::known_reached(uint64_t value) const {
+  if (known() >= value) return true;
+  // The newest mark's value, or a held one past it, is never asked about here (reached_asking).
+  if (memops_ || value >= marked_.load(std::memory_order_acquire)) return false;
+  return reached_asking(value, false);
+}
 
 }  // namespace rig::stream
