@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Issue 35, 2026-12-04 (seventh session): is (d)'s ring of 1024 events what (d)/(b) costs? bench/cuda's
-# chain with two more hand-written rows, (ds) 16 events a stream in turn and (dq) 32 with a query every 16,
+# Issue 35, 2026-12-04 (seventh session; written then, not run: no GPU was lent): is (d)'s ring of 1024
+# events what (d)/(b) costs, and does rig win it back with a window of events? bench/cuda's chain with the
+# rows (ds) 16 events a stream in turn, (dq) 32 with a query every 16, and (aw) rig with RIG_EVENT_WINDOW=32,
 # twice at 101 rounds, then once through the timing interposer (31 rounds) for the driver's time per row.
+# Read: d/ds (the ring's cost to the driver), dq/b (a window's questions), aw/a and aw/b (rig with a window).
+# The bench links rig statically: this build's rows are this build's code, both timelines in one binary.
 # Usage (repository root, GPU machine): scripts/gpu/session30.sh BUILD. Writes $OUT/session30.txt.
 . scripts/gpu/session-env.sh "${1:-}"
 {
