@@ -75,6 +75,38 @@ inline bool nothing_to_wait_for(const Run::InlineCopy &copy, const Device &self)
   return true;
 }
 
+// Steps 2 and 3's collect for a run with no explicit waits whose points to follow (rule 3's last writes of
+// what it reads, rule 4's uses of what it writes) are passed but for those of at most one other device: true
+// with that device's highest such point in *foreign (0 where every point is passed), found without a
+// collected set; false at a point of a second other device (the full collect then decides). The common run
+// of a GPU chain names its own device (rule 1) and the device before it in the chain. A use word's device is
+// the word's owner (Stamps), so rule 4 needs no lookup but for the one other device. No call.
+inline bool near_points(std::span<const Run::Stamping> slots, const Device &self, uint64_t *foreign) {
+  uint64_t f = 0;
+  auto take = [&f](uint64_t p) {  // p: a point not passed
+    if (f && point_device(f) != point_device(p)) return false;
+    if (p > f) f = p;
+    return true;
+  };
+  for (const Run::Stamping &slot : slots) {
+    if (rule_on(3) && (slot.access & RIG_ACCESS_READ))
+      if (uint64_t p = slot.stamps->last_write(); !passed(p, self) && !take(p)) return false;
+    if (rule_on(4) && (slot.access & RIG_ACCESS_WRITE))
+      if (!slot.stamps->every_owned_use([&](uint64_t p, const Device &owner) {
+            return (rule_on(1) && &owner == &self) || inline_passed(owner, p) || take(p);
+          }))
+        return false;
+  }
+  *foreign = f;
+  return true;
+}
+
+// Steps 3 to 4 for a run near_points answered: `foreign` (0: none) committed and waited for in the device's
+// queue where its driver can, else on the host with no lock held; then the turn. Out of line, in
+// core/submit.cpp: the full path's steps without its collected set and spill vectors (bench/README.md, "Why:
+// the submit path"). Blocks as submit_waiting does.
+rig_status submit_near(Run &run, uint64_t foreign, rig_point *point);
+
 // The turn's first step, holding it: the device's next value in *value (written on every path, so that no
 // caller is seen to read it unset); RIG_LOST for a lost device, RIG_INVALID_ARGUMENT for a full timeline
 // (`what` names the call). Every value is taken here. Only the turn's holder changes submitted, so the order
@@ -216,6 +248,11 @@ void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool wr
         },
         [](uint64_t) {});
   }
+  // No waits named and at most one other device to follow (a GPU chain's edge, or none): the collect and the
+  // waits without the full path's collected set.
+  uint64_t foreign;
+  if (!wait_count && submit_detail::near_points(run.stamping(), self, &foreign)) [[likely]]
+    return submit_detail::submit_near(run, foreign, point);
   if (wait_count && !waits) return fail(RIG_INVALID_ARGUMENT, "submit: null waits for %zu points", wait_count);
   return submit_waiting(run, waits, wait_count, point);
 }
