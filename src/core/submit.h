@@ -208,11 +208,12 @@ void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool wr
 
 // Submits the run: step 1's checks, then, for a run of one inline copy (memory devices) of at most two slots
 // (InlineCopy::near) with no explicit waits whose every point to follow is already reached (every such
-// submit but after a loss), steps 2 and 3 as one pass over the slots' stamps and the turn, here; anything
-// else takes the full path (submit_waiting). The inline path builds no collected set and no in-queue waits
-// with their spill vectors, which only waiting submits use. Statuses: rig.h's rig_submit. Blocks only for
-// the device's turn, or, on the full path, on the host for a point whose device cannot be waited for in
-// this device's queue.
+// submit but after a loss), steps 2 and 3 as one pass over the slots' stamps and the turn, here; for any
+// other run with no explicit waits whose points name at most one other device (near_points), that device's
+// point waited for and the turn (submit_near); anything else takes the full path (submit_waiting). Only
+// the full path builds a collected set and in-queue waits with their spill vectors. Statuses: rig.h's
+// rig_submit. Blocks only for the device's turn, or, past the inline path, on the host for a point whose
+// device cannot be waited for in this device's queue.
 [[gnu::always_inline]] inline rig_status submit(Run &run, const rig_point *waits, size_t wait_count,
                                                 rig_point *point) {
   Device &self = run.device();
