@@ -310,9 +310,11 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
         r = current.call([&] { return calls_.stream_wait_event(stream_, edge_event_, 0); });
       }
     } else {
-      call = timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
-                                                                                  : family_.names.stream_wait_event;
       r = current.call([&] { return p->timeline_->enqueue_wait(stream_, timeline_->memory_operations(), w.value); });
+      // The call's name for the failure's message, named only where it failed.
+      call = r == SUCCESS                                                                   ? nullptr
+             : timeline_->memory_operations() && p->timeline_->memory_operations() ? family_.names.wait_value64
+                                                                                    : family_.names.stream_wait_event;
     }
     if (r != SUCCESS) [[unlikely]]
       return fault(call, r, true);

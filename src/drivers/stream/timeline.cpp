@@ -139,51 +139,33 @@ bool Timeline::query(uint64_t value) const {
   return true;
 }
 
-Result Timeline::make_room(uint64_t value) {
-  // The entry to reuse last stood for a value at least kRing back, not yet seen reached. Ask about a later
-  // value, half a ring on: once it is done, the next kRing/2 marks need no question at all. Its proof is a
-  // mark before `value` (held runs are far shorter than half a ring).
-  uint64_t ahead = value - kRing / 2;
-  const Entry *e = nullptr;
-  uint64_t m = 0;
-  if (proof(ahead, &e, &m) != Proof::recorded) return SUCCESS;  // reached (unmarked cannot be: see above)
-  // The entry's event, or a later record of it (the pool reuses an event only once its value is reached):
-  // either done means m is.
-  Event event = e->event.load(std::memory_order_relaxed);
-  if (calls_.event_query(event) == SUCCESS) {
-    raise(m);
-    return SUCCESS;
-  }
-  // More than kRing/2 values in flight: the host is far ahead of the GPU, so blocking costs nothing the
-  // GPU would not take anyway.
-  Result r = calls_.event_synchronize(event);
-  if (r == SUCCESS) raise(m);
-  return r;
-}
-
-Result Timeline::make_event_room(uint64_t value) {
-  // pool_[next_] was last recorded for a mark window_ marks back or more (a value at most value - window_),
-  // not yet seen reached. Ask about the value half a window back: once it is done, so is that mark, and the
-  // next window_/2 records need no question. (pool_[next_].last is not 0, so value >= window_.)
-  uint64_t ahead = value - window_ / 2;
+Result Timeline::make_room(uint64_t value, size_t span, bool widen) {
+  // What is to be reused (the ring's entry, span kRing; the window's next event, span window_) last stood for
+  // a mark at least span marks back, not yet seen reached. Ask about a later value, half a span on: once it
+  // is done, so is that mark, and the next span/2 marks need no question at all. (What is reused stood for
+  // a mark, so value >= span.)
+  uint64_t ahead = value - span / 2;
   const Entry *e = nullptr;
   uint64_t m = 0;
   Proof p = proof(ahead, &e, &m);
   if (p == Proof::reached) return SUCCESS;
+  // The entry's event, or a later record of it (the window reuses an event only once its value is reached):
+  // either done means m is.
   Event event = p == Proof::recorded ? e->event.load(std::memory_order_relaxed) : nullptr;
   if (event && calls_.event_query(event) == SUCCESS) {
     raise(m);
     return SUCCESS;
   }
-  if (window_ < kRing) {
+  if (widen && window_ < kRing) {
     // More than half a window in flight: a wider window, not a blocked host. Events past the old window were
     // never recorded (it only grows).
     next_ = window_;
     window_ *= 2;
     return SUCCESS;
   }
-  // The whole ring in flight: as make_room, block until the value half a ring back is done (or, held and not
-  // marked, which a run of at most kHeldRun cannot be here, the event to reuse itself).
+  // More than half the ring in flight: the host is far ahead of the GPU, so blocking costs nothing the GPU
+  // would not take anyway. Held and not marked, which a run of at most kHeldRun cannot be here, the value
+  // half a span back has no event: the window's next event is waited for instead.
   if (!event) {
     event = pool_[next_].event;
     m = pool_[next_].last;
@@ -195,8 +177,8 @@ Result Timeline::make_event_room(uint64_t value) {
 
 Result Timeline::make_rooms(uint64_t value, uint64_t previous) {
   if (reached_.load(std::memory_order_acquire) < previous)
-    if (Result r = make_room(value); r != SUCCESS) return r;
-  if (reached_.load(std::memory_order_acquire) < pool_[next_].last) return make_event_room(value);
+    if (Result r = make_room(value, kRing, false); r != SUCCESS) return r;
+  if (reached_.load(std::memory_order_acquire) < pool_[next_].last) return make_room(value, window_, true);
   return SUCCESS;
 }
 

@@ -82,8 +82,6 @@ class Timeline {
   // RIG_EVENT_WINDOW as a device opens: the events mode's first window, 0 (the ring's) where unset; a value
   // that is not a power of two from 2 to kRing is refused with a message (RIG_INVALID_ARGUMENT).
   static rig_status window_asked(size_t *window);
-  // The events mode's window now (events recorded in turn): read by the tests and the bench.
-  size_t window() const { return window_; }
   static constexpr size_t kRing = 1024;  // events in flight before mark() makes room
   bool memory_operations() const { return memops_; }
   TimelineSlot *slot() const { return slot_; }
@@ -166,7 +164,7 @@ class Timeline {
   // kHeldRun + 1 entries are read; a value marked itself reads one. An entry recorded again for a later
   // value no longer proves its old one, but mark() reuses an entry only once its value is seen reached
   // (make_room), so known() then shows `value` reached. Likewise an entry's event recorded again for a
-  // later value from the window (make_event_room): its old value was seen reached first, and a wait or a
+  // later value from the window (make_room too): its old value was seen reached first, and a wait or a
   // query on the event then answers for the later record, which is later on the same stream: longer,
   // never wrong. Never calls the driver.
   // Inline where the value is its own mark (every submit's value, so every cross-device wait of a chain):
@@ -197,13 +195,14 @@ class Timeline {
   Result mark_word(uint64_t value);
   Result enqueue_wait_word(Stream consumer, bool consumer_memops, uint64_t value);
   uint64_t known_word() const;
-  [[gnu::cold]] Result make_room(uint64_t value);
-  // The window's next event stands for a value not seen reached: ask about the value half a window back;
-  // where it is not done, double the window (the next event is then one never recorded) or, at the ring's
-  // size, make_room as a full ring does. Holding the turn.
-  [[gnu::cold]] Result make_event_room(uint64_t value);
-  // mark()'s cold path: make_room where the entry's `previous` value is not seen reached, then
-  // make_event_room where the window's next event's is not.
+  // mark() is about to reuse what stood for a mark `span` marks back (the ring's entry, span kRing; the
+  // window's next event, span window_), not seen reached: asks about the value span/2 back (one query);
+  // where it is not done, doubles the window (`widen`, below the ring: the next event is then one never
+  // recorded), else blocks on it (cuEventSynchronize, holding the turn, as a full queue blocks). Holding the
+  // turn; a failed call's result is returned.
+  [[gnu::cold]] Result make_room(uint64_t value, size_t span, bool widen);
+  // mark()'s cold path: make_room for the entry where its `previous` value is not seen reached, then for the
+  // window's next event where its value is not.
   [[gnu::cold]] Result make_rooms(uint64_t value, uint64_t previous);
 
   const Family &family_;
