@@ -168,6 +168,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // cost more than its loop; its failures are out of line (waited_on_lost, and fault).
   [[gnu::always_inline]] inline rig_status enqueue_waits(std::span<const QueueWait> waits, uint64_t value,
                                                          CurrentWhenAsked &current);
+  // enqueue_waits' refusal of a wait for `value` of a producer lost short of it: loses this device with a
+  // message naming the producer and the value, and answers RIG_LOST. Never blocks.
   [[gnu::cold]] rig_status waited_on_lost(const TimelineSlot &producer, uint64_t value);
   // The calls of a record this device made (StreamDevice::record), for a batch (drivers/stream/recorded.cpp).
   static const Prepared &recorded_calls(const RecordedWork &recorded);
