@@ -1,5 +1,6 @@
 #include "keep/keeper.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -46,21 +47,41 @@ rig_status Keeper::start(const std::string &checkpoint, std::vector<Device *> de
   k->listener_ = Fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   k->wake_ = Fd(::eventfd(0, EFD_CLOEXEC));
   if (!k->listener_ || !k->wake_) return fail(RIG_DRIVER, "keep_start: socket: %s", std::strerror(errno));
-  if (::bind(k->listener_.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
-    return fail(errno == EADDRINUSE ? RIG_BUSY : RIG_INVALID_ARGUMENT, "keep_start: binding %s: %s%s",
-                socket_path.c_str(), std::strerror(errno),
-                errno == EADDRINUSE ? " (remove it if no keeper listens there)" : "");
-  k->path_ = socket_path;
-  // The mode is set before listen: until then a connect is refused, so no peer ever meets a wider mode.
-  if (::chmod(socket_path.c_str(), k->options_.socket_mode & 0777) != 0 || ::listen(k->listener_.get(), 64) != 0) {
-    int e = errno;
-    ::unlink(socket_path.c_str());
-    return fail(RIG_DRIVER, "keep_start: %s: %s", socket_path.c_str(), std::strerror(e));
-  }
+  if (rig_status s = k->listen_at(socket_path, addr)) return s;
   k->log("listening on %s (mode %o), %zu tensors", socket_path.c_str(), k->options_.socket_mode & 0777,
          k->current_->table().tensors.size());
   k->acceptor_ = std::thread([raw = k.get()] { raw->accept_loop(); });
   *out = std::move(k);
+  return RIG_OK;
+}
+
+// The socket appears at its path only once it listens: a peer that sees the path (a script waiting for it,
+// `rig keep`'s users) never meets a refused connect. So it is bound at a name of this process's own beside
+// the path, given its mode, made to listen, and only then linked at the path: link, unlike rename, refuses
+// a path that exists, so another keeper's socket is never replaced. A path so long that no private name
+// beside it fits is bound in place, with the short window that leaves.
+rig_status Keeper::listen_at(const std::string &socket_path, const sockaddr_un &final_addr) {
+  static std::atomic<unsigned> keepers{0};  // two keepers of one process starting at one path stage apart
+  std::string own = socket_path + "." + std::to_string(::getpid()) + "." + std::to_string(keepers++);
+  sockaddr_un addr;
+  bool staged = socket_address(own, &addr) == RIG_OK;
+  if (!staged) addr = final_addr, own = socket_path;
+  if (staged) ::unlink(own.c_str());  // a name of this pid's, left only by a crashed keeper of a pid before
+  if (::bind(listener_.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0) {
+    int e = errno;
+    return fail(e == EADDRINUSE ? RIG_BUSY : RIG_INVALID_ARGUMENT, "keep_start: binding %s: %s%s", own.c_str(),
+                std::strerror(e), e == EADDRINUSE ? " (remove it if no keeper listens there)" : "");
+  }
+  // The mode is set before listen: until then a connect is refused, so no peer ever meets a wider mode.
+  if (::chmod(own.c_str(), options_.socket_mode & 0777) != 0 || ::listen(listener_.get(), 64) != 0 ||
+      (staged && ::link(own.c_str(), socket_path.c_str()) != 0)) {
+    int e = errno;
+    ::unlink(own.c_str());
+    return fail(e == EEXIST ? RIG_BUSY : RIG_DRIVER, "keep_start: %s: %s%s", socket_path.c_str(), std::strerror(e),
+                e == EEXIST ? " (remove it if no keeper listens there)" : "");
+  }
+  if (staged) ::unlink(own.c_str());
+  path_ = socket_path;
   return RIG_OK;
 }
 

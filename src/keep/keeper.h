@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <sys/un.h>
 #include <thread>
 #include <vector>
 
@@ -50,6 +51,8 @@ class Keeper {
   // One request of a connection: answers it; false where the connection must close.
   bool answer(Client &client, const Received &m, std::shared_ptr<Version> &held);
   void reap_done();
+  // Binds, gives the mode to and listens on the socket, which appears at `socket_path` only then.
+  rig_status listen_at(const std::string &socket_path, const sockaddr_un &final_addr);
 
   rig_keep_options options_{};
   std::string path_, checkpoint_;

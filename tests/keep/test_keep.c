@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <glob.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -476,7 +477,23 @@ static void bad_arguments_answered(void **state) {
   k = keep(file, sock, NULL);
   rig_keeper k2;
   STATUS(RIG_BUSY, rig_keep_start(file, &mine, 1, sock, NULL, &k2));
+  /* the socket is bound beside its path and linked there once it listens: no staged name is left */
+  char staged[600];
+  snprintf(staged, sizeof staged, "%s.*", sock);
+  glob_t g;
+  assert_int_equal(glob(staged, 0, NULL, &g), GLOB_NOMATCH);
+  globfree(&g);
   OK(stop(k, UINT64_MAX));
+  /* a path with no room beside it for a staged name is bound in place, and serves */
+  char tight[108];
+  memset(tight, 't', sizeof tight - 1);
+  tight[sizeof tight - 1] = 0;
+  k = keep(file, tight, NULL);
+  rig_attachment in_place;
+  OK(rig_attach(tight, mine, &in_place));
+  OK(rig_attachment_release(in_place));
+  OK(stop(k, UINT64_MAX));
+  assert_int_equal(access(tight, F_OK), -1);
   STATUS(RIG_INVALID_HANDLE, rig_keep_stop(k, 0));
   rig_attachment a;
   STATUS(RIG_INVALID_HANDLE, rig_attachment_release(a = NULL));
