@@ -39,10 +39,11 @@
  *                                CUDA does): a stricter library, which rig answers by making it current
  *   reset                        (any value) all switches to defaults (FAKECUDA_* of the environment
  *                                still apply), sticky errors cleared, counters 0
- * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters, last_register_flags, launches, copies, wait_values,
- *   write_values, event_waits, event_records, event_queries, event_syncs, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1), device_bytes (device memory in use, not
- *   reset: tests/doubles/common/fake_device_memory.h, which the fake HIP runtime shares);
+ * Counters (fakecuda_query): register_calls (every cuMemHostRegister call), registers, unregisters,
+ *   last_register_flags, launches, copies, wait_values, write_values, event_waits, event_records,
+ *   event_queries, event_syncs, live_allocations, live_streams, live_modules, ops_pending (work enqueued on
+ *   any stream and not yet run), sticky (of device 0), sticky1 (of device 1), device_bytes (device memory
+ *   in use, not reset: tests/doubles/common/fake_device_memory.h, which the fake HIP runtime shares);
  *   calls:FIELD for each entry point of the stream table by its field in src/drivers/stream/calls.h
  *   ("calls:copy_async" counts cuMemcpyAsync, "calls:get_current" cuCtxGetCurrent): every time it was entered.
  *

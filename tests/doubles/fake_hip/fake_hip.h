@@ -45,8 +45,9 @@
  * Counters (fakehip_query): register_calls (every hipHostRegister), registers (successes, false ones
  *   included), false_successes, unregisters (that succeeded), last_register_flags, launches, copies,
  *   wait_values, write_values, event_waits, event_records, event_queries, live_allocations, live_streams,
- *   live_modules, sticky (of device 0), sticky1 (of device 1); and, not reset (live_* neither), device_bytes
- *   (device memory in use, tests/doubles/common/fake_device_memory.h): the fake libcuda's name for the same
+ *   live_modules, ops_pending (work enqueued on any stream and not yet run), sticky (of device 0), sticky1
+ *   (of device 1); and, not reset (live_* neither), device_bytes (device memory in use,
+ *   tests/doubles/common/fake_device_memory.h): the fake libcuda's name for the same
  *   thing. calls:FIELD counts each entry point of the stream table by its field in
  *   src/drivers/stream/calls.h ("calls:get_current" counts hipGetDevice).
  *

@@ -281,6 +281,14 @@ inline long long query(const char *name) {
   FAKE_COUNT(last_register_flags)
 #undef FAKE_COUNT
   if (n == "device_bytes") return s.memory.device_bytes.load();
+  if (n == "ops_pending") {  // work enqueued on the streams and not yet run: a test waits for it unseen by rig
+    long long pending = 0;
+    for (auto &[raw, st] : s.streams) {
+      std::lock_guard g2(st->lock);  // order: the state's lock, then a stream's (push and run take only theirs)
+      pending += static_cast<long long>(st->ops.size()) + st->running;
+    }
+    return pending;
+  }
   if (n.rfind("calls:", 0) == 0)
     for (int i = 0; i < static_cast<int>(Entry::count); ++i)
       if (n.compare(6, std::string::npos, kEntryNames[i]) == 0) return s.count.entries[i].load();
