@@ -8,10 +8,10 @@
 # Usage (repository root, GPU machine): scripts/gpu/session31.sh BUILD. Writes $OUT/session31.txt.
 . scripts/gpu/session-env.sh "${1:-}"
 export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
-run() {  # LIMIT_S COMMAND...: one step (skipped past 300 s), its last lines and its status
+run() {  # LIMIT_S COMMAND...: one step (skipped past 240 s), its last lines and its status
   local limit=$1
   shift
-  if [ $SECONDS -gt 300 ]; then echo "--- skipped (time): $*"; return; fi
+  if [ $SECONDS -gt 240 ]; then echo "--- skipped (time): $*"; return; fi
   echo "--- $* (${RIG_EVENT_WINDOW:+RIG_EVENT_WINDOW=$RIG_EVENT_WINDOW }${RIG_TEST_KINDS:+RIG_TEST_KINDS=$RIG_TEST_KINDS})"
   local t0=$SECONDS
   timeout "$limit" "$@" > /tmp/step.log 2>&1
@@ -40,8 +40,8 @@ chain() {  # ROUNDS: bench/cuda's chain, its ratio and edge lines
   run 60 "$B/tests/load/test_load_cuda"
   run 90 "$B/tests/keep/test_keep_gpu"
   unset RIG_REQUIRE
-  if [ $SECONDS -lt 220 ]; then echo "=== bench/cuda chain 2048 101 1, run 2"; chain 101; fi
-  if [ $SECONDS -lt 280 ]; then
+  if [ $SECONDS -lt 160 ]; then echo "=== bench/cuda chain 2048 101 1, run 2"; chain 101; fi
+  if [ $SECONDS -lt 200 ]; then
     echo "=== bench/cuda chain 2048 31 1 through the timing interposer"
     RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 timeout 100 "$B/bench/cuda/bench_cuda_chain" 2048 31 1 > /tmp/chain.log 2>&1
     echo "rc=$?"; grep -E "ratio|edge|driver|^ *\((a|aw|b|d|ds|dq)\) " /tmp/chain.log
