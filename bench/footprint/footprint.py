@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""What one chained submit of rig touches: instructions, and distinct cache lines of data and of code.
+
+On the H200 rig's own time per chained copy (bench/cuda's timed pass, "own time") is 0.17-0.25 us for about
+550 instructions: far fewer cycles than that many instructions need, so most of it is waiting on memory,
+which each driver call (about 4 us of libcuda's own work) pushes out of the nearest caches. Lines touched per
+submit are what such a host pays for; this counts them on any machine, with no GPU: chain_a (bench/cuda's
+row (a)) runs on the fake libcuda under valgrind's lackey, the trace is cut at each entry to rig_submit, and
+each access made by an instruction of librig's code is counted once per submit, put to the function that made
+it. The stack is left out (the driver's calls keep it warm). The fake's own accesses are not rig's.
+
+Usage: bench/footprint/footprint.py BUILD [OPS]   (BUILD: a meson build with tests, for the fake libcuda)
+"""
+import bisect
+import collections
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+stack_from = stack_to = 0  # the main thread's stack, which submits: left out (the driver keeps it warm)
+
+
+def symbols(path):
+    found = []
+    out = subprocess.run(["nm", "-C", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        p = line.split(" ", 2)
+        if len(p) == 3 and p[1] in "tTwW":
+            found.append((int(p[0], 16), p[2]))
+    found.sort()
+    return found
+
+
+def where(said_path):
+    """(rig_submit's address, librig's code from, to, its load base, symbol addresses, names), or Nones."""
+    entry = lo = hi = base = None
+    table, names = [], []
+    global stack_from, stack_to
+    for said in open(said_path):
+        if "footprint: code" in said:
+            words = said.split()
+            lo, hi = (int(x, 16) for x in words[2].split("-"))
+            base = lo - int(words[4], 16)
+            syms = symbols(words[-1])
+            table, names = [s[0] for s in syms], [s[1] for s in syms]
+        elif "footprint: stack" in said:
+            stack_to = int(said.split()[-1], 16) + 4096
+            stack_from = stack_to - (8 << 20)
+        elif "footprint: rig_submit" in said:
+            entry = int(said.split()[-1], 16)
+    if entry is None or lo is None:
+        return None, None, None, None, [], []
+    return entry, lo, hi, base, table, names
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    build = os.path.abspath(sys.argv[1])
+    ops = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    fake = os.path.join(build, "tests/cuda/libfakecuda.so")
+    if not os.path.exists(fake):
+        sys.exit("footprint: no fake libcuda at %s (a build with tests)" % fake)
+    work = tempfile.mkdtemp(prefix="rig-footprint.")
+    program = os.path.join(work, "chain_a")
+    subprocess.run(["cc", "-O2", os.path.join(here, "chain_a.c"), "-I", os.path.join(root, "include"), "-L", build,
+                    "-lrig", "-ldl", "-Wl,-rpath," + build, "-o", program], check=True)
+    env = dict(os.environ, RIG_CUDA_LIBRARY=fake, FAKE_DEVICE_ARENA_GIB="1")
+    said_path = os.path.join(work, "said")
+    read, write = os.pipe()
+    with open(said_path, "w") as said:
+        run = subprocess.Popen(["valgrind", "--tool=lackey", "--trace-mem=yes", "--log-fd=%d" % write, program,
+                                str(ops)], env=env, pass_fds=(write,), stderr=said)
+    os.close(write)
+    lo = hi = entry = base = None
+    table, names, cache = [], [], {}
+    submits = []
+    data = code = None
+    counted, who = False, None
+    with os.fdopen(read) as trace:
+        for number, line in enumerate(trace):
+            if entry is None:
+                # The program's first lines (to a file: the trace must keep flowing) say where librig's code
+                # is and where rig_submit starts; the loader's and main's start before them are not rig's.
+                if number % 20000 == 0:
+                    entry, lo, hi, base, table, names = where(said_path)
+                continue
+            if line[0] == "I":
+                a = int(line[3:line.index(",")], 16)
+                counted = lo <= a < hi
+                if a == entry:
+                    data, code = collections.defaultdict(set), collections.defaultdict(set)
+                    submits.append((data, code, [0]))
+                if data is not None and counted:
+                    who = cache.get(a)
+                    if who is None:
+                        i = bisect.bisect_right(table, a - base) - 1
+                        who = cache[a] = names[i][:100] if i >= 0 else "?"
+                    code[who].add(a >> 6)
+                    submits[-1][2][0] += 1
+            elif line[0] == " " and data is not None and counted and line[1] in "LSM":
+                a = int(line[3:line.index(",")], 16)
+                if not stack_from <= a < stack_to:
+                    data[who].add(a >> 6)
+    if run.wait() != 0:
+        sys.exit("footprint: chain_a failed: %s" % open(said_path).read())
+    steady = submits[len(submits) // 5:-10]  # past the first fifth (first touches, growing rings)
+    if not steady:
+        sys.exit("footprint: no submits traced")
+
+    print("rig's chained submit on the fake libcuda, %d submits traced (median of the last %d)" % (len(submits), len(steady)))
+    print("  instructions          %6.0f" % statistics.median(s[2][0] for s in steady))
+    print("  data lines (no stack) %6.0f" % statistics.median(len(set().union(*s[0].values())) for s in steady))
+    print("  code lines            %6.0f" % statistics.median(len(set().union(*s[1].values())) for s in steady))
+    for kind, index in (("data", 0), ("code", 1)):
+        total = collections.Counter()
+        for s in steady:
+            for name, lines in s[index].items():
+                total[name] += len(lines)
+        print("  %s lines by function (a line two functions touch counts for both):" % kind)
+        for name, n in total.most_common(8):
+            print("    %5.1f  %s" % (n / len(steady), name))
+
+
+if __name__ == "__main__":
+    main()
