@@ -68,11 +68,11 @@ typedef struct rig_keep_options {
  * answer RIG_LOST to the clients still to get them) and serves it on a new UNIX socket at
  * `socket_path`, made with options' socket_mode: clients may attach at once, while the load runs, and get
  * each tensor as it lands. The path appears only once the socket listens (it is bound beside the path and
- * linked there), so a peer that sees it is never refused. `options` null: every default. Waits for the checkpoint's headers and the load's
- * start; returns while threads load, publish and serve. RIG_BUSY where `socket_path` exists (remove a stale
- * one first), RIG_INVALID_ARGUMENT for a path too long for a socket, rig_load_open's and rig_load_start's
- * statuses, RIG_UNSUPPORTED for a device whose tensors cannot leave the process (a Vulkan device without
- * VK_KHR_external_memory_fd). */
+ * linked there), so a peer that sees it is never refused. `options` null: every default. Waits for the
+ * checkpoint's headers and the load's start; returns while threads load, publish and serve. RIG_BUSY where
+ * `socket_path` exists (remove a stale one first), RIG_INVALID_ARGUMENT for a path too long for a socket,
+ * rig_load_open's and rig_load_start's statuses, RIG_UNSUPPORTED for a device whose tensors cannot leave
+ * the process (a Vulkan device without VK_KHR_external_memory_fd). */
 RIG_API rig_status rig_keep_start(const char *RIG_NONNULL checkpoint, const rig_device *RIG_NONNULL devices,
                                   size_t device_count, const char *RIG_NONNULL socket_path,
                                   const rig_keep_options *RIG_NULLABLE options, rig_keeper *RIG_NONNULL out);

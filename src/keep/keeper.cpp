@@ -69,8 +69,9 @@ rig_status Keeper::listen_at(const std::string &socket_path, const sockaddr_un &
   if (staged) ::unlink(own.c_str());  // a name of this pid's, left only by a crashed keeper of a pid before
   if (::bind(listener_.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0) {
     int e = errno;
-    return fail(e == EADDRINUSE ? RIG_BUSY : RIG_INVALID_ARGUMENT, "keep_start: binding %s: %s%s", own.c_str(),
-                std::strerror(e), e == EADDRINUSE ? " (remove it if no keeper listens there)" : "");
+    return fail(e == EADDRINUSE ? RIG_BUSY : RIG_INVALID_ARGUMENT, "keep_start: binding %s: %s%s",
+                socket_path.c_str(), std::strerror(e),
+                e == EADDRINUSE ? " (remove it if no keeper listens there)" : "");
   }
   // The mode is set before listen: until then a connect is refused, so no peer ever meets a wider mode.
   if (::chmod(own.c_str(), options_.socket_mode & 0777) != 0 || ::listen(listener_.get(), 64) != 0 ||
