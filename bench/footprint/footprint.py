@@ -10,6 +10,8 @@ each access made by an instruction of librig's code is counted once per submit, 
 it. The stack is left out (the driver's calls keep it warm). The fake's own accesses are not rig's.
 
 Usage: bench/footprint/footprint.py BUILD [OPS]   (BUILD: a meson build with tests, for the fake libcuda)
+With FOOTPRINT_LINES=1, also every data line of one steady submit, with the source line of the first
+instruction that touched it (addr2line: a build with -g says where).
 """
 import bisect
 import collections
@@ -93,9 +95,10 @@ def main():
             if line[0] == "I":
                 a = int(line[3:line.index(",")], 16)
                 counted = lo <= a < hi
+                last_i = a
                 if a == entry:
                     data, code = collections.defaultdict(set), collections.defaultdict(set)
-                    submits.append((data, code, [0]))
+                    submits.append((data, code, [0], {}))
                 if data is not None and counted:
                     who = cache.get(a)
                     if who is None:
@@ -107,6 +110,7 @@ def main():
                 a = int(line[3:line.index(",")], 16)
                 if not stack_from <= a < stack_to:
                     data[who].add(a >> 6)
+                    submits[-1][3].setdefault(a >> 6, (line[1], last_i))
     if run.wait() != 0:
         sys.exit("footprint: chain_a failed: %s" % open(said_path).read())
     steady = submits[len(submits) // 5:-10]  # past the first fifth (first touches, growing rings)
@@ -125,6 +129,24 @@ def main():
         print("  %s lines by function (a line two functions touch counts for both):" % kind)
         for name, n in total.most_common(8):
             print("    %5.1f  %s" % (n / len(steady), name))
+    if os.environ.get("FOOTPRINT_LINES"):
+        one = steady[len(steady) // 2][3]
+        lib = os.path.join(build, [f for f in os.listdir(build) if f.startswith("librig.so.") and f.count(".") == 4][0])
+        firsts = sorted(set(i for _, i in one.values()))
+        out = subprocess.run(["addr2line", "-e", lib, "-f", "-C", "-i", "-a"] + ["%x" % (i - base) for i in firsts],
+                             capture_output=True, text=True).stdout
+        where_of, cur = {}, None
+        for l in out.splitlines():
+            if l.startswith("0x"):
+                cur = int(l, 16)
+                where_of[cur] = []
+            else:
+                where_of[cur].append(l)
+        print("  one submit's data lines, in the order first touched (L load, S store, M modify):")
+        for n, (ln, (kind, i)) in enumerate(sorted(one.items(), key=lambda kv: list(one).index(kv[0]))):
+            w = where_of.get(i - base, ["?"])
+            src = [x.split("/")[-1] for x in w[1::2]]
+            print("    %2d %s %-60s %s" % (n, kind, w[0][:60], " <- ".join(src)))
 
 
 if __name__ == "__main__":

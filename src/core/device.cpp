@@ -17,9 +17,10 @@ namespace rig {
 // where asking it for signaled() could wait on a lock it holds.
 
 Device::Device(uint32_t index, std::unique_ptr<DriverDevice> driver, rig_device_kind kind)
-    : index_(index), kind_(kind), driver_(std::move(driver)),
-      commits_at_hand_over_(driver_->info().commits_at_hand_over),
-      inline_signal_(commits_at_hand_over_ ? driver_->info().inline_signal : nullptr) {
+    : index_(index),
+      inline_signal_(driver->info().commits_at_hand_over ? driver->info().inline_signal : nullptr),
+      known_signal_(driver->info().known_signal), commits_at_hand_over_(driver->info().commits_at_hand_over),
+      kind_(kind), driver_(std::move(driver)) {
   driver_->set_loss_sink(this);
 }
 

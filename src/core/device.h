@@ -18,7 +18,11 @@
 
 namespace rig {
 
-class Device final : public LossSink {
+// Aligned to a cache line, with what a submit reads of a device in its first line (index, state, the
+// drivers' words, the timeline's values, the remembered queue peer, the turn): a submit of a chain reads its
+// own device and the device before it in the chain, and each line is one a driver call pushed out
+// (bench/README.md, "What rig's own time is made of").
+class alignas(64) Device final : public LossSink {
  public:
   Device(uint32_t index, std::unique_ptr<DriverDevice> driver, rig_device_kind kind);
   Device(const Device &) = delete;
@@ -57,9 +61,20 @@ class Device final : public LossSink {
       return settled(s, value);
     return r;
   }
-  // reached(), from what the driver knows without asking the device (the submit path's question).
+  // reached(), from what the driver knows without asking the device (the submit path's question). Where
+  // the driver keeps its known value in a word (DriverInfo::known_signal), that word first: a value at or
+  // below it is reached; the newest submitted value is not asked about further (a chain names it on every
+  // submit and it is rarely done yet: the stream driver does not ask about its newest mark either); an
+  // older one is asked of the driver, which may ask its device once. The driver first, then the state,
+  // as reached().
   bool known_reached(uint64_t value) const {
     if (runs_inline()) return inline_known_reached(value);
+    if (known_signal_) [[likely]] {
+      bool r = known_signal_->load(std::memory_order_acquire) >= value;
+      if (uint32_t s = state(); s != 0) [[unlikely]]
+        return settled(s, value);
+      if (r || value >= submitted()) return r;
+    }
     bool r = driver_->known_reached(value);
     if (uint32_t s = state(); s != 0) [[unlikely]]
       return settled(s, value);
@@ -91,6 +106,18 @@ class Device final : public LossSink {
   }
   // Commits, then waits on the host for `value`, holding no lock. OK, TIMEOUT, INTERRUPTED, LOST.
   rig_status wait(uint64_t value, Deadline deadline);
+
+  // Whether this device's queue can wait on `producer`'s values (DriverWork::can_wait_in_queue), with the
+  // last producer the driver said yes to remembered: its answer for a producer not lost never changes, so a
+  // chain's submits ask one word of this device's first line, not both drivers. The caller asks the
+  // producer's loss first. Any thread; relaxed: a stale word only means asking the driver again.
+  bool can_wait_in_queue(const Device &producer) {
+    if (queue_peer_.load(std::memory_order_relaxed) == &producer) [[likely]]
+      return true;
+    if (!driver_->can_wait_in_queue(*producer.driver_)) return false;
+    queue_peer_.store(&producer, std::memory_order_relaxed);
+    return true;
+  }
 
   // The turn: one caller at a time hands over and commits. Submit takes it in core/submit.cpp.
   Turn &turn() { return turn_; }
@@ -142,17 +169,21 @@ class Device final : public LossSink {
   [[gnu::cold]] uint64_t reached_at_loss() const;
   bool begin_loss(const char *why) noexcept;
 
+  // The first line: what a submit reads (see the class's comment), 8 bytes of vtable pointer first.
   const uint32_t index_;
-  const rig_device_kind kind_;
-  std::unique_ptr<DriverDevice> driver_;
-  const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
+  std::atomic<uint32_t> state_{0};  // kReleased, kLost, kLosing
   // The driver's fact (DriverInfo::inline_signal), read once; null where the driver does not also commit at
   // hand-over (a driver that runs work inline holds nothing: ran_inline relies on it).
   std::atomic<uint64_t> *const inline_signal_;
-  Turn turn_;
+  const std::atomic<uint64_t> *const known_signal_;  // the driver's fact (DriverInfo::known_signal), read once
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};
-  std::atomic<uint32_t> state_{0};                 // kReleased, kLost, kLosing
+  std::atomic<const Device *> queue_peer_{nullptr};  // can_wait_in_queue's remembered yes
+  Turn turn_;
+  const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
+  // The rest.
+  const rig_device_kind kind_;
+  std::unique_ptr<DriverDevice> driver_;
   mutable std::atomic<uint64_t> reached_at_loss_{kUnset};  // set once after the loss (see reached_at_loss)
   std::atomic<const char *> reason_{nullptr};      // a copy kept for the process, or a static string
 };

@@ -40,6 +40,14 @@ struct DriverInfo {
   // holding the turn: the memmove, then this word raised to the value (release), as the driver's hand_over
   // would, without the driver call (core/submit.cpp). Null elsewhere. Set before the engine sees the device.
   std::atomic<uint64_t> *inline_signal = nullptr;
+  // Set by a driver that keeps, in one word, the last value it knows reached without asking its device
+  // (the stream driver's events timeline: what its queries last saw). The engine reads it for the submit
+  // path's question (Device::known_reached) instead of calling known_reached: a load where the call walked
+  // the device, its driver, the driver's timeline and its slot, each a cache line a driver call has pushed
+  // out. Every value at or below the word is reached; the word never goes down and lives as long as the
+  // device. Null where the driver has no such word (its known_reached is asked). Set before the engine sees
+  // the device.
+  const std::atomic<uint64_t> *known_signal = nullptr;
 };
 
 // How a driver tells the engine its device failed (a fault seen on any thread), and asks the engine's answer.

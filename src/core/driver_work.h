@@ -88,10 +88,14 @@ class DriverWork {
   virtual rig_status check_work(const Work &) const { return RIG_OK; }
 
   // Timeline.
-  // True where this device's queue can wait on `producer`'s timeline values itself.
+  // True where this device's queue can wait on `producer`'s timeline values itself. The answer for a producer
+  // that is not lost never changes: the engine asks once per producer in a row and remembers a yes
+  // (Device::can_wait_in_queue), asking the producer's loss itself before each wait.
   virtual bool can_wait_in_queue(const DriverDevice &producer) const = 0;
   // Takes the work of timeline value `value` (= previous + 1), to run after `waits` and after value-1.
-  // A failure here loses the device. May block (a full queue) while the engine holds the turn.
+  // A failure here loses the device. May block (a full queue) while the engine holds the turn. The engine
+  // calls it holding the turn with the device not lost (asked under the turn just before: the driver need
+  // not ask again), and each wait's producer one can_wait_in_queue said yes to.
   virtual rig_status hand_over(const Work &work, uint64_t value, std::span<const QueueWait> waits) = 0;
   // Takes values first .. first+batch.size()-1 for the batch's works in order, `waits` before the first:
   // what batch.size() hand_overs would (each by its record where it has one), one caller's turn for all.

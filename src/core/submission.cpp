@@ -105,9 +105,9 @@ rig_status submission_make(Device &device, const rig_part *parts, size_t part_co
 }
 
 Run::Run(std::shared_ptr<Submission> submission)
-    : submission_(std::move(submission)),
-      device_(submission_->device),
-      stamping_(submission_->access.size(), Stamping{nullptr, nullptr, RIG_ACCESS_READ}),
+    : device_(submission->device),
+      stamping_(submission->access.size(), Stamping{nullptr, nullptr, RIG_ACCESS_READ}),
+      submission_(std::move(submission)),
       buffers_(submission_->access.size()),
       bindings_(submission_->access.size()),
       parts_(submission_->parts) {
@@ -164,12 +164,13 @@ rig_status Run::set_scalars(const void *bytes, size_t length) {
 }
 
 void Run::record() {
-  if (not_ready_.empty() && !inline_copy_.dst) recorded_ = device_->driver().record(work());
+  if (ready_ && !inline_copy_.dst) recorded_ = device_->driver().record(work());
 }
 
 void Run::resolve(bool recorded) {
   recorded_.reset();  // first: it may point into what changes
   not_ready_.clear();
+  ready_ = false;
   inline_copy_ = {};
   for (size_t i = 0; i < buffers_.size(); ++i)
     if (!buffers_[i]) {
@@ -210,6 +211,7 @@ void Run::resolve(bool recorded) {
     return;
   }
   // Ready. One copy on a device that runs work inline: the engine can run it itself (core/submit.cpp).
+  ready_ = true;
   if (device_->runs_inline() && parts_.size() == 1 && parts_[0].kind == RIG_PART_COPY) {
     const Part &p = parts_[0];
     void *src = bindings_[p.src_slot].host(), *dst = bindings_[p.dst_slot].host();

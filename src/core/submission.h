@@ -33,9 +33,15 @@ rig_status submission_make(Device &device, const rig_part *parts, size_t part_co
                            size_t slot_count, std::vector<std::shared_ptr<Module>> modules,
                            std::shared_ptr<Submission> *out);
 
-class Run {
+// Aligned to a cache line, with what a submit reads of a run in its first (the device, the record, the
+// stamping, readiness, the inline copy's first field): after a driver call each line is a miss.
+class alignas(64) Run {
  public:
   explicit Run(std::shared_ptr<Submission> submission);
+  // The record first: it points into the bindings and scalars (declared after it, so destroyed before it).
+  ~Run() { recorded_.reset(); }
+  Run(const Run &) = delete;
+  Run &operator=(const Run &) = delete;
 
   const Submission &submission() const { return *submission_; }
   rig_status set_buffer(uint32_t slot, std::shared_ptr<Buffer> buffer);
@@ -47,7 +53,7 @@ class Run {
   rig_status set_scalars(const void *bytes, size_t length);
 
   // Ready to submit: every slot set and every part's range inside its buffers. Inline: on every submit.
-  rig_status check_ready() const { return not_ready_.empty() ? RIG_OK : not_ready(); }
+  rig_status check_ready() const { return ready_ ? RIG_OK : not_ready(); }
   const std::vector<std::shared_ptr<Buffer>> &buffers() const { return buffers_; }
   Work work() const { return {parts_, bindings_, scalars_}; }
 
@@ -96,17 +102,19 @@ class Run {
   // Whether copy part `p` of `length` bytes reads and writes shared bytes of one allocation.
   bool copy_overlaps(const Part &p, size_t length) const;
 
+  // The first line (see the class's comment).
+  Device *device_;                          // submission_->device, one pointer nearer (see Stamping)
+  std::unique_ptr<RecordedWork> recorded_;  // reset first by the destructor and before what it points into
+  std::vector<Stamping> stamping_;          // per slot, set with buffers_
+  bool ready_ = false;                      // not_ready_ is empty: check_ready's answer without the string
+  InlineCopy inline_copy_{};                // dst null: none (see inline_copy)
+  // The rest.
   std::shared_ptr<Submission> submission_;
-  Device *device_;                  // submission_->device, one pointer nearer (see Stamping)
-  std::vector<Stamping> stamping_;  // per slot, set with buffers_
   std::vector<std::shared_ptr<Buffer>> buffers_;
   std::vector<Binding> bindings_;
   std::vector<Part> parts_;
   std::vector<std::byte> scalars_;
   std::string not_ready_;  // empty when ready
-  InlineCopy inline_copy_{};  // dst null: none (see inline_copy)
-  // Last: destroyed first, before the bindings and scalars it points into.
-  std::unique_ptr<RecordedWork> recorded_;
 };
 
 // The submit algorithm is core/submit.h's submit() (docs/ordering-model.md, "What a submit does").

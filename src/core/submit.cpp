@@ -131,7 +131,7 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
 // Step 3 for one point `p` of another device: nothing where it is reached; else its device committed
 // through it and *wait set (*queued true) where `self`'s driver can wait for it in its queue, else waited for
 // on the host with no lock held. The one place a point to follow is waited for (wait_collected, submit_near).
-[[gnu::always_inline]] inline rig_status wait_for(DriverDevice &driver, uint64_t p, QueueWait *wait, bool *queued) {
+[[gnu::always_inline]] inline rig_status wait_for(Device &self, uint64_t p, QueueWait *wait, bool *queued) {
   *queued = false;
   Device &d = *device_at(point_device(p));
   uint64_t v = point_value(p);
@@ -140,7 +140,7 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
     if (d.reached(v)) return RIG_OK;  // reached before the loss (what the driver knew lagged)
     return d.lost_status();
   }
-  if (driver.can_wait_in_queue(d.driver())) {
+  if (self.can_wait_in_queue(d)) {
     if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
     *wait = {&d.driver(), v};
     *queued = true;
@@ -155,11 +155,10 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
 [[gnu::always_inline]] inline rig_status wait_collected(Device &self, const Collected &collected, QueueWait *in_queue,
                           std::vector<QueueWait> &in_queue_spill, std::span<const QueueWait> *queue_waits) {
   size_t queued = 0;
-  DriverDevice &driver = self.driver();
   for (size_t i = 0; i < collected.size(); ++i) {
     QueueWait wait;
     bool in_queue_wait;
-    if (rig_status s = wait_for(driver, collected.data()[i], &wait, &in_queue_wait); s != RIG_OK) return s;
+    if (rig_status s = wait_for(self, collected.data()[i], &wait, &in_queue_wait); s != RIG_OK) return s;
     if (!in_queue_wait) continue;
     if (queued < Collected::kInline) [[likely]]
       in_queue[queued++] = wait;
@@ -221,7 +220,7 @@ namespace submit_detail {
   QueueWait wait;
   bool queued = false;
   if (foreign)
-    if (rig_status s = wait_for(self.driver(), foreign, &wait, &queued); s != RIG_OK) return s;
+    if (rig_status s = wait_for(self, foreign, &wait, &queued); s != RIG_OK) return s;
   std::span<const QueueWait> waits(&wait, queued ? 1 : 0);
   return in_turn(
       self, point,

@@ -85,6 +85,18 @@ using namespace values;
 // hip/api.cpp adapts it in one call), NONE where HIP's is not loaded (the field stays null). CUDA's signatures are the table's: cu.h declares CUDA's entry points
 // from this list. `A` is passed through to X, so that a family can turn the list into its own (cu.h).
 #define RIG_STREAM_CALLS(X, A)                                                                                 \
+  /* the submit path's calls first: one cache line of Calls (alignas) that every hand-over reads */          \
+  X(A, stream_wait_event, (Stream stream, Event event, unsigned flags), cuStreamWaitEvent, "cuStreamWaitEvent", \
+    hipStreamWaitEvent, SAME)                                                                                \
+  X(A, event_record, (Event event, Stream stream), cuEventRecord, "cuEventRecord", hipEventRecord, SAME)     \
+  X(A, copy_async, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream), cuMemcpyAsync, "cuMemcpyAsync", \
+    hipMemcpyAsync, ADAPTED)                                                                                 \
+  X(A, fill_async, (DevicePtr dst, unsigned char value, size_t bytes, Stream stream), cuMemsetD8Async,      \
+    "cuMemsetD8Async", hipMemsetD8Async, ADAPTED)                                                            \
+  X(A, launch,                                                                                               \
+    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, \
+     Stream stream, void **params, void **extra),                                                            \
+    cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)                                           \
   /* the library and its GPUs */                                                                             \
   X(A, init, (unsigned flags), cuInit, "cuInit", hipInit, SAME)                                              \
   X(A, driver_version, (int *version), cuDriverGetVersion, "cuDriverGetVersion", hipDriverGetVersion, SAME)  \
@@ -110,12 +122,9 @@ using namespace values;
   X(A, stream_query, (Stream stream), cuStreamQuery, "cuStreamQuery", hipStreamQuery, SAME)                  \
   X(A, stream_synchronize, (Stream stream), cuStreamSynchronize, "cuStreamSynchronize", hipStreamSynchronize, \
     SAME)                                                                                                    \
-  X(A, stream_wait_event, (Stream stream, Event event, unsigned flags), cuStreamWaitEvent, "cuStreamWaitEvent", \
-    hipStreamWaitEvent, SAME)                                                                                \
   X(A, event_create, (Event * event, unsigned flags), cuEventCreate, "cuEventCreate", hipEventCreateWithFlags, \
     SAME)                                                                                                    \
   X(A, event_destroy, (Event event), cuEventDestroy, "cuEventDestroy_v2", hipEventDestroy, SAME)             \
-  X(A, event_record, (Event event, Stream stream), cuEventRecord, "cuEventRecord", hipEventRecord, SAME)     \
   X(A, event_query, (Event event), cuEventQuery, "cuEventQuery", hipEventQuery, SAME)                        \
   X(A, event_synchronize, (Event event), cuEventSynchronize, "cuEventSynchronize", hipEventSynchronize, SAME) \
   /* memory */                                                                                               \
@@ -133,18 +142,10 @@ using namespace values;
     hipMemcpyHtoD, ADAPTED)                                                                                  \
   X(A, copy_to_host, (void *dst, DevicePtr src, size_t bytes), cuMemcpyDtoH, "cuMemcpyDtoH_v2", hipMemcpyDtoH, \
     ADAPTED)                                                                                                 \
-  X(A, copy_async, (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream), cuMemcpyAsync, "cuMemcpyAsync", \
-    hipMemcpyAsync, ADAPTED)                                                                                 \
-  X(A, fill_async, (DevicePtr dst, unsigned char value, size_t bytes, Stream stream), cuMemsetD8Async,      \
-    "cuMemsetD8Async", hipMemsetD8Async, ADAPTED)                                                            \
   /* modules (loading is each family's own: Family::load_module) */                                          \
   X(A, module_unload, (Module module), cuModuleUnload, "cuModuleUnload", hipModuleUnload, SAME)              \
   X(A, module_function, (Function * function, Module module, const char *name), cuModuleGetFunction,        \
-    "cuModuleGetFunction", hipModuleGetFunction, SAME)                                                       \
-  X(A, launch,                                                                                               \
-    (Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, \
-     Stream stream, void **params, void **extra),                                                            \
-    cuLaunchKernel, "cuLaunchKernel", hipModuleLaunchKernel, SAME)
+    "cuModuleGetFunction", hipModuleGetFunction, SAME)
 
 // Optional calls (null where the library lacks them): a batch of copies (CUDA 12.8+: CUDA 13's signature,
 // loaded as cuMemcpyBatchAsync_v2, else from 12.8's cuMemcpyBatchAsync through an adapter, cuda/api.cpp;
@@ -183,7 +184,7 @@ using namespace values;
     NONE)                                                                                                    \
   X(A, graph_destroy, (Graph graph), cuGraphDestroy, "cuGraphDestroy", hipGraphDestroy, NONE)
 
-struct Calls {
+struct alignas(64) Calls {  // aligned: the submit path's calls (first in the list) share one line
 #define RIG_STREAM_FIELD(A, field, params, ...) Result(*field) params = nullptr;
   RIG_STREAM_CALLS(RIG_STREAM_FIELD, _)
   RIG_STREAM_OPTIONAL_CALLS(RIG_STREAM_FIELD, _)

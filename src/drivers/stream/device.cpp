@@ -60,6 +60,7 @@ rig_status StreamDevice::open(const Gpu &gpu, DriverInfo info, bool memops, std:
   std::snprintf(slot->name, sizeof slot->name, "%s", d->info_.name.c_str());
   d->timeline_ = std::make_unique<Timeline>(family, d->stream_, slot, memops, window);
   if (rig_status s = d->timeline_->init(); s != RIG_OK) return s;
+  d->info_.known_signal = d->timeline_->known_signal();
   {
     std::lock_guard hold(slot->owner_lock);
     slot->owner = d.get();
@@ -224,7 +225,8 @@ rig_status StreamDevice::waited_on_lost(const TimelineSlot &producer, uint64_t v
 }
 
 rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
-  if (lost()) return lose("");
+  // No loss check: the engine asked holding the turn just before (DriverWork::hand_over), and every caller
+  // here is such a hand-over or asks itself (hand_over_empty).
   CurrentWhenAsked current(gpu_);  // every call below names the stream: no context query (gpu.h)
   if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
   for (const PreparedCall &call : calls.calls()) {

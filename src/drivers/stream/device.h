@@ -146,7 +146,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   Timeline &timeline() const { return *timeline_; }
 
  private:
-  explicit StreamDevice(const Gpu &gpu) : family_(*gpu.family), calls_(gpu.family->calls), gpu_(gpu) {}
+  explicit StreamDevice(const Gpu &gpu)
+      : prune_at_(kPruneAt), calls_(gpu.family->calls), gpu_(gpu), family_(*gpu.family) {}
 
   // The device attribute, or -1 where the query fails or the family has no such attribute (-1).
   int attribute(int which) const;
@@ -253,11 +254,17 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // (reclaim_for_allocation) and tries once more. The driver's answer. Called with the context current.
   Result mem_alloc_or_reclaim(size_t length, DevicePtr *address);
 
-  const Family &family_;
+  // One cache line (the first of this class's own): what a hand-over reads of the device, its own and a
+  // producer's (bench/README.md, "What rig's own time is made of"). queued_ and prune_at_ are described
+  // below, with the waits they keep.
+  alignas(64) QueuedWaits queued_;
+  size_t prune_at_;     // live entries that prune next (read and written holding the turn)
   const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
   Stream stream_ = nullptr;
   std::unique_ptr<Timeline> timeline_;
+  // The rest.
+  const Family &family_;
   // Recorded on another device's stream of this GPU (see hand_over), or on a native stream of the
   // program's (queue_wait_stream), and waited on here; used only while holding this device's turn, and a
   // wait captures the record it follows, so one event suffices.
@@ -275,11 +282,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   std::atomic<uint64_t> next_serial_{1};
   bool copy_batch_refused_ = false;  // the driver refused a batch's attributes: one call per copy from then
 
-  // In-queue waits on other devices not yet known to be safe (queued_waits.h): written holding the turn,
-  // read by any thread. Pruned as our timeline passes them, once prune_at_ of them are live.
+  // queued_ (in the first line, above): in-queue waits on other devices not yet known to be safe
+  // (queued_waits.h), written holding the turn, read by any thread; pruned as our timeline passes them, once
+  // prune_at_ of them are live (kPruneAt at first).
   static constexpr size_t kPruneAt = 64;
-  QueuedWaits queued_;
-  size_t prune_at_ = kPruneAt;  // live entries that prune next (read and written holding the turn)
 
   // The reuse pool: made once (reuse_once_), null where there is none (RIG_REUSE_POOL=0).
   std::once_flag reuse_once_;
@@ -288,9 +294,10 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
 
 rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_t value, CurrentWhenAsked &current) {
   for (const QueueWait &w : waits) {
-    StreamDevice *p = of_family(*w.producer);
-    if (!p) [[unlikely]]
-      return lose("asked to wait in its queue on a device of another family");
+    // A producer can_wait_in_queue said yes to (DriverWork::hand_over's contract): a stream device of this
+    // family. Not asked again: of_family reads the producer's type and family, two lines a driver call
+    // pushed out, on every edge.
+    StreamDevice *p = static_cast<StreamDevice *>(w.producer);
     TimelineSlot *ps = p->timeline_->slot();
     if (ps->lost.load(std::memory_order_acquire) && ps->frozen.load(std::memory_order_relaxed) < w.value) [[unlikely]]
       return waited_on_lost(*ps, w.value);

@@ -2,7 +2,7 @@
 // are set (device addresses, launch parameter blocks pointing into the record and the run's scalars), so a
 // repeated submit enqueues its waits, the prepared calls and the mark, and works nothing out again. The run
 // drops the record before its bindings or scalars change (core/submission.h); a lost device replays nothing
-// (hand_over_prepared checks, as the engine does under the turn).
+// (the engine asks under the turn before every hand-over, DriverWork::hand_over).
 #include <new>
 
 #include "drivers/stream/device.h"

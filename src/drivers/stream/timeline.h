@@ -67,12 +67,14 @@ constexpr uint64_t kReleasedWord = uint64_t{1} << 62;
 // A fresh slot with its word set to 0; the calling thread's current context allocates the word's page.
 rig_status take_timeline_slot(const Family &family, TimelineSlot **out);
 
-class Timeline {
+// Aligned to a cache line, with what a hand-over reads of its own timeline (mark) and of a producer's
+// (enqueue_wait) in the first: the calls, the stream, the ring and the pool, the values, the slot.
+class alignas(64) Timeline {
  public:
   // window: the events mode's first window (a power of two, 2 to kRing; see above), kRing where 0.
   Timeline(const Family &family, Stream stream, TimelineSlot *slot, bool memory_operations, size_t window = 0)
-      : family_(family), calls_(family.calls), stream_(stream), slot_(slot), memops_(memory_operations),
-        window_(window ? window : kRing) {}
+      : calls_(family.calls), stream_(stream), window_(static_cast<uint16_t>(window ? window : kRing)),
+        memops_(memory_operations), slot_(slot), family_(family) {}
   ~Timeline();
   Timeline(const Timeline &) = delete;
   Timeline &operator=(const Timeline &) = delete;
@@ -120,6 +122,12 @@ class Timeline {
   bool reached(uint64_t value) const;
   // The last value known reached without a driver call (events mode: what queries last saw).
   [[gnu::hot]] inline uint64_t known() const;
+  // The word known() reads in events mode (DriverInfo::known_signal: the engine reads it itself), null in the
+  // memory-operation mode, whose word the stream writes. After a loss known() answers the frozen value
+  // instead; the engine asks the device's loss after the word (core/device.h). A value the word shows was
+  // seen done; one a later freeze counts as lost (reached_cap: work that ran after a wait let go without its
+  // value) was shown the same way before the freeze found it, so reading the word adds no new window.
+  const std::atomic<uint64_t> *known_signal() const { return memops_ ? nullptr : &reached_; }
   // The submit path's question. Events mode: from known(), and one query only for a value older than the
   // newest marked (likely done; a yes then spares later submits the question), never for the newest,
   // which a chain across devices names on every submit and which is rarely done yet.
@@ -205,17 +213,20 @@ class Timeline {
   // window's next event where its value is not.
   [[gnu::cold]] Result make_rooms(uint64_t value, uint64_t previous);
 
-  const Family &family_;
+  // The first line (see the class's comment): 61 bytes.
   const Calls &calls_;
   Stream stream_;
-  TimelineSlot *slot_;
-  bool memops_;
   std::unique_ptr<Entry[]> ring_;
-  std::unique_ptr<Pooled[]> pool_;  // kRing events, created by init()
-  size_t window_;                   // events recorded in turn now: a power of two, at most kRing (turn only)
-  size_t next_ = 0;                 // the pool's next event to record, below window_ (turn only)
+  std::unique_ptr<Pooled[]> pool_;             // kRing events, created by init()
   mutable std::atomic<uint64_t> reached_{0};   // highest value seen done
   std::atomic<uint64_t> marked_{0};            // highest value recorded
+  static_assert(kRing <= UINT16_MAX);
+  uint16_t window_;    // events recorded in turn now: a power of two, at most kRing (turn only)
+  uint16_t next_ = 0;  // the pool's next event to record, below window_ (turn only)
+  bool memops_;
+  TimelineSlot *slot_;
+  // The rest.
+  const Family &family_;
   uint64_t held_ = 0;  // highest value taken by hold(); read and written holding the turn only
   // freeze() once: the timeline's own bookkeeping of its frozen value, not the device's loss (the engine's
   // Device owns that); slot_->lost publishes the frozen value to other devices once it is stored.
@@ -236,7 +247,7 @@ Result Timeline::mark(uint64_t value) {
   Result r = calls_.event_record(p.event, stream_);
   if (r != SUCCESS) return r;
   p.last = value;
-  next_ = (next_ + 1) & (window_ - 1);
+  next_ = static_cast<uint16_t>((next_ + 1) & (window_ - 1));
   ring_[i].event.store(p.event, std::memory_order_relaxed);
   ring_[i].value.store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
