@@ -121,6 +121,9 @@ def main():
     print("  instructions          %6.0f" % statistics.median(s[2][0] for s in steady))
     print("  data lines (no stack) %6.0f" % statistics.median(len(set().union(*s[0].values())) for s in steady))
     print("  code lines            %6.0f" % statistics.median(len(set().union(*s[1].values())) for s in steady))
+    # Pages (4 KiB): each a TLB entry the driver's calls may have pushed out of the first-level TLB.
+    print("  data pages            %6.0f" % statistics.median(len({l >> 6 for l in set().union(*s[0].values())}) for s in steady))
+    print("  code pages            %6.0f" % statistics.median(len({l >> 6 for l in set().union(*s[1].values())}) for s in steady))
     for kind, index in (("data", 0), ("code", 1)):
         total = collections.Counter()
         for s in steady:

@@ -16,11 +16,18 @@ namespace rig {
 // by the first caller that needs it, not by lose(): a driver reports a fault from inside its own code,
 // where asking it for signaled() could wait on a lock it holds.
 
+namespace {
+// Whether the engine runs a device's lone host copies itself (Device::runs_inline): its driver gives the
+// word it signals and commits at hand-over.
+bool runs_inline_of(const DriverInfo &info) { return info.inline_signal && info.commits_at_hand_over; }
+}  // namespace
+
 Device::Device(uint32_t index, std::unique_ptr<DriverDevice> driver, rig_device_kind kind)
     : index_(index),
-      inline_signal_(driver->info().commits_at_hand_over ? driver->info().inline_signal : nullptr),
-      known_signal_(driver->info().known_signal), commits_at_hand_over_(driver->info().commits_at_hand_over),
-      kind_(kind), driver_(std::move(driver)) {
+      signal_(runs_inline_of(driver->info()) ? driver->info().inline_signal
+                                              : const_cast<std::atomic<uint64_t> *>(driver->info().known_signal)),
+      driver_(std::move(driver)), commits_at_hand_over_(driver_->info().commits_at_hand_over),
+      runs_inline_(runs_inline_of(driver_->info())), kind_(kind) {
   driver_->set_loss_sink(this);
 }
 

@@ -61,40 +61,30 @@ class alignas(64) Device final : public LossSink {
       return settled(s, value);
     return r;
   }
-  // reached(), from what the driver knows without asking the device (the submit path's question). Where
-  // the driver keeps its known value in a word (DriverInfo::known_signal), that word first: a value at or
-  // below it is reached; the newest submitted value is not asked about further (a chain names it on every
-  // submit and it is rarely done yet: the stream driver does not ask about its newest mark either); an
-  // older one is asked of the driver, which may ask its device once. The driver first, then the state,
-  // as reached().
+  // reached(), from what the driver knows without asking the device (the submit path's question): the
+  // driver's word first where it has one (signal_): a value at or below it is reached. A device that runs
+  // work inline knows no more than its word; elsewhere the newest submitted value is not asked about further
+  // (a chain names it on every submit and it is rarely done yet: the stream driver does not ask about its
+  // newest mark either), and an older one is asked of the driver, which may ask its device once. The driver
+  // first, then the state, as reached().
   bool known_reached(uint64_t value) const {
-    if (runs_inline()) return inline_known_reached(value);
-    if (known_signal_) [[likely]] {
-      bool r = known_signal_->load(std::memory_order_acquire) >= value;
+    if (signal_) [[likely]] {
+      bool r = signal_->load(std::memory_order_acquire) >= value;
       if (uint32_t s = state(); s != 0) [[unlikely]]
         return settled(s, value);
-      if (r || value >= submitted()) return r;
+      if (r || runs_inline_ || value >= submitted()) return r;
     }
     bool r = driver_->known_reached(value);
     if (uint32_t s = state(); s != 0) [[unlikely]]
       return settled(s, value);
     return r;
   }
-  // known_reached() of a device that runs work inline (runs_inline()): from the driver's signaled word
-  // (DriverInfo::inline_signal, the word its signaled() reads and its known_reached compares), a load
-  // instead of a virtual call; the driver first, then the state, as reached().
-  bool inline_known_reached(uint64_t value) const {
-    bool r = inline_signal_->load(std::memory_order_acquire) >= value;
-    if (uint32_t s = state(); s != 0) [[unlikely]]
-      return settled(s, value);
-    return r;
-  }
-  // inline_known_reached() of a device neither released nor lost; false for one that is either, where the
-  // caller asks the full question instead (known_reached). What a submit's pass asks (core/submit.h): it
-  // calls nothing (settled() is a call), so the pass keeps its values in registers. The same two loads in
-  // the same order: the driver's word, then the state.
+  // known_reached() of a device that runs work inline (runs_inline()), neither released nor lost; false for
+  // one that is either, where the caller asks the full question instead (known_reached). What a submit's pass
+  // asks (core/submit.h): it calls nothing (settled() is a call), so the pass keeps its values in registers.
+  // The same two loads in the same order: the driver's word, then the state.
   bool inline_reached_open(uint64_t value) const {
-    return inline_signal_->load(std::memory_order_acquire) >= value && state() == 0;
+    return signal_->load(std::memory_order_acquire) >= value && state() == 0;
   }
 
   // Commits held work through `value` (a wait's first step). LOST if the commit fails or the device is
@@ -119,16 +109,22 @@ class alignas(64) Device final : public LossSink {
     return true;
   }
 
+  // Whether the tests' collect observer (core/testing.h) is set, kept in this line a submit reads anyway
+  // rather than read from its own: testing::set_collect_observer sets it on every device, and a device opened
+  // later takes it from the observer (register_device). Relaxed: the observer itself is then loaded.
+  bool observed() const { return observed_.load(std::memory_order_relaxed); }
+  void set_observed(bool observed) { observed_.store(observed, std::memory_order_relaxed); }
+
   // The turn: one caller at a time hands over and commits. Submit takes it in core/submit.cpp.
   Turn &turn() { return turn_; }
   // The driver's word for work the engine runs inline (DriverInfo::inline_signal), or null.
-  bool runs_inline() const { return inline_signal_ != nullptr; }
+  bool runs_inline() const { return runs_inline_; }
   // Called holding the turn, after the engine ran value `value`'s one host copy itself (runs_inline()): the
   // driver's signaled word takes the value, with release so that a host that reads it sees the copy's bytes;
   // then assign(), without its test: a device that runs work inline commits at hand-over (the constructor
   // takes the driver's inline_signal only then).
   void ran_inline(uint64_t value) {
-    inline_signal_->store(value, std::memory_order_release);
+    signal_->store(value, std::memory_order_release);
     submitted_.store(value, std::memory_order_release);
     committed_.store(value, std::memory_order_release);
   }
@@ -172,18 +168,21 @@ class alignas(64) Device final : public LossSink {
   // The first line: what a submit reads (see the class's comment), 8 bytes of vtable pointer first.
   const uint32_t index_;
   std::atomic<uint32_t> state_{0};  // kReleased, kLost, kLosing
-  // The driver's fact (DriverInfo::inline_signal), read once; null where the driver does not also commit at
-  // hand-over (a driver that runs work inline holds nothing: ran_inline relies on it).
-  std::atomic<uint64_t> *const inline_signal_;
-  const std::atomic<uint64_t> *const known_signal_;  // the driver's fact (DriverInfo::known_signal), read once
+  // The driver's word known_reached reads, read once from its facts: DriverInfo::inline_signal where the
+  // device runs work inline (runs_inline_: the engine raises it too, ran_inline; only where the driver also
+  // commits at hand-over: a driver that runs work inline holds nothing), else DriverInfo::known_signal
+  // (never written here: the const is the driver's), or null where the driver has neither.
+  std::atomic<uint64_t> *const signal_;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> committed_{0};
   std::atomic<const Device *> queue_peer_{nullptr};  // can_wait_in_queue's remembered yes
+  std::unique_ptr<DriverDevice> driver_;  // here: a queued wait names the producer's driver
   Turn turn_;
   const bool commits_at_hand_over_;  // the driver's fact, read once: assign() runs on every submit
+  const bool runs_inline_;
+  std::atomic<bool> observed_{false};  // observed(): the tests' collect observer is set
   // The rest.
   const rig_device_kind kind_;
-  std::unique_ptr<DriverDevice> driver_;
   mutable std::atomic<uint64_t> reached_at_loss_{kUnset};  // set once after the loss (see reached_at_loss)
   std::atomic<const char *> reason_{nullptr};      // a copy kept for the process, or a static string
 };

@@ -12,6 +12,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/testing.h"
 
 namespace rig {
 
@@ -129,7 +130,8 @@ rig_status register_device(std::unique_ptr<DriverDevice> driver, Device **out) {
   if (index > 65535) return fail(RIG_OUT_OF_MEMORY, "open: all 65535 device indices of this process are used");
   rig_device_kind kind = driver->info().kind;
   Device *d = new Device(index, std::move(driver), kind);  // owned by the registry until exit
-  device_table[index].store(d, std::memory_order_release);
+  device_table[index].store(d, std::memory_order_seq_cst);  // seq_cst: see testing::set_collect_observer
+  d->set_observed(testing::collect_observer.fn.load(std::memory_order_seq_cst) != nullptr);
   *out = d;
   return RIG_OK;
 }

@@ -13,7 +13,11 @@ namespace testing {
 Observer collect_observer;
 void set_collect_observer(CollectObserver observer, void *user) {
   collect_observer.user.store(user, std::memory_order_relaxed);
-  collect_observer.fn.store(observer, std::memory_order_release);
+  collect_observer.fn.store(observer, std::memory_order_seq_cst);
+  // Each device's flag (Device::observed). seq_cst against register_device's store of a new device and its
+  // load of the observer: this walk sees the device, or the device sees the observer.
+  for (uint32_t i = 1; i < 65536; ++i)
+    if (Device *d = device_table[i].load(std::memory_order_seq_cst)) d->set_observed(observer != nullptr);
 }
 }  // namespace testing
 
@@ -192,7 +196,7 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
   collect_slots(run.stamping(), collected);
   if (wait_count)
     if (rig_status s = collect_waits(waits, wait_count, collected); s != RIG_OK) return s;
-  if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+  if (auto observe = submit_detail::observer(self)) [[unlikely]]
     observe(testing::collect_observer.user.load(std::memory_order_relaxed), self.index(), collected.data(),
             collected.size());
 
@@ -215,7 +219,7 @@ namespace submit_detail {
 
 [[gnu::hot]] rig_status submit_near(Run &run, uint64_t foreign, rig_point *point) {
   Device &self = run.device();
-  if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+  if (auto observe = observer(self)) [[unlikely]]
     report_collected(run, self.index(), observe);
   QueueWait wait;
   bool queued = false;
@@ -319,7 +323,7 @@ rig_status submit_many(std::span<Run *const> runs, const rig_point *waits, size_
   for (size_t k = 0; k < runs.size(); ++k) collect_batch_run(runs, k, collected);
   if (wait_count)
     if (rig_status s = collect_waits(waits, wait_count, collected); s != RIG_OK) return s;
-  if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+  if (auto observe = submit_detail::observer(self)) [[unlikely]]
     report_batch(runs, waits, wait_count, observe);
   // 3. Everything any run must follow, before the first run: the later runs follow it by rule 1.
   QueueWait in_queue[Collected::kInline];

@@ -34,6 +34,14 @@ rig_status submit_many(std::span<Run *const> runs, const rig_point *waits, size_
 
 namespace submit_detail {
 
+// The tests' collect observer where `self` is observed (Device::observed), else null: one flag of the
+// device's first line where the observer is unset, not a line of its own.
+[[gnu::always_inline]] inline testing::CollectObserver observer(const Device &self) {
+  if (!self.observed()) [[likely]]
+    return nullptr;
+  return testing::collect_observer.fn.load(std::memory_order_acquire);
+}
+
 // The tests' observer (core/testing.h) of a submit that took the inline path: what the full collect names.
 // Out of line and cold, in core/submit.cpp.
 [[gnu::cold]] void report_collected(const Run &run, uint32_t self, testing::CollectObserver observe);
@@ -225,7 +233,7 @@ void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool wr
   // null waits check has nothing to refuse.
   const Run::InlineCopy *copy = run.inline_copy();
   if (copy && copy->near && !wait_count && submit_detail::nothing_to_wait_for(*copy, self)) [[likely]] {
-    if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+    if (auto observe = submit_detail::observer(self)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
     return submit_detail::in_turn(
         self, point, [&](uint64_t value) { return submit_detail::hand_over_inline_copy(*copy, self, value); },
@@ -238,7 +246,7 @@ void raise_outside(const Buffer &buffer, Device &device, uint64_t point, bool wr
   // path"). A device that runs work inline has nothing to run for it either: its value is reached once
   // assigned (Device::ran_inline).
   if (!wait_count && run.stamping().empty()) {
-    if (auto observe = testing::collect_observer.fn.load(std::memory_order_acquire)) [[unlikely]]
+    if (auto observe = submit_detail::observer(self)) [[unlikely]]
       submit_detail::report_collected(run, self.index(), observe);
     return submit_detail::in_turn(
         self, point,

@@ -1,6 +1,6 @@
 // Engine observation for the tests only: the model test compares what each submit collected (the highest
-// point per other device, before dropping reached ones) with its reference model. One relaxed load on the
-// submit path when unset.
+// point per other device, before dropping reached ones) with its reference model. One flag of the device's
+// first line on the submit path when unset (Device::observed).
 #pragma once
 
 #include <atomic>

@@ -145,7 +145,7 @@ rig_status StreamDevice::hand_over_batch(std::span<const BatchWork> batch, uint6
                                          std::span<const QueueWait> waits) {
   if (lost()) return lose("");
   // Made current at once: a batch may capture and instantiate a graph, which names no stream of rig's.
-  CurrentWhenAsked current(gpu_, true);
+  CurrentWhenAsked current(gpu_, calls_want_current_, true);
   if (rig_status s = enqueue_waits(waits, first, current); s != RIG_OK) return s;
   // A batch seen before: its graph, made now if it is not yet, launched after the waits.
   GraphExec graph = nullptr;

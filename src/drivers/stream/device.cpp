@@ -186,7 +186,7 @@ void StreamDevice::prune_queued() {
     return q.value <= reached && !(q.producer->lost.load(std::memory_order_acquire) &&
                                    q.producer->frozen.load(std::memory_order_relaxed) < q.producer_value);
   });
-  prune_at_ = std::clamp(2 * queued_.live(), kPruneAt, QueuedWaits::kCapacity);
+  prune_at_ = static_cast<uint32_t>(std::clamp(2 * queued_.live(), kPruneAt, QueuedWaits::kCapacity));
 }
 
 rig_status StreamDevice::make_queued_room(uint64_t value) {
@@ -227,7 +227,7 @@ rig_status StreamDevice::waited_on_lost(const TimelineSlot &producer, uint64_t v
 rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
   // No loss check: the engine asked holding the turn just before (DriverWork::hand_over), and every caller
   // here is such a hand-over or asks itself (hand_over_empty).
-  CurrentWhenAsked current(gpu_);  // every call below names the stream: no context query (gpu.h)
+  CurrentWhenAsked current(gpu_, calls_want_current_);  // every call below names the stream: no context query
   if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
   for (const PreparedCall &call : calls.calls()) {
     Result r = current.call([&] { return enqueue(calls_, stream_, call); });

@@ -147,7 +147,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
 
  private:
   explicit StreamDevice(const Gpu &gpu)
-      : prune_at_(kPruneAt), calls_(gpu.family->calls), gpu_(gpu), family_(*gpu.family) {}
+      : prune_at_(kPruneAt), calls_want_current_(gpu.stream_calls_want_current.load(std::memory_order_relaxed)),
+        calls_(gpu.family->calls), gpu_(gpu), family_(*gpu.family) {}
 
   // The device attribute, or -1 where the query fails or the family has no such attribute (-1).
   int attribute(int which) const;
@@ -258,7 +259,8 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // producer's (bench/README.md, "What rig's own time is made of"). queued_ and prune_at_ are described
   // below, with the waits they keep.
   alignas(64) QueuedWaits queued_;
-  size_t prune_at_;     // live entries that prune next (read and written holding the turn)
+  uint32_t prune_at_;   // live entries that prune next (read and written holding the turn)
+  std::atomic<bool> calls_want_current_;  // the GPU's stream_calls_want_current as this device knows it (gpu.h)
   const Calls &calls_;  // family_.calls, one load nearer on the submit path
   const Gpu &gpu_;
   Stream stream_ = nullptr;

@@ -40,7 +40,9 @@ struct Gpu {
   mutable std::mutex reuse_lock;
   mutable std::vector<KeptBlocks *> reuse_pools;
   // Set the first time this GPU's library refused a call naming one of rig's streams that it then took with
-  // the context current (CurrentWhenAsked): from then on every hand-over on this GPU makes it current first.
+  // the context current (CurrentWhenAsked): from then on every hand-over on this GPU makes it current first
+  // (each device reads its own copy, taken when it opens and set with this one: a device open before this was
+  // set learns it at its own first refusal, a call that enqueued nothing).
   mutable std::atomic<bool> stream_calls_want_current{false};
 };
 
@@ -78,10 +80,12 @@ class Current {
 // hand-over on it makes the context current first, as before. Not for calls that name no stream.
 class CurrentWhenAsked {
  public:
-  // `now`: make the context current at once (a caller that also makes calls naming no stream: a batch's
-  // graph capture and instantiation).
-  explicit CurrentWhenAsked(const Gpu &gpu, bool now = false) : gpu_(gpu) {
-    if (now || gpu.stream_calls_want_current.load(std::memory_order_relaxed)) [[unlikely]]
+  // `remembered`: the device's copy of Gpu::stream_calls_want_current, in a line the hand-over reads anyway
+  // (the GPU's is one more line a driver call pushed out). `now`: make the context current at once (a caller
+  // that also makes calls naming no stream: a batch's graph capture and instantiation).
+  CurrentWhenAsked(const Gpu &gpu, std::atomic<bool> &remembered, bool now = false)
+      : gpu_(gpu), remembered_(remembered) {
+    if (now || remembered.load(std::memory_order_relaxed)) [[unlikely]]
       current_.emplace(gpu);
   }
   // Makes the call `make` makes (one naming the stream) and answers its result. Where it failed and the context was
@@ -99,10 +103,14 @@ class CurrentWhenAsked {
   [[gnu::noinline, gnu::cold]] Result again(Make &make) {
     current_.emplace(gpu_);
     Result r = make();
-    if (r == SUCCESS) gpu_.stream_calls_want_current.store(true, std::memory_order_relaxed);
+    if (r == SUCCESS) {
+      gpu_.stream_calls_want_current.store(true, std::memory_order_relaxed);
+      remembered_.store(true, std::memory_order_relaxed);
+    }
     return r;
   }
   const Gpu &gpu_;
+  std::atomic<bool> &remembered_;
   std::optional<Current> current_;
 };
 
