@@ -40,7 +40,8 @@ enum class Caller { no_context, first_gpu_current };
 bool hip() { return std::strcmp(gt()->prefix, "hip") == 0; }
 
 // Whether the library refuses a call naming a stream without the stream's context current, which rig
-// answers by making it current (stream/gpu.h, CurrentWhenAsked) and remembering it for the GPU: never on the
+// answers by making it current (stream/gpu.h, CurrentWhenAsked) and remembering it for the GPU (each device
+// keeps a copy, so one open before learns at its own first refusal, within the budget's rounding): never on the
 // fake unless its switch stream_calls_need_context says so; unknown on a real driver (CUDA documents the
 // stream's context as the one used, and the H200's driver takes such calls: bench/README.md).
 enum class Library { takes_stream_context, asks_for_context, unknown };
