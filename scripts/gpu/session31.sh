@@ -8,17 +8,6 @@
 # Usage (repository root, GPU machine): scripts/gpu/session31.sh BUILD. Writes $OUT/session31.txt.
 . scripts/gpu/session-env.sh "${1:-}"
 export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
-run() {  # LIMIT_S COMMAND...: one step (skipped past 240 s), its last lines and its status
-  local limit=$1
-  shift
-  if [ $SECONDS -gt 240 ]; then echo "--- skipped (time): $*"; return; fi
-  echo "--- $* (${RIG_EVENT_WINDOW:+RIG_EVENT_WINDOW=$RIG_EVENT_WINDOW }${RIG_TEST_KINDS:+RIG_TEST_KINDS=$RIG_TEST_KINDS})"
-  local t0=$SECONDS
-  timeout "$limit" "$@" > /tmp/step.log 2>&1
-  local rc=$?
-  tail -${TAIL:-6} /tmp/step.log
-  echo "--- rc=$rc, $((SECONDS - t0)) s"
-}
 chain() {  # ROUNDS: bench/cuda's chain, its ratio and edge lines
   timeout 150 "$B/bench/cuda/bench_cuda_chain" 2048 "$1" 1 > /tmp/chain.log 2>&1
   echo "rc=$?"; grep -E "ratio|edge|^ *\((a|aw|b|d|ds|dq|a16|b16|br)\) " /tmp/chain.log
@@ -29,16 +18,16 @@ chain() {  # ROUNDS: bench/cuda's chain, its ratio and edge lines
   chain 101
   echo "=== CUDA tests (RIG_REQUIRE=cuda)"
   export RIG_REQUIRE=cuda
-  run 60 "$B/tests/cuda/test_cuda_calls"
-  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so run 60 "$B/tests/cuda/test_cuda_floor"
-  run 90 "$B/tests/drivers/test_driver_suite_cuda"
-  run 60 "$B/tests/drivers/test_driver_programs_cuda"
-  run 60 "$B/tests/drivers/test_driver_loss_cuda"
-  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda run 90 "$B/tests/core/test_$t"; done
-  RIG_EVENT_WINDOW=2 run 90 "$B/tests/drivers/test_driver_suite_cuda"
-  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda run 90 "$B/tests/core/test_model"
-  run 60 "$B/tests/load/test_load_cuda"
-  run 90 "$B/tests/keep/test_keep_gpu"
+  step 60 "$B/tests/cuda/test_cuda_calls"
+  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so step 60 "$B/tests/cuda/test_cuda_floor"
+  step 90 "$B/tests/drivers/test_driver_suite_cuda"
+  step 60 "$B/tests/drivers/test_driver_programs_cuda"
+  step 60 "$B/tests/drivers/test_driver_loss_cuda"
+  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_$t"; done
+  RIG_EVENT_WINDOW=2 step 90 "$B/tests/drivers/test_driver_suite_cuda"
+  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_model"
+  step 60 "$B/tests/load/test_load_cuda"
+  step 90 "$B/tests/keep/test_keep_gpu"
   unset RIG_REQUIRE
   if [ $SECONDS -lt 160 ]; then echo "=== bench/cuda chain 2048 101 1, run 2"; chain 101; fi
   if [ $SECONDS -lt 200 ]; then

@@ -1,25 +1,17 @@
 #!/usr/bin/env bash
 # Issue 35, 2026-12-05 (ninth session): the submit path in fewer cache lines (93dd0de: 46 -> 30 data lines
 # and 54 -> 44 code lines a chained submit on the fake) against main before it (dd83ddd), in one call on one
-# H200: bench/cuda's chain from the two builds interleaved three times (the bench links rig statically, so
+# H200: bench/cuda's chain from the two builds interleaved ROUNDS times (3) (the bench links rig statically, so
 # each binary is its build), then each through the timing interposer (rig's own time over (d)), then the
 # CUDA tests of the new build (RIG_REQUIRE=cuda: a skip fails).
-# Usage (repository root, GPU machine): scripts/gpu/session32.sh BUILD, BUILD/before/bench_cuda_chain the
+# Ran once (2026-12-05 05:22 UTC, 93dd0de); the next call, not lent that session, is the same with 11f3181 or
+# later as BUILD and ROUNDS=4.
+# Usage (repository root, GPU machine): [ROUNDS=N] scripts/gpu/session32.sh BUILD, BUILD/before/bench_cuda_chain the
 # old bench (scripts/gpu/carry.sh's OTHER arguments). Writes $OUT/session32.txt and the chain logs.
 . scripts/gpu/session-env.sh "${1:-}"
+STEPS_UNTIL=520
 export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
 declare -A bench=([before]=$B/before/bench_cuda_chain [after]=$B/bench/cuda/bench_cuda_chain)
-run() {  # LIMIT_S COMMAND...: one step (skipped past 520 s), its last lines and its status
-  local limit=$1
-  shift
-  if [ $SECONDS -gt 520 ]; then echo "--- skipped (time): $*"; return; fi
-  echo "--- $* (${RIG_TEST_KINDS:+RIG_TEST_KINDS=$RIG_TEST_KINDS})"
-  local t0=$SECONDS
-  timeout "$limit" "$@" > /tmp/step.log 2>&1
-  local rc=$?
-  tail -${TAIL:-6} /tmp/step.log
-  echo "--- rc=$rc, $((SECONDS - t0)) s"
-}
 chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
   local t0=$SECONDS
   timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
@@ -28,7 +20,7 @@ chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
 }
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  for r in 1 2 3; do
+  for r in $(seq "${ROUNDS:-3}"); do
     for b in before after; do
       echo "=== chain 2048 51 1, $b, round $r"
       chain $b 51 "chain-$b-$r.log"
@@ -40,14 +32,14 @@ chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
   done
   echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
   export RIG_REQUIRE=cuda
-  run 60 "$B/tests/cuda/test_cuda_calls"
-  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so run 60 "$B/tests/cuda/test_cuda_floor"
-  run 90 "$B/tests/drivers/test_driver_suite_cuda"
-  run 60 "$B/tests/drivers/test_driver_programs_cuda"
-  run 60 "$B/tests/drivers/test_driver_loss_cuda"
-  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda run 90 "$B/tests/core/test_$t"; done
-  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda run 90 "$B/tests/core/test_model"
-  run 60 "$B/tests/load/test_load_cuda"
-  run 90 "$B/tests/keep/test_keep_gpu"
+  step 60 "$B/tests/cuda/test_cuda_calls"
+  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so step 60 "$B/tests/cuda/test_cuda_floor"
+  step 90 "$B/tests/drivers/test_driver_suite_cuda"
+  step 60 "$B/tests/drivers/test_driver_programs_cuda"
+  step 60 "$B/tests/drivers/test_driver_loss_cuda"
+  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_$t"; done
+  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_model"
+  step 60 "$B/tests/load/test_load_cuda"
+  step 90 "$B/tests/keep/test_keep_gpu"
   date -u
 } 2>&1 | tee "$O/session32.txt"
