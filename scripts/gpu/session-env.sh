@@ -25,3 +25,20 @@ step() {
   tail -"${TAIL:-6}" /tmp/step.log
   echo "--- rc=$rc, $((SECONDS - t0)) s"
 }
+# cuda_tests: the CUDA tests of the carried build with RIG_REQUIRE=cuda (a skip fails): the calls, the floor
+# through the counting interposer, the driver suite, programs and loss, the core tests that take CUDA kinds,
+# the model again with the smallest event window, the loader's and the keeper's. Each a step (above).
+cuda_tests() {
+  local t
+  export RIG_REQUIRE=cuda LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
+  step 60 "$B/tests/cuda/test_cuda_calls"
+  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so step 60 "$B/tests/cuda/test_cuda_floor"
+  step 90 "$B/tests/drivers/test_driver_suite_cuda"
+  step 60 "$B/tests/drivers/test_driver_programs_cuda"
+  step 60 "$B/tests/drivers/test_driver_loss_cuda"
+  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_$t"; done
+  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_model"
+  step 60 "$B/tests/load/test_load_cuda"
+  step 90 "$B/tests/keep/test_keep_gpu"
+  unset RIG_REQUIRE
+}

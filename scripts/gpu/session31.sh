@@ -17,18 +17,8 @@ chain() {  # ROUNDS: bench/cuda's chain, its ratio and edge lines
   echo "=== bench/cuda chain 2048 101 1, run 1"
   chain 101
   echo "=== CUDA tests (RIG_REQUIRE=cuda)"
-  export RIG_REQUIRE=cuda
-  step 60 "$B/tests/cuda/test_cuda_calls"
-  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so step 60 "$B/tests/cuda/test_cuda_floor"
-  step 90 "$B/tests/drivers/test_driver_suite_cuda"
-  step 60 "$B/tests/drivers/test_driver_programs_cuda"
-  step 60 "$B/tests/drivers/test_driver_loss_cuda"
-  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_$t"; done
-  RIG_EVENT_WINDOW=2 step 90 "$B/tests/drivers/test_driver_suite_cuda"
-  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_model"
-  step 60 "$B/tests/load/test_load_cuda"
-  step 90 "$B/tests/keep/test_keep_gpu"
-  unset RIG_REQUIRE
+  cuda_tests
+  RIG_REQUIRE=cuda RIG_EVENT_WINDOW=2 step 90 "$B/tests/drivers/test_driver_suite_cuda"
   if [ $SECONDS -lt 160 ]; then echo "=== bench/cuda chain 2048 101 1, run 2"; chain 101; fi
   if [ $SECONDS -lt 200 ]; then
     echo "=== bench/cuda chain 2048 31 1 through the timing interposer"

@@ -31,15 +31,6 @@ chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
     RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain $b 31 "timed-$b.log"
   done
   echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
-  export RIG_REQUIRE=cuda
-  step 60 "$B/tests/cuda/test_cuda_calls"
-  TAIL=40 RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so step 60 "$B/tests/cuda/test_cuda_floor"
-  step 90 "$B/tests/drivers/test_driver_suite_cuda"
-  step 60 "$B/tests/drivers/test_driver_programs_cuda"
-  step 60 "$B/tests/drivers/test_driver_loss_cuda"
-  for t in model submit_many rules; do RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_$t"; done
-  RIG_EVENT_WINDOW=2 RIG_TEST_KINDS=memory+cuda step 90 "$B/tests/core/test_model"
-  step 60 "$B/tests/load/test_load_cuda"
-  step 90 "$B/tests/keep/test_keep_gpu"
+  cuda_tests
   date -u
 } 2>&1 | tee "$O/session32.txt"
