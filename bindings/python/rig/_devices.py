@@ -12,12 +12,21 @@ from ._point import point_of, refuse_point
 class Device(Owned):
     """A device: the host, a memory device (host memory, work runs inline) or a driver's GPU/CPU device.
 
-    Make one with host(), memory_device(name) or open_device(name); close it (or use ``with``) when done.
+    Make one with host(), memory_device(name) or open_device(name), or by name as torch.device reads:
+    ``rig.Device("cuda:0")`` is ``open_device("cuda:0")``. Close it (or use ``with``) when done.
     Its timeline counts submissions: submitted() is the last value taken, signaled() the last reached.
     """
 
     _release_fn = staticmethod(_rig.rig_device_release)
     _borrowed = False  # a handle rig owns (a buffer's device): never released from Python
+
+    def __init__(self, raw, keep=None):
+        # A name opens the device (open_device's handle, this object its owner); anything else is rig's
+        # handle, as the module's functions pass it. Without this a name was kept as the handle, and the
+        # object failed at its first use with SWIG's words about an argument's type.
+        if isinstance(raw, str):
+            raw = _open_raw(raw)
+        Owned.__init__(self, raw, keep)
 
     def close(self):
         """Releases the device (a buffer's device, not Python's to release, only reads as closed)."""
@@ -102,13 +111,20 @@ def memory_device(name):
     return Device(_rig.rig_memory_device(name))
 
 
+def _open_raw(name):
+    """rig's handle of the device named ``name`` (open_device's names), newly opened."""
+    # rig_device_open opens drivers' devices only; `rig devices` lists memory:NAME beside them, and the
+    # command opens it with rig_memory_device: so does this, rather than answer that it is no driver.
+    if name.startswith("memory:"):
+        return _rig.rig_memory_device(name[len("memory:"):])
+    return _rig.rig_device_open(name)
+
+
 def open_device(name):
     """The device named ``name``: "cuda:0", "hip:0", "vulkan:0" as device_list() gives them, or
     "memory:NAME" (a new memory_device(NAME)), the names the rig command's --device takes."""
-    # rig_device_open opens drivers' devices only; `rig devices` lists memory:NAME beside them, and the
-    # command opens it with rig_memory_device: so does this, rather than answer that it is no driver.
-    if isinstance(name, str) and name.startswith("memory:"):
-        return memory_device(name[len("memory:"):])
+    if isinstance(name, str):
+        return Device(_open_raw(name))
     return Device(_rig.rig_device_open(name))
 
 

@@ -43,6 +43,16 @@ def test_open_device_takes_the_names_rig_devices_lists():
         rig.open_device("memory:")
 
 
+def test_a_device_by_name_opens_it_as_open_device_does():
+    # rig.Device("cuda:0") reads as torch.device("cuda:0"): it opens the device, and a bad name raises at once
+    with rig.Device("memory:B") as b:
+        assert b.kind == rig.DeviceKind.MEMORY and b.name == "B" and b.submitted() == 0
+    with pytest.raises(rig.NotFound):
+        rig.Device("nosuchdriver:0")
+    with pytest.raises(rig.InvalidArgument):
+        rig.Device("memory:")
+
+
 def test_read_only_wrap_refuses_a_write():
     ro = rig.Buffer.wrap(b"abcd")
     with pytest.raises(rig.InvalidArgument):
