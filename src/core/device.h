@@ -117,7 +117,8 @@ class alignas(64) Device final : public LossSink {
 
   // The turn: one caller at a time hands over and commits. Submit takes it in core/submit.cpp.
   Turn &turn() { return turn_; }
-  // The driver's word for work the engine runs inline (DriverInfo::inline_signal), or null.
+  // Whether the engine runs this device's lone host copies itself: its driver gave the word it signals
+  // (DriverInfo::inline_signal) and commits at hand-over.
   bool runs_inline() const { return runs_inline_; }
   // Called holding the turn, after the engine ran value `value`'s one host copy itself (runs_inline()): the
   // driver's signaled word takes the value, with release so that a host that reads it sees the copy's bytes;

@@ -213,7 +213,7 @@ class alignas(64) Timeline {
   // window's next event where its value is not.
   [[gnu::cold]] Result make_rooms(uint64_t value, uint64_t previous);
 
-  // The first line (see the class's comment): 61 bytes.
+  // The first line (see the class's comment), 64 bytes.
   const Calls &calls_;
   Stream stream_;
   std::unique_ptr<Entry[]> ring_;
