@@ -1,7 +1,9 @@
 /* bench/cuda's row (a) alone, for footprint.py: 4 KiB copies alternating between two rig devices of one GPU,
  * each reading the other's last write (the cross-device edge), submitted with no host wait. First it
  * prints where librig's code is mapped, where its stack is and where rig_submit starts, so the trace can be cut into submits
- * and each access put to rig or not. Usage: chain_a OPS (the device: $DEV, else cuda:0). */
+ * and each access put to rig or not. Usage: chain_a OPS (the device: $DEV, else cuda:0). With $KERNELS (the path
+ * of tests/cuda/kernels.ptx) the chain is bench/cuda's kernel row instead: rig_add_u32 adding 1 to x in place,
+ * the devices alternating. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <rig.h>
@@ -53,8 +55,43 @@ int main(int argc, char **argv) {
     CK(rig_run_set_buffer(yx[d], 0, y[d]));
     CK(rig_run_set_buffer(yx[d], 1, x[d]));
   }
+  rig_run step[2];
+  const char *ptx_path = getenv("KERNELS");
+  for (int d = 0; ptx_path && d < 2; ++d) {
+    static char ptx[1 << 16];
+    FILE *f = fopen(ptx_path, "r");
+    size_t n = f ? fread(ptx, 1, sizeof ptx - 1, f) : 0;
+    if (f) fclose(f);
+    if (!n) {
+      fprintf(stderr, "KERNELS=%s: no PTX read\n", ptx_path);
+      return 1;
+    }
+    ptx[n] = 0;
+    rig_module module;
+    CK(rig_module_load(dev[d], RIG_MODULE_PTX, ptx, n, &module));
+    static const uint32_t slots[2] = {0, 0};
+    rig_part launch = {0};
+    launch.size = sizeof launch;
+    launch.kind = RIG_PART_LAUNCH;
+    launch.module = module;
+    launch.function = "rig_add_u32";
+    launch.grid[0] = 4;
+    launch.grid[1] = launch.grid[2] = 1;
+    launch.block[0] = 256;
+    launch.block[1] = launch.block[2] = 1;
+    launch.slots = slots;
+    launch.slot_count = 2;
+    rig_access rw[1] = {RIG_ACCESS_READ_WRITE};
+    rig_submission sub;
+    CK(rig_submission_make(dev[d], &launch, 1, rw, 1, &sub));
+    CK(rig_run_take(sub, &step[d]));
+    CK(rig_run_set_buffer(step[d], 0, x[d]));
+    uint32_t scalars[2] = {1024, 1};
+    CK(rig_run_set_scalars(step[d], scalars, sizeof scalars));
+  }
   rig_point last = 0;
-  for (int i = 0; i < ops; ++i) CK(rig_submit(i % 2 ? yx[i % 2] : xy[i % 2], NULL, 0, &last));
+  for (int i = 0; i < ops; ++i)
+    CK(rig_submit(ptx_path ? step[i % 2] : i % 2 ? yx[i % 2] : xy[i % 2], NULL, 0, &last));
   CK(rig_wait_point(last, UINT64_MAX));
   return 0;
 }

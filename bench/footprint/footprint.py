@@ -10,6 +10,7 @@ each access made by an instruction of librig's code is counted once per submit, 
 it. The stack is left out (the driver's calls keep it warm). The fake's own accesses are not rig's.
 
 Usage: bench/footprint/footprint.py BUILD [OPS]   (BUILD: a meson build with tests, for the fake libcuda)
+With KERNELS=1, bench/cuda's kernel row (rig_add_u32 in place) instead of its copies.
 With FOOTPRINT_LINES=1, also every data line of one steady submit, with the source line of the first
 instruction that touched it (addr2line: a build with -g says where).
 """
@@ -73,6 +74,9 @@ def main():
     subprocess.run(["cc", "-O2", os.path.join(here, "chain_a.c"), "-I", os.path.join(root, "include"), "-L", build,
                     "-lrig", "-ldl", "-Wl,-rpath," + build, "-o", program], check=True)
     env = dict(os.environ, RIG_CUDA_LIBRARY=fake, FAKE_DEVICE_ARENA_GIB="1")
+    env.pop("KERNELS", None)
+    if os.environ.get("KERNELS"):
+        env["KERNELS"] = os.path.join(root, "tests/cuda/kernels.ptx")
     said_path = os.path.join(work, "said")
     read, write = os.pipe()
     with open(said_path, "w") as said:
@@ -117,7 +121,8 @@ def main():
     if not steady:
         sys.exit("footprint: no submits traced")
 
-    print("rig's chained submit on the fake libcuda, %d submits traced (median of the last %d)" % (len(submits), len(steady)))
+    print("rig's chained submit (%s) on the fake libcuda, %d submits traced (median of the last %d)" %
+          ("kernels" if os.environ.get("KERNELS") else "copies", len(submits), len(steady)))
     print("  instructions          %6.0f" % statistics.median(s[2][0] for s in steady))
     print("  data lines (no stack) %6.0f" % statistics.median(len(set().union(*s[0].values())) for s in steady))
     print("  code lines            %6.0f" % statistics.median(len(set().union(*s[1].values())) for s in steady))
