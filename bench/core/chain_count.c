@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/add_part.h"
 #include "kernels_ptx.h"
 
 static void check(rig_status s, const char *what, int line) {
@@ -58,20 +59,8 @@ static rig_run copy_run(rig_device d, rig_buffer src, rig_buffer dst) {
 static rig_run add_run(rig_device d, rig_buffer x, size_t length) {
   rig_module m;
   CHECK(rig_module_load(d, RIG_MODULE_PTX, kernels_ptx, strlen(kernels_ptx), &m));
-  static const uint32_t slots[2] = {0, 0};
   uint32_t n = (uint32_t)(length / 4), scalars[2] = {n, 1};
-  rig_part p;
-  memset(&p, 0, sizeof p);
-  p.size = sizeof p;
-  p.kind = RIG_PART_LAUNCH;
-  p.module = m;
-  p.function = "rig_add_u32";
-  p.grid[0] = (n + 255) / 256;
-  p.grid[1] = p.grid[2] = 1;
-  p.block[0] = 256;
-  p.block[1] = p.block[2] = 1;
-  p.slots = slots;
-  p.slot_count = 2;
+  rig_part p = bench_add_part(m, n);
   rig_access a[1] = {RIG_ACCESS_READ_WRITE};
   rig_submission s;
   rig_run r;

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "common/add_part.h"
 #include "common/rounds.h"
 #include "drivers/cuda/api.h"
 #include "drivers/cuda/context.h"
@@ -169,18 +170,7 @@ struct RigChain {
       check(rig_run_take(subs[k++], &copy_yx[d]), "take");
       check(rig_run_set_buffer(copy_yx[d], 0, y[d]), "set");
       check(rig_run_set_buffer(copy_yx[d], 1, x[d]), "set");
-      static const uint32_t slots[2] = {0, 0};
-      rig_part launch{};
-      launch.size = sizeof launch;
-      launch.kind = RIG_PART_LAUNCH;
-      launch.module = module[d];
-      launch.function = "rig_add_u32";
-      launch.grid[0] = 4;
-      launch.grid[1] = launch.grid[2] = 1;
-      launch.block[0] = 256;
-      launch.block[1] = launch.block[2] = 1;
-      launch.slots = slots;
-      launch.slot_count = 2;
+      rig_part launch = bench_add_part(module[d], 1024);
       rig_access rw[1] = {RIG_ACCESS_READ_WRITE};
       check(rig_submission_make(dev[d], &launch, 1, rw, 1, &subs[k]), "launch submission");
       check(rig_run_take(subs[k++], &step[d]), "take");

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/add_part.h"
+
 #define CK(x)                                                            \
   do {                                                                   \
     if ((x) != RIG_OK) {                                                 \
@@ -69,18 +71,7 @@ int main(int argc, char **argv) {
     ptx[n] = 0;
     rig_module module;
     CK(rig_module_load(dev[d], RIG_MODULE_PTX, ptx, n, &module));
-    static const uint32_t slots[2] = {0, 0};
-    rig_part launch = {0};
-    launch.size = sizeof launch;
-    launch.kind = RIG_PART_LAUNCH;
-    launch.module = module;
-    launch.function = "rig_add_u32";
-    launch.grid[0] = 4;
-    launch.grid[1] = launch.grid[2] = 1;
-    launch.block[0] = 256;
-    launch.block[1] = launch.block[2] = 1;
-    launch.slots = slots;
-    launch.slot_count = 2;
+    rig_part launch = bench_add_part(module, 1024);
     rig_access rw[1] = {RIG_ACCESS_READ_WRITE};
     rig_submission sub;
     CK(rig_submission_make(dev[d], &launch, 1, rw, 1, &sub));

@@ -71,7 +71,7 @@ def main():
         sys.exit("footprint: no fake libcuda at %s (a build with tests)" % fake)
     work = tempfile.mkdtemp(prefix="rig-footprint.")
     program = os.path.join(work, "chain_a")
-    subprocess.run(["cc", "-O2", os.path.join(here, "chain_a.c"), "-I", os.path.join(root, "include"), "-L", build,
+    subprocess.run(["cc", "-O2", os.path.join(here, "chain_a.c"), "-I", os.path.join(root, "include"), "-I", os.path.join(root, "bench"), "-L", build,
                     "-lrig", "-ldl", "-Wl,-rpath," + build, "-o", program], check=True)
     env = dict(os.environ, RIG_CUDA_LIBRARY=fake, FAKE_DEVICE_ARENA_GIB="1")
     env.pop("KERNELS", None)
