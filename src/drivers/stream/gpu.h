@@ -8,7 +8,6 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <vector>
 
 #include "drivers/stream/calls.h"
@@ -54,18 +53,24 @@ struct Gpu {
 // that names no stream of rig's (allocation, registration, modules, host waits) runs under it.
 class Current {
  public:
-  explicit Current(const Gpu &gpu) : calls_(gpu.family->calls) {
-    if (calls_.get_current(&previous_) != SUCCESS) previous_ = nullptr;
-    if (previous_ != gpu.context) set_ = calls_.set_current(gpu.context) == SUCCESS;
-  }
+  explicit Current(const Gpu &gpu) { make(gpu); }
   ~Current() {
-    if (set_) calls_.set_current(previous_);  // null too: the thread had no context before
+    if (set_) calls_->set_current(previous_);  // null too: the thread had no context before
   }
   Current(const Current &) = delete;
   Current &operator=(const Current &) = delete;
 
  private:
-  const Calls &calls_;
+  friend class CurrentWhenAsked;
+  // Nothing made current yet: CurrentWhenAsked makes it only when asked. (Not std::optional<Current>: GCC
+  // 12 warns, wrongly, that the optional's destructor may read set_ and calls_ uninitialized.)
+  Current() = default;
+  void make(const Gpu &gpu) {
+    calls_ = &gpu.family->calls;
+    if (calls_->get_current(&previous_) != SUCCESS) previous_ = nullptr;
+    if (previous_ != gpu.context) set_ = calls_->set_current(gpu.context) == SUCCESS;
+  }
+  const Calls *calls_ = nullptr;
   Context previous_ = nullptr;
   bool set_ = false;
 };
@@ -86,14 +91,14 @@ class CurrentWhenAsked {
   CurrentWhenAsked(const Gpu &gpu, std::atomic<bool> &remembered, bool now = false)
       : gpu_(gpu), remembered_(remembered) {
     if (now || remembered.load(std::memory_order_relaxed)) [[unlikely]]
-      current_.emplace(gpu);
+      make_current();
   }
   // Makes the call `make` makes (one naming the stream) and answers its result. Where it failed and the context was
   // not made current, makes it current and makes the call once more (a refused call enqueued nothing).
   template <class Make>
   Result call(Make &&make) {
     Result r = make();
-    if (r == SUCCESS || current_) [[likely]]
+    if (r == SUCCESS || made_) [[likely]]
       return r;
     return again(make);
   }
@@ -101,7 +106,7 @@ class CurrentWhenAsked {
  private:
   template <class Make>
   [[gnu::noinline, gnu::cold]] Result again(Make &make) {
-    current_.emplace(gpu_);
+    make_current();
     Result r = make();
     if (r == SUCCESS) {
       gpu_.stream_calls_want_current.store(true, std::memory_order_relaxed);
@@ -109,9 +114,14 @@ class CurrentWhenAsked {
     }
     return r;
   }
+  void make_current() {
+    current_.make(gpu_);
+    made_ = true;
+  }
   const Gpu &gpu_;
   std::atomic<bool> &remembered_;
-  std::optional<Current> current_;
+  Current current_;
+  bool made_ = false;  // current_ made the context current (or found it so)
 };
 
 // The GPUs `family`'s library lists (device_count), -1 where the call fails. Never blocks on rig's locks.
