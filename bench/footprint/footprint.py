@@ -150,11 +150,11 @@ def main():
                 where_of[cur] = []
             else:
                 where_of[cur].append(l)
-        print("  one submit's data lines, in the order first touched (L load, S store, M modify):")
+        print("  one submit's data lines, in the order first touched (L load, S store, M modify), with their page:")
         for n, (ln, (kind, i)) in enumerate(sorted(one.items(), key=lambda kv: list(one).index(kv[0]))):
             w = where_of.get(i - base, ["?"])
             src = [x.split("/")[-1] for x in w[1::2]]
-            print("    %2d %s %-60s %s" % (n, kind, w[0][:60], " <- ".join(src)))
+            print("    %2d %s page %9x %-60s %s" % (n, kind, ln >> 6, w[0][:60], " <- ".join(src)))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ using Clock = std::chrono::steady_clock;
   X(registered_upload_ns_per_kib, 0) X(pinned_upload_ns_per_kib, 0) X(pageable_upload_ns_per_kib, 0)          \
   X(fail_launch_at, 0) X(launch_delay_us, 0) X(copy_delay_us, 0) X(ignore_waits, 0)                          \
   X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(device_memory_limit, 0)                    \
-  X(stream_calls_need_context, 0)
+  X(stream_calls_need_context, 0) X(disturb_kib, 0)
 
 struct Switches {
 #define FAKE_SWITCH_FIELD(name, initial) long long name = initial;
@@ -192,8 +192,29 @@ inline State &state() {
   return s;
 }
 
+// The switch disturb_kib: a real driver's call is microseconds of its own work over its own memory, which
+// pushes the caller's lines out of the nearest caches and its pages out of the first-level TLB (issue 35:
+// rig's own time per operation moved threefold between hosts while the hand-written program's did not).
+// The fake's calls touch almost nothing, so a submit's cost for what it touches never shows on it. With
+// disturb_kib set (FAKECUDA_DISTURB_KIB), every entry reads and writes one line on each page of that much
+// memory of the double's own, a different line of each page at each call, like a driver walking its tables.
+inline void disturb(long long kib) {
+  static char *memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(kib) << 10));
+  static std::atomic<unsigned> turn{0};
+  if (!memory) return;
+  unsigned line = turn.fetch_add(1, std::memory_order_relaxed);
+  for (long long page = 0; page < kib / 4; ++page) {
+    volatile char *at = memory + (page << 12) + (((page + line) & 63) << 6);
+    *at = static_cast<char>(*at + 1);
+  }
+}
+
 // Every entry point of the table counts itself first (calls_*.h; HIP's own adapters in fake_hip.cpp).
-inline void entered(Entry e) { state().count.entries[static_cast<int>(e)].fetch_add(1, std::memory_order_relaxed); }
+inline void entered(Entry e) {
+  state().count.entries[static_cast<int>(e)].fetch_add(1, std::memory_order_relaxed);
+  if (long long kib = state().sw.disturb_kib; kib > 0) [[unlikely]]
+    disturb(kib);
+}
 
 // The GPU of `ordinal`, made at first use. Caller holds the lock.
 inline Gpu *gpu_of(int ordinal) {
