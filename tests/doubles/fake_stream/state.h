@@ -198,14 +198,18 @@ inline State &state() {
 // The fake's calls touch almost nothing, so a submit's cost for what it touches never shows on it. With
 // disturb_kib set (FAKECUDA_DISTURB_KIB), every entry reads and writes one line on each page of that much
 // memory of the double's own, a different line of each page at each call, like a driver walking its tables.
+// The memory is made at the first disturbed call, of that call's size: a later, larger switch (set by the
+// control call) touches no more than that. Relaxed atomic loads and stores, not a locked add: entries may
+// come from several threads, and a driver's own walk is plain loads and stores.
 inline void disturb(long long kib) {
-  static char *memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(kib) << 10));
+  static const long long pages = (kib + 3) / 4;
+  static char *memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(pages) << 12));
   static std::atomic<unsigned> turn{0};
   if (!memory) return;
   unsigned line = turn.fetch_add(1, std::memory_order_relaxed);
-  for (long long page = 0; page < kib / 4; ++page) {
-    volatile char *at = memory + (page << 12) + (((page + line) & 63) << 6);
-    *at = static_cast<char>(*at + 1);
+  for (long long page = 0; page < std::min(pages, (kib + 3) / 4); ++page) {
+    char *at = memory + (page << 12) + (((page + line) & 63) << 6);
+    __atomic_store_n(at, static_cast<char>(__atomic_load_n(at, __ATOMIC_RELAXED) + 1), __ATOMIC_RELAXED);
   }
 }
 
