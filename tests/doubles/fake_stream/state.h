@@ -43,7 +43,7 @@ using Clock = std::chrono::steady_clock;
   X(registered_upload_ns_per_kib, 0) X(pinned_upload_ns_per_kib, 0) X(pageable_upload_ns_per_kib, 0)          \
   X(fail_launch_at, 0) X(launch_delay_us, 0) X(copy_delay_us, 0) X(ignore_waits, 0)                          \
   X(pageable_dma_delay_us, 100) X(read_only_pages_need_flag, 0) X(device_memory_limit, 0)                    \
-  X(stream_calls_need_context, 0) X(disturb_kib, 0)
+  X(stream_calls_need_context, 0)
 
 struct Switches {
 #define FAKE_SWITCH_FIELD(name, initial) long long name = initial;
@@ -192,32 +192,41 @@ inline State &state() {
   return s;
 }
 
-// The switch disturb_kib: a real driver's call is microseconds of its own work over its own memory, which
-// pushes the caller's lines out of the nearest caches and its pages out of the first-level TLB (issue 35:
-// rig's own time per operation moved threefold between hosts while the hand-written program's did not).
-// The fake's calls touch almost nothing, so a submit's cost for what it touches never shows on it. With
-// disturb_kib set (FAKECUDA_DISTURB_KIB), every entry reads and writes one line on each page of that much
-// memory of the double's own, a different line of each page at each call, like a driver walking its tables.
-// The memory is made at the first disturbed call, of that call's size: a later, larger switch (set by the
-// control call) touches no more than that. Relaxed atomic loads and stores, not a locked add: entries may
-// come from several threads, and a driver's own walk is plain loads and stores.
-inline void disturb(long long kib) {
-  static const long long pages = (kib + 3) / 4;
-  static char *memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(pages) << 12));
-  static std::atomic<unsigned> turn{0};
-  if (!memory) return;
-  unsigned line = turn.fetch_add(1, std::memory_order_relaxed);
-  for (long long page = 0; page < std::min(pages, (kib + 3) / 4); ++page) {
-    char *at = memory + (page << 12) + (((page + line) & 63) << 6);
-    __atomic_store_n(at, static_cast<char>(__atomic_load_n(at, __ATOMIC_RELAXED) + 1), __ATOMIC_RELAXED);
+// FAKECUDA_DISTURB_KIB (FAKEHIP_DISTURB_KIB): a real driver's call is microseconds of its own work over its
+// own memory, which pushes the caller's lines out of the nearest caches and its pages out of the first-level
+// TLB (issue 35: rig's own time per operation moved threefold between hosts while the hand-written
+// program's did not). The fake's calls touch almost nothing, so a submit's cost for what it touches never
+// shows on it. With the variable set, every entry reads and writes one line on each page of that much
+// memory of the double's own, a different line of each page at each call, like a driver walking its
+// tables. Read once, at the first entry, and not a switch: entries read it with no lock, and the switches
+// change under the state's lock (a reset rewrites them all). Relaxed atomic loads and stores, not a locked
+// add: entries come from several threads, and a driver's own walk is plain loads and stores.
+struct Disturbance {
+  long long pages = 0;
+  char *memory = nullptr;
+  Disturbance() {
+    std::string key = std::string(face().env_prefix) + "DISTURB_KIB";
+    if (const char *v = std::getenv(key.c_str()); v && std::atoll(v) > 0) {
+      pages = (std::atoll(v) + 3) / 4;
+      memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(pages) << 12));
+    }
   }
-}
+  void touch() const {
+    static std::atomic<unsigned> turn{0};
+    unsigned line = turn.fetch_add(1, std::memory_order_relaxed);
+    for (long long page = 0; page < pages; ++page) {
+      char *at = memory + (page << 12) + (((page + line) & 63) << 6);
+      __atomic_store_n(at, static_cast<char>(__atomic_load_n(at, __ATOMIC_RELAXED) + 1), __ATOMIC_RELAXED);
+    }
+  }
+};
 
 // Every entry point of the table counts itself first (calls_*.h; HIP's own adapters in fake_hip.cpp).
 inline void entered(Entry e) {
   state().count.entries[static_cast<int>(e)].fetch_add(1, std::memory_order_relaxed);
-  if (long long kib = state().sw.disturb_kib; kib > 0) [[unlikely]]
-    disturb(kib);
+  static const Disturbance disturbance;
+  if (disturbance.memory) [[unlikely]]
+    disturbance.touch();
 }
 
 // The GPU of `ordinal`, made at first use. Caller holds the lock.
