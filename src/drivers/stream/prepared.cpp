@@ -68,21 +68,20 @@ void Prepared::prepare(const Work &work) {
       }
       case RIG_PART_LAUNCH: {
         if (blocks_.size() == launches) blocks_.emplace_back();
-        ParamBlock &b = blocks_[launches++];
-        size_t n = part.slots.size();
-        b.addresses.resize(n);
-        b.params.resize(n + (work.scalars.empty() ? 0 : 1));
+        std::vector<ParamWord> &b = blocks_[launches++];
+        size_t n = part.slots.size(), pointers = n + (work.scalars.empty() ? 0 : 1);
+        b.resize(pointers + n);
         for (size_t i = 0; i < n; ++i) {
           const Binding &s = work.slots[part.slots[i]];
-          b.addresses[i] = s.memory ? s.memory->address + s.offset : 0;
-          b.params[i] = &b.addresses[i];
+          b[pointers + i].address = s.memory ? s.memory->address + s.offset : 0;
+          b[i].param = &b[pointers + i].address;
         }
         // The driver reads a parameter through its pointer: the scalars block is the parameter itself.
-        if (!work.scalars.empty()) b.params[n] = const_cast<std::byte *>(work.scalars.data());
+        if (!work.scalars.empty()) b[n].param = const_cast<std::byte *>(work.scalars.data());
         c.function = reinterpret_cast<Function>(part.function);
         for (int k = 0; k < 3; ++k) c.grid[k] = part.grid[k], c.block[k] = part.block[k];
         c.shared_bytes = part.shared_bytes;
-        c.params = b.params.empty() ? nullptr : b.params.data();
+        c.params = pointers ? &b[0].param : nullptr;
         break;
       }
       default:

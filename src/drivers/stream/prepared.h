@@ -16,16 +16,27 @@
 
 namespace rig::stream {
 
-// One part's call: cuMemcpyAsync, cuMemsetD8Async or cuLaunchKernel with its arguments but the stream.
-struct PreparedCall {
+// One part's call: cuMemcpyAsync, cuMemsetD8Async or cuLaunchKernel with its arguments but the stream. One
+// cache line: a hand-over reads it right after a driver's call has pushed rig's lines out of the nearest
+// caches, and a launch's fields spread over two lines cost a second miss on every kernel (bench/README.md,
+// "What rig's own time is made of"). A copy never reads a launch's fields nor a launch a copy's, so the
+// pointers of each share their place (anonymous unions, read only as the kind wrote them).
+struct alignas(64) PreparedCall {
   rig_part_kind kind;
-  DevicePtr dst, src;  // copy: both; fill: dst
-  size_t length;       // copy, fill
-  unsigned char byte;  // fill
-  Function function;   // launch
-  unsigned grid[3], block[3], shared_bytes;
-  void **params;  // launch: its parameter block (Prepared's storage), or null with no parameters
+  unsigned shared_bytes;  // launch
+  union {
+    DevicePtr dst;      // copy, fill
+    Function function;  // launch
+  };
+  union {
+    DevicePtr src;  // copy
+    void **params;  // launch: its parameter block (Prepared's storage), or null with no parameters
+  };
+  size_t length;  // copy, fill
+  unsigned grid[3], block[3];  // launch
+  unsigned char byte;          // fill
 };
+static_assert(sizeof(PreparedCall) == 64);
 
 // Enqueues `call` on `stream`: the family's result.
 [[gnu::hot]] inline Result enqueue(const Calls &calls, Stream stream, const PreparedCall &call) {
@@ -61,12 +72,17 @@ class Prepared {
   // registration where the range crosses seams. None for 0 bytes.
   void prepare_copy(PreparedCall c, const Memory &src, size_t src_at, const Memory &dst, size_t dst_at,
                     size_t length);
-  struct ParamBlock {
-    std::vector<DevicePtr> addresses;
-    std::vector<void *> params;
+  // A launch's parameter block in one allocation: the pointers the driver reads (`params` points at the
+  // first), then the slots' device addresses they point to (the scalars' pointer, last of the pointers,
+  // points into the work). One or two lines where two vectors took two allocations and so two more misses
+  // of the driver's on every launch.
+  union ParamWord {
+    void *param;
+    DevicePtr address;
   };
+  static_assert(sizeof(ParamWord) == sizeof(void *));
   std::vector<PreparedCall> calls_;
-  std::vector<ParamBlock> blocks_;  // one per launch, in order; never shrunk
+  std::vector<std::vector<ParamWord>> blocks_;  // one per launch, in order; never shrunk
 };
 
 }  // namespace rig::stream

@@ -201,6 +201,8 @@ inline State &state() {
 // tables. Read once, at the first entry, and not a switch: entries read it with no lock, and the switches
 // change under the state's lock (a reset rewrites them all). Relaxed atomic loads and stores, not a locked
 // add: entries come from several threads, and a driver's own walk is plain loads and stores.
+// FAKECUDA_DISTURB_HUGE set too puts that memory on transparent huge pages (madvise): the same lines, few
+// pages, so the caches' misses show without the TLB's (bench/README.md, "A driver's footprint on the fake").
 struct Disturbance {
   long long pages = 0;
   char *memory = nullptr;
@@ -208,7 +210,10 @@ struct Disturbance {
     std::string key = std::string(face().env_prefix) + "DISTURB_KIB";
     if (const char *v = std::getenv(key.c_str()); v && std::atoll(v) > 0) {
       pages = (std::atoll(v) + 3) / 4;
-      memory = static_cast<char *>(std::aligned_alloc(4096, static_cast<size_t>(pages) << 12));
+      size_t bytes = ((static_cast<size_t>(pages) << 12) + (2u << 20) - 1) & ~((2ull << 20) - 1);
+      memory = static_cast<char *>(std::aligned_alloc(2u << 20, bytes));
+      if (std::getenv((std::string(face().env_prefix) + "DISTURB_HUGE").c_str()))
+        madvise(memory, bytes, MADV_HUGEPAGE);
     }
   }
   void touch() const {

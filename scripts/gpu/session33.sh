@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 35, 2026-12-05 (eleventh session): bench/cuda's chain from several builds interleaved ROUNDS times (4)
+# in one call on one H200, then each through the timing interposer (rig's own time over (d)), then the CUDA
+# tests of the carried build (RIG_REQUIRE=cuda: a skip fails). The bench links rig statically, so each binary
+# is its build: BUILD/NAME/bench_cuda_chain for each NAME in $OTHERS (default "dd83ddd 06ba7a2": before the
+# submit in fewer lines, and main before this session), and the carried build's own as "new" (a launch's
+# prepared call in one line, the record's hot fields in one).
+# Usage (repository root, GPU machine): [ROUNDS=N] [OTHERS="A B"] scripts/gpu/session33.sh BUILD. Writes
+# $OUT/session33.txt and the chain logs.
+. scripts/gpu/session-env.sh "${1:-}"
+STEPS_UNTIL=540
+export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
+declare -A bench=([new]=$B/bench/cuda/bench_cuda_chain)
+names=()
+for n in ${OTHERS:-dd83ddd 06ba7a2}; do bench[$n]=$B/$n/bench_cuda_chain; names+=("$n"); done
+names+=(new)
+chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
+  local t0=$SECONDS
+  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
+  echo "$1: rc=$?, $((SECONDS - t0)) s"
+  grep -E "ratio|edge|own time|^  (a|a1|b|d|d1) +[0-9]|^=== " "$O/$3" | sed "s|^|  $1 |"
+}
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
+  for r in $(seq "${ROUNDS:-4}"); do
+    for b in "${names[@]}"; do
+      echo "=== chain 2048 51 1, $b, round $r"
+      chain "$b" 51 "chain-$b-$r.log"
+    done
+  done
+  for b in "${names[@]}"; do
+    echo "=== chain 2048 31 1 through the timing interposer, $b"
+    RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain "$b" 31 "timed-$b.log"
+  done
+  echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
+  cuda_tests
+  date -u
+} 2>&1 | tee "$O/session33.txt"
