@@ -13,6 +13,12 @@ Usage: bench/footprint/footprint.py BUILD [OPS]   (BUILD: a meson build with tes
 With KERNELS=1, bench/cuda's kernel row (rig_add_u32 in place) instead of its copies.
 With FOOTPRINT_LINES=1, also every data line of one steady submit, with the source line of the first
 instruction that touched it (addr2line: a build with -g says where).
+
+"Lines again after driver calls" counts a line once in each stretch between two entries to the driver that
+it is touched in: what a submit would miss if each driver call pushed all of rig's lines out of the nearest
+caches (a line read before the wait's call and again after it counts twice). That, not the distinct lines,
+is what a host whose driver walks megabytes at each call charges (bench/README.md, "A driver's footprint on
+the fake").
 """
 import bisect
 import collections
@@ -24,6 +30,7 @@ import tempfile
 
 
 stack_from = stack_to = 0  # the main thread's stack, which submits: left out (the driver keeps it warm)
+driver_lo = driver_hi = 0  # the fake libcuda's code: an instruction there after one outside starts a stretch
 
 
 def symbols(path):
@@ -41,7 +48,7 @@ def where(said_path):
     """(rig_submit's address, librig's code from, to, its load base, symbol addresses, names), or Nones."""
     entry = lo = hi = base = None
     table, names = [], []
-    global stack_from, stack_to
+    global stack_from, stack_to, driver_lo, driver_hi
     for said in open(said_path):
         if "footprint: code" in said:
             words = said.split()
@@ -49,6 +56,8 @@ def where(said_path):
             base = lo - int(words[4], 16)
             syms = symbols(words[-1])
             table, names = [s[0] for s in syms], [s[1] for s in syms]
+        elif "footprint: driver" in said:
+            driver_lo, driver_hi = (int(x, 16) for x in said.split()[2].split("-"))
         elif "footprint: stack" in said:
             stack_to = int(said.split()[-1], 16) + 4096
             stack_from = stack_to - (8 << 20)
@@ -88,6 +97,7 @@ def main():
     submits = []
     data = code = None
     counted, who = False, None
+    stretch, in_driver = 0, False
     with os.fdopen(read) as trace:
         for number, line in enumerate(trace):
             if entry is None:
@@ -102,7 +112,12 @@ def main():
                 last_i = a
                 if a == entry:
                     data, code = collections.defaultdict(set), collections.defaultdict(set)
-                    submits.append((data, code, [0], {}))
+                    submits.append((data, code, [0], {}, {}))
+                    stretch = 0
+                inside = driver_lo <= a < driver_hi
+                if inside and not in_driver:
+                    stretch += 1
+                in_driver = inside
                 if data is not None and counted:
                     who = cache.get(a)
                     if who is None:
@@ -115,6 +130,7 @@ def main():
                 if not stack_from <= a < stack_to:
                     data[who].add(a >> 6)
                     submits[-1][3].setdefault(a >> 6, (line[1], last_i))
+                    submits[-1][4].setdefault((stretch, a >> 6), (line[1], last_i))
     if run.wait() != 0:
         sys.exit("footprint: chain_a failed: %s" % open(said_path).read())
     steady = submits[len(submits) // 5:-10]  # past the first fifth (first touches, growing rings)
@@ -125,6 +141,9 @@ def main():
           ("kernels" if os.environ.get("KERNELS") else "copies", len(submits), len(steady)))
     print("  instructions          %6.0f" % statistics.median(s[2][0] for s in steady))
     print("  data lines (no stack) %6.0f" % statistics.median(len(set().union(*s[0].values())) for s in steady))
+    if driver_lo:
+        print("  lines again after driver calls %6.0f  (data lines, each counted once in each stretch between driver calls)" %
+              statistics.median(len(s[4]) for s in steady))
     print("  code lines            %6.0f" % statistics.median(len(set().union(*s[1].values())) for s in steady))
     # Pages (4 KiB): each a TLB entry the driver's calls may have pushed out of the first-level TLB.
     print("  data pages            %6.0f" % statistics.median(len({l >> 6 for l in set().union(*s[0].values())}) for s in steady))
@@ -139,8 +158,9 @@ def main():
             print("    %5.1f  %s" % (n / len(steady), name))
     if os.environ.get("FOOTPRINT_LINES"):
         one = steady[len(steady) // 2][3]
+        again = steady[len(steady) // 2][4]
         lib = os.path.join(build, [f for f in os.listdir(build) if f.startswith("librig.so.") and f.count(".") == 4][0])
-        firsts = sorted(set(i for _, i in one.values()))
+        firsts = sorted(set(i for _, i in one.values()) | set(i for _, i in again.values()))
         out = subprocess.run(["addr2line", "-e", lib, "-f", "-C", "-i", "-a"] + ["%x" % (i - base) for i in firsts],
                              capture_output=True, text=True).stdout
         where_of, cur = {}, None
@@ -155,6 +175,13 @@ def main():
             w = where_of.get(i - base, ["?"])
             src = [x.split("/")[-1] for x in w[1::2]]
             print("    %2d %s page %9x %-60s %s" % (n, kind, ln >> 6, w[0][:60], " <- ".join(src)))
+
+        if again:
+            print("  the same submit's lines in each stretch between driver calls (stretch, line, first touch there):")
+            for (st, ln), (kind, i) in again.items():
+                w = where_of.get(i - base, ["?"])
+                src = [x.split("/")[-1] for x in w[1::2]]
+                print("    %2d %s %9x %-60s %s" % (st, kind, ln, w[0][:60], " <- ".join(src[:4])))
 
 
 if __name__ == "__main__":
