@@ -243,12 +243,17 @@ Result Timeline::mark(uint64_t value) {
   uint64_t previous = ring_[i].value.load(std::memory_order_relaxed);
   if (reached_.load(std::memory_order_acquire) < std::max(previous, pool_[next_].last)) [[unlikely]]
     if (Result r = make_rooms(value, previous); r != SUCCESS) return r;
+  // The pool's entry is read and written before the record's call, while its line is still near, and not
+  // touched after it (the driver's call pushes rig's lines out: bench/README.md, "Caches or pages"). A
+  // failed record loses the device (the hand-over's contract) and a lost timeline marks nothing again, so
+  // `last` is never read for a record that failed.
   Pooled &p = pool_[next_];
-  Result r = calls_.event_record(p.event, stream_);
-  if (r != SUCCESS) return r;
+  Event event = p.event;
   p.last = value;
   next_ = static_cast<uint16_t>((next_ + 1) & (window_ - 1));
-  ring_[i].event.store(p.event, std::memory_order_relaxed);
+  Result r = calls_.event_record(event, stream_);
+  if (r != SUCCESS) return r;
+  ring_[i].event.store(event, std::memory_order_relaxed);
   ring_[i].value.store(value, std::memory_order_release);
   marked_.store(value, std::memory_order_release);
   return SUCCESS;
