@@ -5,6 +5,7 @@
 # is its build: BUILD/NAME/bench_cuda_chain for each NAME in $OTHERS (default "dd83ddd 06ba7a2": before the
 # submit in fewer lines, and main before this session), and the carried build's own as "new" (a launch's
 # prepared call in one line, the record's hot fields in one).
+# Ran once (2026-12-05 13:50 UTC, 18550f8, ROUNDS=2; bench/README.md has the figures).
 # Usage (repository root, GPU machine): [ROUNDS=N] [OTHERS="A B"] scripts/gpu/session33.sh BUILD. Writes
 # $OUT/session33.txt and the chain logs.
 . scripts/gpu/session-env.sh "${1:-}"
