@@ -21,23 +21,26 @@
     }                                                                    \
   } while (0)
 
-int main(int argc, char **argv) {
-  int ops = argc > 1 ? atoi(argv[1]) : 1000;
+/* Prints "footprint: WHAT <the mapping>" for the executable mapping of the library named `lib`. */
+static void say_code(const char *lib, const char *what) {
   FILE *maps = fopen("/proc/self/maps", "r");
   char line[512];
   while (maps && fgets(line, sizeof line, maps))
-    if (strstr(line, "librig") && strstr(line, "r-xp")) fprintf(stderr, "footprint: code %s", line);
+    if (strstr(line, lib) && strstr(line, "r-xp")) fprintf(stderr, "footprint: %s %s", what, line);
   if (maps) fclose(maps);
-  fprintf(stderr, "footprint: stack %p\n", (void *)line); /* the main thread's stack: below this, 8 MiB */
+}
+
+int main(int argc, char **argv) {
+  int ops = argc > 1 ? atoi(argv[1]) : 1000;
+  char here[8]; /* an address on the main thread's stack */
+  say_code("librig", "code");
+  fprintf(stderr, "footprint: stack %p\n", (void *)here); /* the main thread's stack: below this, 8 MiB */
   const char *name = getenv("DEV") ? getenv("DEV") : "cuda:0";
   rig_device dev[2];
   CK(rig_device_open(name, &dev[0]));
   CK(rig_device_open(name, &dev[1]));
   /* The driver's code, loaded by the first open: its entries cut a submit into the stretches between calls. */
-  maps = fopen("/proc/self/maps", "r");
-  while (maps && fgets(line, sizeof line, maps))
-    if (strstr(line, "libfakecuda") && strstr(line, "r-xp")) fprintf(stderr, "footprint: driver %s", line);
-  if (maps) fclose(maps);
+  say_code("libfakecuda", "driver");
   /* Last: footprint.py reads the lines above once it sees this one. */
   fprintf(stderr, "footprint: rig_submit %p\n", dlsym(RTLD_DEFAULT, "rig_submit"));
   rig_buffer x[2], y[2];

@@ -74,8 +74,8 @@ class Prepared {
                     size_t length);
   // A launch's parameter block in one allocation: the pointers the driver reads (`params` points at the
   // first), then the slots' device addresses they point to (the scalars' pointer, last of the pointers,
-  // points into the work). One or two lines where two vectors took two allocations and so two more misses
-  // of the driver's on every launch.
+  // points into the work). A small launch's block is one line, where two vectors put it on two: one miss
+  // fewer of the driver's on every launch.
   union ParamWord {
     void *param;
     DevicePtr address;
