@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 35, 2026-12-05 (twelfth session): what a line of rig's own memory costs after the driver's calls on
+# this host (bench/probes/lines_probe.cu, twice), then bench/cuda's chain of this build ("new": a submit that
+# only stores after its last driver call, to addresses it took before the first) against BUILD/base (main
+# before it) interleaved ROUNDS times (3), each through the timing interposer, then the CUDA tests of the
+# carried build (RIG_REQUIRE=cuda: a skip fails). The bench links rig statically, so each binary is its build.
+# Usage (repository root, GPU machine): [ROUNDS=N] [OTHERS="A B"] scripts/gpu/session34.sh BUILD. Writes
+# $OUT/session34.txt, the probe's and the chains' logs.
+. scripts/gpu/session-env.sh "${1:-}"
+STEPS_UNTIL=540
+export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
+declare -A bench=([new]=$B/bench/cuda/bench_cuda_chain)
+names=()
+for n in ${OTHERS:-base}; do bench[$n]=$B/$n/bench_cuda_chain; names+=("$n"); done
+names+=(new)
+chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
+  local t0=$SECONDS
+  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
+  echo "$1: rc=$?, $((SECONDS - t0)) s"
+  grep -E "ratio|edge|own time|^  (a|a1|b|d|d1) +[0-9]|^=== " "$O/$3" | sed "s|^|  $1 |"
+}
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
+  lscpu | grep -E "L1d|L2|L3"
+  echo "=== lines probe"
+  nvcc -O2 -o /tmp/lp bench/probes/lines_probe.cu -lcuda && for i in 1 2; do timeout 60 /tmp/lp 2048 51; done
+  for r in $(seq "${ROUNDS:-3}"); do
+    for b in "${names[@]}"; do
+      echo "=== chain 2048 51 1, $b, round $r"
+      chain "$b" 51 "chain-$b-$r.log"
+    done
+  done
+  for b in "${names[@]}"; do
+    echo "=== chain 2048 31 1 through the timing interposer, $b"
+    RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain "$b" 31 "timed-$b.log"
+  done
+  echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
+  cuda_tests
+  date -u
+} 2>&1 | tee "$O/session34.txt"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 35, 2026-12-05 (twelfth session): rig's own time over its calls by hand (bench/cuda's chain through the
+# timing interposer), this build ("new": a submit that only stores after its last driver call) against
+# BUILD/base (main before it), interleaved ROUNDS times (3), then each build's plain chain once, then the lines
+# probe (bench/probes/lines_probe.cu) with 101 rounds. session34.sh's call (an H100) could not tell the two
+# apart from one timed pass each.
+# Usage (repository root, GPU machine): [ROUNDS=N] scripts/gpu/session35.sh BUILD. Writes $OUT/session35.txt
+# and the chains' logs.
+. scripts/gpu/session-env.sh "${1:-}"
+export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
+declare -A bench=([base]=$B/base/bench_cuda_chain [new]=$B/bench/cuda/bench_cuda_chain)
+chain() {  # NAME ROUNDS LOG: one build's chain, its ratio, edge and own-time lines
+  local t0=$SECONDS
+  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
+  echo "$1: rc=$?, $((SECONDS - t0)) s"
+  grep -E "ratio (wall|host)  (a/b|a/d|d/b)|ratio host a1/d1|edge, host|own time|^  \((a|a1|b|d|d1)\) " "$O/$3" | sed "s|^|  $1 |"
+}
+{
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
+  for r in $(seq "${ROUNDS:-3}"); do
+    for b in base new; do
+      echo "=== chain 2048 31 1 through the timing interposer, $b, round $r"
+      RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain "$b" 31 "timed-$b-$r.log"
+    done
+  done
+  for b in base new; do
+    echo "=== chain 2048 51 1, $b"
+    chain "$b" 51 "chain-$b.log"
+  done
+  echo "=== lines probe"
+  nvcc -O2 -o /tmp/lp bench/probes/lines_probe.cu -lcuda && timeout 90 /tmp/lp 2048 101
+  date -u
+} 2>&1 | tee "$O/session35.txt"
+(cd "$O" && tar czf logs.tgz ./*.log && rm -f ./*.log)  # the files a call brings back are few
