@@ -4,6 +4,8 @@
 # only stores after its last driver call, to addresses it took before the first) against BUILD/base (main
 # before it) interleaved ROUNDS times (3), each through the timing interposer, then the CUDA tests of the
 # carried build (RIG_REQUIRE=cuda: a skip fails). The bench links rig statically, so each binary is its build.
+# Ran once (2026-12-05 15:04 UTC, on an H100 host). The change ("new") was dropped: bench/README.md, "Stores after the
+# last call".
 # Usage (repository root, GPU machine): [ROUNDS=N] [OTHERS="A B"] scripts/gpu/session34.sh BUILD. Writes
 # $OUT/session34.txt, the probe's and the chains' logs.
 . scripts/gpu/session-env.sh "${1:-}"

@@ -4,6 +4,7 @@
 # BUILD/base (main before it), interleaved ROUNDS times (3), then each build's plain chain once, then the lines
 # probe (bench/probes/lines_probe.cu) with 101 rounds. session34.sh's call (an H100) could not tell the two
 # apart from one timed pass each.
+# Ran once (2026-12-05 15:27 UTC, on an H100 host): the change cost rig 0.01-0.06 us and was dropped.
 # Usage (repository root, GPU machine): [ROUNDS=N] scripts/gpu/session35.sh BUILD. Writes $OUT/session35.txt
 # and the chains' logs.
 . scripts/gpu/session-env.sh "${1:-}"
