@@ -42,3 +42,33 @@ cuda_tests() {
   step 90 "$B/tests/keep/test_keep_gpu"
   unset RIG_REQUIRE
 }
+# say_machine: the date, the GPU and its driver, the cores and the CPU: the first lines of a session's log.
+say_machine() {
+  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
+}
+# The A/B scripts (session32.sh on) name each build's statically linked bench_cuda_chain in the associative array
+# `bench` (NAME -> path), which they declare. chain NAME ROUNDS LOG: that build's chain (2048 ops a pass, ROUNDS
+# rounds, one GPU) into $O/LOG; prints its status and seconds, and its ratio, edge, own-time and main rows, each
+# line led by NAME.
+chain() {
+  local t0=$SECONDS
+  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
+  echo "$1: rc=$?, $((SECONDS - t0)) s"
+  grep -E "ratio|edge|own time|^  \((a|a1|b|d|d1)\) |^=== " "$O/$3" | sed "s|^|  $1 |"
+}
+# interleaved ROUNDS EACH WHAT NAME...: each NAME's chain in turn (EACH rounds a chain), ROUNDS times, logged as
+# WHAT-NAME-R.log. With RIG_CUDA_LIBRARY and RIGCOUNT_TIME=1 set for the call, through the timing interposer.
+interleaved() {
+  local rounds=$1 each=$2 what=$3 r b
+  shift 3
+  for r in $(seq "$rounds"); do
+    for b in "$@"; do
+      echo "=== $what: chain 2048 $each 1, $b, round $r"
+      chain "$b" "$each" "$what-$b-$r.log"
+    done
+  done
+}
+# timed ROUNDS EACH NAME...: interleaved through the timing interposer (rig's own time over its calls by hand).
+timed() {
+  RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 interleaved "$1" "$2" timed "${@:3}"
+}

@@ -12,24 +12,10 @@
 STEPS_UNTIL=520
 export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
 declare -A bench=([before]=$B/before/bench_cuda_chain [after]=$B/bench/cuda/bench_cuda_chain)
-chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
-  local t0=$SECONDS
-  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
-  echo "$1: rc=$?, $((SECONDS - t0)) s"
-  grep -E "ratio|edge|own time|^  (a|a1|b|d|d1) +[0-9]|^=== " "$O/$3" | sed "s|^|  $1 |"
-}
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  for r in $(seq "${ROUNDS:-3}"); do
-    for b in before after; do
-      echo "=== chain 2048 51 1, $b, round $r"
-      chain $b 51 "chain-$b-$r.log"
-    done
-  done
-  for b in before after; do
-    echo "=== chain 2048 31 1 through the timing interposer, $b"
-    RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain $b 31 "timed-$b.log"
-  done
+  say_machine
+  interleaved "${ROUNDS:-3}" 51 chain before after
+  timed 1 31 before after
   echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
   cuda_tests
   date -u

@@ -15,27 +15,13 @@ declare -A bench=([new]=$B/bench/cuda/bench_cuda_chain)
 names=()
 for n in ${OTHERS:-base}; do bench[$n]=$B/$n/bench_cuda_chain; names+=("$n"); done
 names+=(new)
-chain() {  # NAME ROUNDS LOG: one build's chain, its ratio and edge lines
-  local t0=$SECONDS
-  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
-  echo "$1: rc=$?, $((SECONDS - t0)) s"
-  grep -E "ratio|edge|own time|^  (a|a1|b|d|d1) +[0-9]|^=== " "$O/$3" | sed "s|^|  $1 |"
-}
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
+  say_machine
   lscpu | grep -E "L1d|L2|L3"
   echo "=== lines probe"
   nvcc -O2 -o /tmp/lp bench/probes/lines_probe.cu -lcuda && for i in 1 2; do timeout 60 /tmp/lp 2048 51; done
-  for r in $(seq "${ROUNDS:-3}"); do
-    for b in "${names[@]}"; do
-      echo "=== chain 2048 51 1, $b, round $r"
-      chain "$b" 51 "chain-$b-$r.log"
-    done
-  done
-  for b in "${names[@]}"; do
-    echo "=== chain 2048 31 1 through the timing interposer, $b"
-    RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain "$b" 31 "timed-$b.log"
-  done
+  interleaved "${ROUNDS:-3}" 51 chain "${names[@]}"
+  timed 1 31 "${names[@]}"
   echo "=== CUDA tests of the new build (RIG_REQUIRE=cuda)"
   cuda_tests
   date -u

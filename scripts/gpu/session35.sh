@@ -10,24 +10,10 @@
 . scripts/gpu/session-env.sh "${1:-}"
 export LD_LIBRARY_PATH=$B/tests/cuda:$LD_LIBRARY_PATH RIG_TEST_CUDA_PTX=$PWD/tests/cuda/kernels.ptx
 declare -A bench=([base]=$B/base/bench_cuda_chain [new]=$B/bench/cuda/bench_cuda_chain)
-chain() {  # NAME ROUNDS LOG: one build's chain, its ratio, edge and own-time lines
-  local t0=$SECONDS
-  timeout 150 "${bench[$1]}" 2048 "$2" 1 > "$O/$3" 2>&1
-  echo "$1: rc=$?, $((SECONDS - t0)) s"
-  grep -E "ratio (wall|host)  (a/b|a/d|d/b)|ratio host a1/d1|edge, host|own time|^  \((a|a1|b|d|d1)\) " "$O/$3" | sed "s|^|  $1 |"
-}
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; grep -m1 "model name" /proc/cpuinfo
-  for r in $(seq "${ROUNDS:-3}"); do
-    for b in base new; do
-      echo "=== chain 2048 31 1 through the timing interposer, $b, round $r"
-      RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 chain "$b" 31 "timed-$b-$r.log"
-    done
-  done
-  for b in base new; do
-    echo "=== chain 2048 51 1, $b"
-    chain "$b" 51 "chain-$b.log"
-  done
+  say_machine
+  timed "${ROUNDS:-3}" 31 base new
+  interleaved 1 51 chain base new
   echo "=== lines probe"
   nvcc -O2 -o /tmp/lp bench/probes/lines_probe.cu -lcuda && timeout 90 /tmp/lp 2048 101
   date -u
