@@ -13,7 +13,6 @@
 // difference in nanoseconds: what N such lines cost after the driver's calls on this host.
 #include "probe.h"
 
-#include <x86intrin.h>
 
 #include <atomic>
 #include <new>
