@@ -12,6 +12,7 @@
 // an operation over (b)'s, paired in each round (rows in a shuffled order every round), as the median
 // difference in nanoseconds: what N such lines cost after the driver's calls on this host.
 #include "probe.h"
+#include "../common/rounds.h"  // quantile
 
 
 #include <atomic>
@@ -92,12 +93,6 @@ double pass(const Row &row, int ops) {
   return ns / ops;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -145,8 +140,8 @@ int main(int argc, char **argv) {
   for (const Row &r : rows) {
     std::vector<double> diff;
     for (size_t i = 0; i < r.host_ns.size(); ++i) diff.push_back(r.host_ns[i] - rows[0].host_ns[i]);
-    double m = median(diff);
-    std::printf("  %-34s %12.1f %16.1f", r.name.c_str(), median(r.host_ns), m);
+    double m = bench::quantile(diff, 0.5);
+    std::printf("  %-34s %12.1f %16.1f", r.name.c_str(), bench::quantile(r.host_ns, 0.5), m);
     if (r.n) std::printf(" %10.1f", m / r.n);
     std::printf("\n");
   }
