@@ -72,3 +72,5 @@ interleaved() {
 timed() {
   RIG_CUDA_LIBRARY=$B/tests/cuda/libcountcuda.so RIGCOUNT_TIME=1 interleaved "$1" "$2" timed "${@:3}"
 }
+# pack_logs: the chains' logs under $O into one logs.tgz (a call brings back only a few files).
+pack_logs() { (cd "$O" && tar czf logs.tgz ./*.log && rm -f ./*.log); }

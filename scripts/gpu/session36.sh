@@ -15,4 +15,4 @@ declare -A bench=([so]=$B/bench/cuda/bench_cuda_chain [static]=$B/static/bench_c
   timed 1 31 so static
   date -u
 } 2>&1 | tee "$O/session36.txt"
-(cd "$O" && tar czf logs.tgz ./*.log && rm -f ./*.log)  # the files a call brings back are few
+pack_logs

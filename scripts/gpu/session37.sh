@@ -14,4 +14,4 @@ declare -A bench=([so]=$B/bench/cuda/bench_cuda_chain [static]=$B/static/bench_c
   interleaved 1 101 chain so
   date -u
 } 2>&1 | tee "$O/session37.txt"
-(cd "$O" && tar czf logs.tgz ./*.log && rm -f ./*.log)  # the files a call brings back are few
+pack_logs

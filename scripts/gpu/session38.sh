@@ -11,4 +11,4 @@ declare -A bench=([so]=$B/bench/cuda/bench_cuda_chain)
   interleaved 2 101 chain so
   date -u
 } 2>&1 | tee "$O/session38.txt"
-(cd "$O" && tar czf logs.tgz ./*.log && rm -f ./*.log)  # the files a call brings back are few
+pack_logs
