@@ -1,6 +1,6 @@
 /* One test per rule of docs/ordering-model.md. The producer is device kind 1 of RIG_TEST_KINDS (the test driver
  * by default) holding its work until committed, so a missing wait leaves work unrun and the check sees
- * stale bytes. Each test fails when its rule's code is compiled out (meson -Dmutate_rule=N; see
+ * stale bytes. Each test fails when its rule's code is compiled out (RIG_MUTATE_RULE N in src/core/mutate.h; see
  * tests/core/mutation.sh). Consumers are kind 0 (a memory device: host waits) and kind 1 again (a second
  * test-driver device: in-queue waits). */
 #include <stdio.h>
