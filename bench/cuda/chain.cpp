@@ -83,6 +83,7 @@ void calibrate_tsc() {
 // measured within a fraction of a second of one another and drift cancels in their ratio.
 int ops = 2048;
 int repeats = 101;  // rounds
+size_t aw_window = 32, ds_events = 16;  // (aw)'s window and (ds)'s events (BENCH_AW_WINDOW, BENCH_DS_EVENTS)
 
 void check(rig_status s, const char *what) {
   if (s != RIG_OK) {
@@ -427,13 +428,17 @@ void report(const char *what, const std::vector<Row> &rows) {
   print_ratio("host", rows, "b2", "b", false, "   noise: the same row twice");
   print_ratio("host", rows, "d", "b", false, "   rig's calls by hand over (b)'s");
   print_ratio("wall", rows, "d", "b", true, "   rig's calls by hand over (b)'s");
-  print_ratio("host", rows, "ds", "b", false, "   (d) with 16 events, not 1024, over (b)");
+  std::string ds_over_b = "   (d) with " + std::to_string(ds_events) + " events, not 1024, over (b)";
+  std::string d_over_ds = "   1024 events over " + std::to_string(ds_events);
+  std::string aw_over_b = "   rig with events from a window of " + std::to_string(aw_window) + " (RIG_EVENT_WINDOW)";
+  std::string aw_over_a = "   a window of " + std::to_string(aw_window) + " over the ring of 1024";
+  print_ratio("host", rows, "ds", "b", false, ds_over_b.c_str());
   print_ratio("host", rows, "dq", "b", false, "   (d) with 32 events and a query every 16, over (b)");
   print_ratio("wall", rows, "dq", "b", true, "   (d) with 32 events and a query every 16, over (b)");
-  print_ratio("host", rows, "d", "ds", false, "   1024 events over 16");
-  print_ratio("wall", rows, "aw", "b", true, "   rig with events from a window of 32 (RIG_EVENT_WINDOW=32)");
-  print_ratio("host", rows, "aw", "a", false, "   a window of 32 over the ring of 1024");
-  print_ratio("wall", rows, "aw", "a", true, "   a window of 32 over the ring of 1024");
+  print_ratio("host", rows, "d", "ds", false, d_over_ds.c_str());
+  print_ratio("wall", rows, "aw", "b", true, aw_over_b.c_str());
+  print_ratio("host", rows, "aw", "a", false, aw_over_a.c_str());
+  print_ratio("wall", rows, "aw", "a", true, aw_over_a.c_str());
   print_ratio("wall", rows, "a", "br", true, "   against (b) through the CUDA runtime, the issue's program");
   print_ratio("host", rows, "a", "br", false, "   against (b) through the CUDA runtime");
   print_ratio("wall", rows, "a", "c", true, "");
@@ -503,7 +508,22 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
     return chain;
   };
   std::unique_ptr<RigChain> rig_memops = opened_with("RIG_CUDA_TIMELINE", "memops");
-  std::unique_ptr<RigChain> rig_window = opened_with("RIG_EVENT_WINDOW", "32");
+  // (aw)'s window and (ds)'s events: 32 and 16 unless BENCH_AW_WINDOW and BENCH_DS_EVENTS say (a power of
+  // two each, at most 1024): what a window of N costs rig against (b), beside what N events cost by hand.
+  auto knob = [](const char *name, size_t fallback) {
+    const char *text = std::getenv(name);
+    size_t n = text ? std::strtoul(text, nullptr, 10) : fallback;
+    if (n < 2 || n > RawChain::kRing || (n & (n - 1))) {
+      std::fprintf(stderr, "%s=%s: a power of two from 2 to %zu\n", name, text ? text : "", RawChain::kRing);
+      std::exit(2);
+    }
+    return n;
+  };
+  aw_window = knob("BENCH_AW_WINDOW", 32);
+  ds_events = knob("BENCH_DS_EVENTS", 16);
+  std::unique_ptr<RigChain> rig_window = opened_with("RIG_EVENT_WINDOW", std::to_string(aw_window).c_str());
+  const std::string aw_name = "(aw) rig, alternating, events from a window of " + std::to_string(aw_window);
+  const std::string ds_name = "(ds) (d) with " + std::to_string(ds_events) + " events a stream in turn, not 1024";
   RawChain raw(api, g0, g1);
   bench::RuntimeChain runtime(g0, g1, kernels_ptx, "rig_add_u32");
   if (!runtime.ready()) std::printf("(br) left out: %s\n", runtime.why().c_str());
@@ -515,7 +535,7 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
         {"a", "(a)  rig, alternating devices", [&](int i) { rig.op(kernels, true, i); }, [&] { rig.finish(); }},
         {"a1", "(a1) rig, one device (no cross-device edge)", [&](int i) { rig.op(kernels, false, i); },
          [&] { rig.finish(); }},
-        {"aw", "(aw) rig, alternating, events from a window of 32", [&](int i) { rig_window->op(kernels, true, i); },
+        {"aw", aw_name.c_str(), [&](int i) { rig_window->op(kernels, true, i); },
          [&] { rig_window->finish(); }},
         {"am", "(am) rig, alternating, memory-operation timeline", [&](int i) { rig_memops->op(kernels, true, i); },
          [&] { rig_memops->finish(); }},
@@ -527,7 +547,7 @@ void bench_pair(const Api &api, unsigned g0, unsigned g1) {
          [&] { raw.finish(); }},
         {"d1", "(d1) (d) on one stream (no wait), as (a1)", [&](int i) { raw.ring_events(kernels, i, false); },
          [&] { raw.finish(); }},
-        {"ds", "(ds) (d) with 16 events a stream in turn, not 1024", [&](int i) { raw.ring_events(kernels, i, true, 16); },
+        {"ds", ds_name.c_str(), [&](int i) { raw.ring_events(kernels, i, true, ds_events); },
          [&] { raw.finish(); }},
         {"dq", "(dq) (d) with 32 events a stream and a query every 16", [&](int i) { raw.ring_events(kernels, i, true, 32, 16); },
          [&] { raw.finish(); }},

@@ -132,27 +132,6 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
   }
 }
 
-// Step 3 for one point `p` of another device: nothing where it is reached; else its device committed
-// through it and *wait set (*queued true) where `self`'s driver can wait for it in its queue, else waited for
-// on the host with no lock held. The one place a point to follow is waited for (wait_collected, submit_near).
-[[gnu::always_inline]] inline rig_status wait_for(Device &self, uint64_t p, QueueWait *wait, bool *queued) {
-  *queued = false;
-  Device &d = *device_at(point_device(p));
-  uint64_t v = point_value(p);
-  if (d.known_reached(v)) return RIG_OK;
-  if (d.lost()) {
-    if (d.reached(v)) return RIG_OK;  // reached before the loss (what the driver knew lagged)
-    return d.lost_status();
-  }
-  if (self.can_wait_in_queue(d)) {
-    if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
-    *wait = {&d.driver(), v};
-    *queued = true;
-    return RIG_OK;
-  }
-  return d.wait(v, Deadline::forever());
-}
-
 // Step 3 for what `collected` names: each point not yet reached has its device committed, then is waited
 // for in `self`'s queue where the driver can (into in_queue, past kInline into spill; *queue_waits: all of
 // them), else on the host with no lock held.
@@ -162,7 +141,7 @@ inline void collect_slots(std::span<const Run::Stamping> slots, Collected &colle
   for (size_t i = 0; i < collected.size(); ++i) {
     QueueWait wait;
     bool in_queue_wait;
-    if (rig_status s = wait_for(self, collected.data()[i], &wait, &in_queue_wait); s != RIG_OK) return s;
+    if (rig_status s = submit_detail::wait_for(self, collected.data()[i], &wait, &in_queue_wait); s != RIG_OK) return s;
     if (!in_queue_wait) continue;
     if (queued < Collected::kInline) [[likely]]
       in_queue[queued++] = wait;
@@ -214,28 +193,6 @@ void report_collected(const Run &run, uint32_t self, testing::CollectObserver ob
       },
       [&](uint64_t here) { submit_detail::raise_stamps(run.stamping(), here); });
 }
-
-namespace submit_detail {
-
-[[gnu::hot]] rig_status submit_near(Run &run, uint64_t foreign, rig_point *point) {
-  Device &self = run.device();
-  if (auto observe = observer(self)) [[unlikely]]
-    report_collected(run, self.index(), observe);
-  QueueWait wait;
-  bool queued = false;
-  if (foreign)
-    if (rig_status s = wait_for(self, foreign, &wait, &queued); s != RIG_OK) return s;
-  std::span<const QueueWait> waits(&wait, queued ? 1 : 0);
-  return in_turn(
-      self, point,
-      [&](uint64_t value) {
-        if (const Run::InlineCopy *copy = run.inline_copy()) return hand_over_inline_copy(*copy, self, value);
-        return hand_over(run, self, value, waits);
-      },
-      [&](uint64_t here) { raise_stamps(run.stamping(), here); });
-}
-
-}  // namespace submit_detail
 
 namespace {
 

@@ -12,6 +12,7 @@
 
 #include "core/buffer.h"
 #include "core/callable_ref.h"
+#include "core/deadline.h"
 #include "core/error.h"
 #include "core/mutate.h"
 #include "core/registry.h"
@@ -109,11 +110,6 @@ inline bool near_points(std::span<const Run::Stamping> slots, const Device &self
   return true;
 }
 
-// Steps 3 to 4 for a run near_points answered: `foreign` (0: none) committed and waited for in the device's
-// queue where its driver can, else on the host with no lock held; then the turn. Out of line, in
-// core/submit.cpp: the full path's steps without its collected set and spill vectors (bench/README.md, "Why:
-// the submit path"). Blocks as submit_waiting does.
-rig_status submit_near(Run &run, uint64_t foreign, rig_point *point);
 
 // The turn's first step, holding it: the device's next value in *value (written on every path, so that no
 // caller is seen to read it unset); RIG_LOST for a lost device, RIG_INVALID_ARGUMENT for a full timeline
@@ -193,6 +189,51 @@ inline rig_status hand_over(const Run &run, Device &self, uint64_t value, std::s
   std::memmove(copy.dst, copy.src, copy.length);
   self.ran_inline(value);
   return RIG_OK;
+}
+
+// Step 3 for one point `p` of another device: nothing where it is reached; else its device committed
+// through it and *wait set (*queued true) where `self`'s driver can wait for it in its queue, else waited for
+// on the host with no lock held. The one place a point to follow is waited for (submit_waiting's collect,
+// submit_near). Blocks only in that host wait.
+[[gnu::always_inline]] inline rig_status wait_for(Device &self, uint64_t p, QueueWait *wait, bool *queued) {
+  *queued = false;
+  Device &d = *device_at(point_device(p));
+  uint64_t v = point_value(p);
+  if (d.known_reached(v)) return RIG_OK;
+  if (d.lost()) {
+    if (d.reached(v)) return RIG_OK;  // reached before the loss (what the driver knew lagged)
+    return d.lost_status();
+  }
+  if (self.can_wait_in_queue(d)) {
+    if (rig_status s = d.commit_through(v); s != RIG_OK) return s;
+    *wait = {&d.driver(), v};
+    *queued = true;
+    return RIG_OK;
+  }
+  return d.wait(v, Deadline::forever());
+}
+
+// Steps 3 to 4 for a run near_points answered: `foreign` (0: none) committed and waited for in the device's
+// queue where its driver can, else on the host with no lock held; then the turn. The full path's steps
+// without its collected set and spill vectors (bench/README.md, "Why: the submit path"), inline in the C
+// entry's frame: a GPU chain's every submit comes here, and a frame of its own cost it about 20 instructions
+// of saves and restores (bench/README.md, "One frame fewer on each side"). Blocks as submit_waiting does.
+[[gnu::always_inline]] inline rig_status submit_near(Run &run, uint64_t foreign, rig_point *point) {
+  Device &self = run.device();
+  if (auto observe = observer(self)) [[unlikely]]
+    report_collected(run, self.index(), observe);
+  QueueWait wait;
+  bool queued = false;
+  if (foreign)
+    if (rig_status s = wait_for(self, foreign, &wait, &queued); s != RIG_OK) return s;
+  std::span<const QueueWait> waits(&wait, queued ? 1 : 0);
+  return in_turn(
+      self, point,
+      [&](uint64_t value) {
+        if (const Run::InlineCopy *copy = run.inline_copy()) return hand_over_inline_copy(*copy, self, value);
+        return hand_over(run, self, value, waits);
+      },
+      [&](uint64_t here) { raise_stamps(run.stamping(), here); });
 }
 
 }  // namespace submit_detail

@@ -224,21 +224,6 @@ rig_status StreamDevice::waited_on_lost(const TimelineSlot &producer, uint64_t v
   return lose(why);
 }
 
-rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits) {
-  // No loss check: the engine asked holding the turn just before (DriverWork::hand_over), and every caller
-  // here is such a hand-over or asks itself (hand_over_empty).
-  CurrentWhenAsked current(gpu_, calls_want_current_);  // every call below names the stream: no context query
-  if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
-  for (const PreparedCall &call : calls.calls()) {
-    Result r = current.call([&] { return enqueue(calls_, stream_, call); });
-    if (r != SUCCESS) return fault(call_name(family_.names, call), r, true);
-  }
-  Result r = current.call([&] { return timeline_->mark(value); });
-  if (r != SUCCESS)
-    return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
-  return RIG_OK;
-}
-
 rig_status StreamDevice::hand_over_empty(uint64_t value, bool *held) {
   *held = false;
   if (lost()) return lose("");

@@ -68,8 +68,12 @@ class StreamDevice final : public DriverDevice, public HostRegistration, public 
   // Enqueues value `value`: the in-queue `waits`, then `calls` (prepared from this device's work), then the
   // timeline's mark. Called holding the turn (hand_over's contract); a failure loses the device, and a lost
   // device enqueues nothing. Every call names the stream, so none asks what context is current unless this
-  // GPU's library refused one without it (CurrentWhenAsked, stream/gpu.h).
-  [[gnu::hot]] rig_status hand_over_prepared(const Prepared &calls, uint64_t value, std::span<const QueueWait> waits);
+  // GPU's library refused one without it (CurrentWhenAsked, stream/gpu.h). Inline (below): a recorded
+  // hand-over (recorded.cpp) is this and nothing else, and a frame of its own between the two cost every
+  // submit of a chain about 20 instructions of saves and restores (bench/README.md, "One frame fewer on
+  // each side"); its failures are out of line (fault).
+  [[gnu::always_inline]] inline rig_status hand_over_prepared(const Prepared &calls, uint64_t value,
+                                                              std::span<const QueueWait> waits);
   // A batch's hand-over (drivers/stream/batch.cpp): the waits, then each run's calls and the timeline's
   // marks as hand_over_prepared enqueues them, but consecutive copies that touch no bytes another of them
   // writes go to the driver as one batch of copies (copy_batch, where the library has it), and a run's
@@ -330,6 +334,23 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
     if (r != SUCCESS) [[unlikely]]
       return fault(call, r, true);
   }
+  return RIG_OK;
+}
+
+rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value,
+                                                std::span<const QueueWait> waits) {
+  // No loss check: the engine asked holding the turn just before (DriverWork::hand_over), and every caller
+  // here is such a hand-over or asks itself (hand_over_empty).
+  CurrentWhenAsked current(gpu_, calls_want_current_);  // every call below names the stream: no context query
+  if (rig_status s = enqueue_waits(waits, value, current); s != RIG_OK) return s;
+  for (const PreparedCall &call : calls.calls()) {
+    Result r = current.call([&] { return enqueue(calls_, stream_, call); });
+    if (r != SUCCESS) [[unlikely]]
+      return fault(call_name(family_.names, call), r, true);
+  }
+  Result r = current.call([&] { return timeline_->mark(value); });
+  if (r != SUCCESS) [[unlikely]]
+    return fault(timeline_->memory_operations() ? family_.names.write_value64 : family_.names.event_record, r, true);
   return RIG_OK;
 }
 
