@@ -17,7 +17,7 @@ declare -A bench=([new]=$B/bench/cuda/bench_cuda_chain [base]=/tmp/base)
   LD_LIBRARY_PATH=$B/base:$LD_LIBRARY_PATH ldd "$B/bench/cuda/bench_cuda_chain" | grep librig
   ldd "$B/bench/cuda/bench_cuda_chain" | grep librig
   interleaved 2 101 chain new base
-  STEPS_UNTIL=470 cuda_tests
+  STEPS_UNTIL=330 cuda_tests
   date -u
 } 2>&1 | tee "$O/session41.txt"
 pack_logs
