@@ -110,7 +110,6 @@ inline bool near_points(std::span<const Run::Stamping> slots, const Device &self
   return true;
 }
 
-
 // The turn's first step, holding it: the device's next value in *value (written on every path, so that no
 // caller is seen to read it unset); RIG_LOST for a lost device, RIG_INVALID_ARGUMENT for a full timeline
 // (`what` names the call). Every value is taken here. Only the turn's holder changes submitted, so the order
