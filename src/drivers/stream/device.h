@@ -338,7 +338,7 @@ rig_status StreamDevice::enqueue_waits(std::span<const QueueWait> waits, uint64_
 }
 
 rig_status StreamDevice::hand_over_prepared(const Prepared &calls, uint64_t value,
-                                                std::span<const QueueWait> waits) {
+                                            std::span<const QueueWait> waits) {
   // No loss check: the engine asked holding the turn just before (DriverWork::hand_over), and every caller
   // here is such a hand-over or asks itself (hand_over_empty).
   CurrentWhenAsked current(gpu_, calls_want_current_);  // every call below names the stream: no context query
